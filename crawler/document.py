@@ -1,0 +1,86 @@
+"""The extraction result: a clean document with its metadata and structured body.
+
+Scrapy-free; shared by every extraction engine (trafilatura, neural) and every exporter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Block kinds. Exporters group consecutive ``item`` blocks into a list and
+#: consecutive ``row`` blocks into a table.
+BLOCK_KINDS = ("head", "p", "item", "row", "code", "quote")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One unit of main text: a heading, paragraph, list item, table row, code or quote."""
+
+    kind: str
+    text: str
+    #: Heading level (1-6) for ``head``; 0 otherwise.
+    level: int = 0
+    #: Cell texts for ``row`` (``text`` then holds them joined by " | ").
+    cells: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.level:
+            data["level"] = self.level
+        if self.cells:
+            data["cells"] = list(self.cells)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Block:
+        return cls(
+            kind=str(data["kind"]),
+            text=str(data["text"]),
+            level=int(data.get("level", 0)),
+            cells=tuple(data.get("cells", ())),
+        )
+
+
+def blocks_to_text(blocks: list[Block]) -> str:
+    """Plain text, one block per line (what ``Document.text`` holds)."""
+    return "\n".join(b.text for b in blocks if b.text)
+
+
+@dataclass
+class Document:
+    """A page turned into main text plus metadata."""
+
+    url: str | None = None
+    title: str | None = None
+    author: str | None = None
+    #: ISO 8601 publication date (YYYY-MM-DD).
+    date: str | None = None
+    sitename: str | None = None
+    hostname: str | None = None
+    description: str | None = None
+    categories: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    language: str | None = None
+    license: str | None = None
+    image: str | None = None
+    #: Main text, one block per line.
+    text: str = ""
+    #: The same text as structured blocks (headings, lists, tables, code, quotes).
+    body: list[Block] = field(default_factory=list)
+    comments: str | None = None
+    #: Which engine produced ``text``: "neural", "trafilatura", ...
+    extractor: str = ""
+    #: Model version when the neural engine took part, else None.
+    model_version: str | None = None
+    #: Engine confidence in [0, 1], when the engine gives one.
+    confidence: float | None = None
+    #: Stable near-duplicate hash of the text (hex simhash).
+    fingerprint: str = ""
+    #: Why the text is empty, when it is ("empty-page", "binary", "no-main-text", ...).
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["body"] = [b.to_dict() for b in self.body]
+        return data
