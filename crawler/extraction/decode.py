@@ -1,0 +1,137 @@
+"""Turn a raw body into parsed HTML, refusing what is not a web page.
+
+Every refusal is a short reason string, never an exception: callers put it in
+``Document.reason``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+import lxml.html
+from lxml import etree
+
+from crawler.extraction.options import ExtractOptions
+
+#: How much of the start of a body is sniffed for magic numbers, NUL bytes and charsets.
+SNIFF_BYTES = 4096
+#: Share of control characters above which a decoded body is taken for binary.
+MAX_CONTROL_SHARE = 0.1
+
+_MAGIC = (
+    b"%PDF",
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",
+    b"PK\x03\x04",
+    b"\x1f\x8b",
+    b"BZh",
+    b"\xfd7zXZ",
+    b"RIFF",
+    b"OggS",
+    b"ID3",
+    b"\x00\x00\x01\x00",
+    b"wOFF",
+    b"wOF2",
+    b"\x7fELF",
+)
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
+_TAG = re.compile(r"<\s*(?:[a-zA-Z][a-zA-Z0-9]*|!doctype|!--)", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+
+
+@dataclass
+class ParsedPage:
+    """The outcome of decoding and parsing: a tree, or a reason why there is none."""
+
+    tree: lxml.html.HtmlElement | None = None
+    reason: str | None = None
+
+
+def parse_page(raw: str | bytes, options: ExtractOptions) -> ParsedPage:
+    """Decode, sanity-check and parse one body."""
+    size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
+    if size > options.max_bytes:
+        return ParsedPage(reason="too-large")
+    if isinstance(raw, bytes):
+        if looks_binary(raw):
+            return ParsedPage(reason="binary")
+        text = decode_bytes(raw)
+    else:
+        text = raw
+    return parse_text(text, options)
+
+
+def looks_binary(data: bytes) -> bool:
+    """Magic numbers of common non-HTML formats, or NUL bytes near the start."""
+    head = data[:SNIFF_BYTES]
+    # UTF-16/32 pages legitimately hold NUL bytes; their BOM says so.
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    return head.startswith(_MAGIC) or b"\x00" in head
+
+
+def decode_bytes(data: bytes) -> str:
+    """Decode with the BOM, else UTF-8, else the declared charset, else Windows-1252.
+
+    UTF-8 is tried before the declared charset because pages that lie about their
+    charset almost always are UTF-8, and strict UTF-8 decoding of other text fails fast.
+    """
+    for bom, encoding in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    declared = _declared_charset(data[:SNIFF_BYTES])
+    if declared:
+        try:
+            return data.decode(declared)
+        except (UnicodeDecodeError, LookupError):
+            pass
+    return data.decode("cp1252", errors="replace")
+
+
+def _declared_charset(head: bytes) -> str | None:
+    match = _CHARSET.search(head)
+    if not match:
+        return None
+    name = match.group(1).decode("ascii", errors="ignore")
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def parse_text(text: str, options: ExtractOptions) -> ParsedPage:
+    """Parse decoded text; refuse empty, binary-looking, non-HTML and oversized trees."""
+    text = _XML_DECL.sub("", text, count=1)
+    if not text.strip():
+        return ParsedPage(reason="empty-page")
+    sample = text[:SNIFF_BYTES]
+    if len(_CONTROL.findall(sample)) > MAX_CONTROL_SHARE * len(sample):
+        return ParsedPage(reason="binary")
+    if not _TAG.search(sample):
+        return ParsedPage(reason="not-html")
+    # The parser chokes on NUL and keeps other C0 controls, which XML output cannot hold.
+    text = _CONTROL.sub(" ", text)
+    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
+    try:
+        tree = lxml.html.document_fromstring(text, parser=parser)
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return ParsedPage(reason="unparsable")
+    if _exceeds(tree, options.max_elements):
+        return ParsedPage(reason="too-large")
+    return ParsedPage(tree=tree)
+
+
+def _exceeds(tree: lxml.html.HtmlElement, limit: int) -> bool:
+    return any(count > limit for count, _ in enumerate(tree.iter(), start=1))

@@ -1,0 +1,146 @@
+"""Extraction engines behind one interface: a tree in, blocks plus provenance out.
+
+* trafilatura: its XML body (head/p/list/item/table/row/cell/code/quote) turned into blocks;
+* neural: ``crawler.neural.default_extractor()``, optional until its model ships.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+from trafilatura import bare_extraction
+
+from crawler.document import Block
+from crawler.extraction.options import ExtractOptions
+
+logger = logging.getLogger(__name__)
+
+_HEAD_LEVELS = {f"h{i}": i for i in range(1, 7)}
+#: trafilatura writes untyped headings for <h1>..<h6>-less titles; treat them as level 2.
+DEFAULT_HEAD_LEVEL = 2
+
+
+@dataclass
+class EngineResult:
+    """What an engine made of one page."""
+
+    blocks: list[Block] = field(default_factory=list)
+    extractor: str = ""
+    confidence: float | None = None
+    model_version: str | None = None
+    comments: str | None = None
+
+
+def run_engine(
+    tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+) -> EngineResult:
+    """Run the engine(s) the options ask for; the tree is never modified."""
+    if options.engine == "trafilatura":
+        return run_trafilatura(tree, url, options)
+    extractor = load_neural()
+    if extractor is None:
+        if options.engine == "neural":
+            raise RuntimeError("the neural engine is not available")
+        return run_trafilatura(tree, url, options)
+    result = extractor.extract(copy.deepcopy(tree), url)
+    version = str(extractor.version)
+    confidence = float(result.confidence)
+    if result.fallback and options.engine == "auto":
+        fallback = run_trafilatura(tree, url, options)
+        fallback.confidence, fallback.model_version = confidence, version
+        return fallback
+    comments = run_trafilatura(tree, url, options).comments if options.include_comments else None
+    return EngineResult(list(result.blocks), "neural", confidence, version, comments)
+
+
+@functools.cache
+def load_neural() -> Any | None:
+    """The shared neural extractor, or None (logged once) when it cannot be loaded."""
+    try:
+        from crawler.neural import default_extractor
+
+        return default_extractor()
+    # Any failure (module or model file missing, runtime refusing the model) means the
+    # same thing to the caller: degrade to trafilatura.
+    except Exception as exc:
+        logger.warning("Neural extractor unavailable, degrading to trafilatura: %s", exc)
+        return None
+
+
+def neural_available() -> bool:
+    return load_neural() is not None
+
+
+def run_trafilatura(
+    tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+) -> EngineResult:
+    result = bare_extraction(
+        copy.deepcopy(tree),
+        url=url,
+        favor_precision=options.favor_precision,
+        favor_recall=options.favor_recall,
+        include_comments=options.include_comments,
+        include_tables=options.include_tables,
+        include_formatting=False,
+        with_metadata=False,
+        deduplicate=False,
+    )
+    extracted = EngineResult(extractor="trafilatura")
+    if result is None or isinstance(result, dict):
+        return extracted
+    if result.body is not None:
+        extracted.blocks = body_to_blocks(result.body)
+    if options.include_comments and result.commentsbody is not None:
+        comments = blocks_to_lines(body_to_blocks(result.commentsbody))
+        extracted.comments = comments or None
+    return extracted
+
+
+def blocks_to_lines(blocks: list[Block]) -> str:
+    return "\n".join(b.text for b in blocks if b.text)
+
+
+def body_to_blocks(body: Any) -> list[Block]:
+    """Blocks from trafilatura's XML body, in document order."""
+    blocks: list[Block] = []
+    for element in body:
+        _convert(element, blocks)
+    return [b for b in blocks if b.text]
+
+
+def _convert(element: Any, out: list[Block]) -> None:
+    tag = element.tag
+    if tag == "head":
+        level = _HEAD_LEVELS.get(element.get("rend", ""), DEFAULT_HEAD_LEVEL)
+        out.append(Block("head", _text(element), level=level))
+    elif tag == "list":
+        _convert_list(element, out)
+    elif tag == "table":
+        for row in element.iter("row"):
+            cells = tuple(_text(cell) for cell in row.iterchildren("cell"))
+            out.append(Block("row", " | ".join(c for c in cells if c), cells=cells))
+    elif tag == "code":
+        out.append(Block("code", "".join(element.itertext()).strip("\n")))
+    elif tag == "quote":
+        out.append(Block("quote", _text(element)))
+    elif isinstance(tag, str):
+        out.append(Block("p", _text(element)))
+
+
+def _convert_list(element: Any, out: list[Block]) -> None:
+    for item in element.iterchildren("item"):
+        nested = list(item.iterchildren("list"))
+        for sub in nested:
+            item.remove(sub)
+        out.append(Block("item", _text(item)))
+        for sub in nested:
+            _convert_list(sub, out)
+
+
+def _text(element: Any) -> str:
+    return " ".join("".join(element.itertext()).split())

@@ -1,0 +1,302 @@
+"""``ExtractionPipeline``: main text and metadata for every item carrying a page's HTML.
+
+Extraction runs off the reactor thread, in a pool of worker processes (pebble) with a
+per-page timeout that kills the worker. Items keep their own fields and gain every
+:class:`~crawler.document.Document` field; pages without main text and near-duplicates
+are dropped. Works with any spider: the URL and HTML field names are settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import re
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from itemadapter import ItemAdapter
+from pebble import ProcessPool
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThread
+
+from crawler.document import Document
+from crawler.extraction import (
+    ENGINES,
+    ExtractOptions,
+    FingerprintIndex,
+    extract,
+    is_fallback,
+    neural_available,
+)
+from crawler.extraction.fingerprint import DEFAULT_MAX_DISTANCE
+from crawler.extraction.options import DEFAULT_MAX_BYTES
+
+logger = logging.getLogger(__name__)
+
+#: Per-page wall-clock limit: trafilatura takes well under a second on real pages, so a
+#: page still running after this long is hostile and its worker is killed.
+DEFAULT_TIMEOUT = 30.0
+#: Workers are recycled after this many pages to bound memory growth in lxml/onnxruntime.
+MAX_TASKS_PER_WORKER = 500
+#: "forkserver" avoids forking the multi-threaded Scrapy process itself.
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+#: File in JOBDIR holding the fingerprints of kept documents, one per line.
+FINGERPRINTS_FILE = "extract-fingerprints.txt"
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    """The ``EXTRACT_*`` settings, read once."""
+
+    enabled: bool = True
+    engine: str = "auto"
+    workers: int = 1
+    timeout: float = DEFAULT_TIMEOUT
+    url_field: str = "url"
+    html_field: str = "html"
+    keep_html: bool = False
+    dedup: bool = True
+    dedup_distance: int = DEFAULT_MAX_DISTANCE
+    min_text_length: int = 1
+    drop_no_text: bool = True
+    date_field: str = "source_date"
+    title_field: str = "source_title"
+    include_comments: bool = False
+    favor_precision: bool = False
+    favor_recall: bool = False
+    max_bytes: int = DEFAULT_MAX_BYTES
+    jobdir: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ExtractConfig:
+        engine = settings.get("EXTRACT_ENGINE", "auto")
+        if engine not in ENGINES:
+            raise ValueError(f"EXTRACT_ENGINE must be one of {ENGINES}, not {engine!r}")
+        workers = settings.get("EXTRACT_WORKERS")
+        return cls(
+            enabled=settings.getbool("EXTRACT_ENABLED", True),
+            engine=engine,
+            workers=(os.cpu_count() or 1) if workers is None else int(workers),
+            timeout=settings.getfloat("EXTRACT_TIMEOUT", DEFAULT_TIMEOUT),
+            url_field=settings.get("EXTRACT_URL_FIELD", "url"),
+            html_field=settings.get("EXTRACT_HTML_FIELD", "html"),
+            keep_html=settings.getbool("EXTRACT_KEEP_HTML", False),
+            dedup=settings.getbool("EXTRACT_DEDUP", True),
+            dedup_distance=settings.getint("EXTRACT_DEDUP_DISTANCE", DEFAULT_MAX_DISTANCE),
+            min_text_length=settings.getint("EXTRACT_MIN_TEXT_LENGTH", 1),
+            drop_no_text=settings.getbool("EXTRACT_DROP_NO_TEXT", True),
+            date_field=settings.get("EXTRACT_DATE_FALLBACK_FIELD", "source_date") or "",
+            title_field=settings.get("EXTRACT_TITLE_FALLBACK_FIELD", "source_title") or "",
+            include_comments=settings.getbool("EXTRACT_INCLUDE_COMMENTS", False),
+            favor_precision=settings.getbool("EXTRACT_FAVOR_PRECISION", False),
+            favor_recall=settings.getbool("EXTRACT_FAVOR_RECALL", False),
+            max_bytes=settings.getint("EXTRACT_MAX_BYTES", DEFAULT_MAX_BYTES),
+            jobdir=settings.get("JOBDIR") or None,
+        )
+
+    def options(self) -> ExtractOptions:
+        return ExtractOptions(
+            engine=self.engine,
+            include_comments=self.include_comments,
+            favor_precision=self.favor_precision,
+            favor_recall=self.favor_recall,
+            max_bytes=self.max_bytes,
+        )
+
+
+class ExtractionRunner:
+    """Runs :func:`extract` in worker processes (or threads when ``workers`` is 0)."""
+
+    def __init__(self, config: ExtractConfig) -> None:
+        self.timeout = config.timeout
+        self.pool: ProcessPool | None = None
+        if config.workers > 0:
+            self.pool = ProcessPool(
+                max_workers=config.workers,
+                max_tasks=MAX_TASKS_PER_WORKER,
+                context=multiprocessing.get_context(START_METHOD),
+            )
+
+    def submit(self, html: str | bytes, url: str | None, options: ExtractOptions) -> Deferred:
+        if self.pool is None:
+            return deferToThread(extract, html, url, options)
+        from twisted.internet import reactor
+
+        future = self.pool.schedule(extract, args=(html, url, options), timeout=self.timeout)
+        deferred: Deferred = Deferred()
+        future.add_done_callback(lambda f: reactor.callFromThread(_settle, deferred, f))
+        return deferred
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.stop()
+            self.pool.join()
+
+
+def _settle(deferred: Deferred, future: Future) -> None:
+    error = future.exception()
+    if error is None:
+        deferred.callback(future.result())
+    else:
+        deferred.errback(error)
+
+
+class SeenFingerprints:
+    """Fingerprints of kept documents, persisted in JOBDIR so a resumed crawl remembers."""
+
+    def __init__(self, max_distance: int, jobdir: str | None) -> None:
+        self.index = FingerprintIndex(max_distance=max_distance)
+        self._file: IO[str] | None = None
+        if jobdir:
+            path = Path(jobdir) / FINGERPRINTS_FILE
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                for line in path.read_text(encoding="ascii").split():
+                    self.index.add(line)
+            self._file = path.open("a", encoding="ascii")
+
+    def check_and_add(self, fp: str) -> str | None:
+        found = self.index.check_and_add(fp)
+        if found is None and fp and self._file is not None:
+            self._file.write(fp + "\n")
+            self._file.flush()
+        return found
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+class ExtractionPipeline:
+    """Item pipeline: extract main text and metadata from ``item[EXTRACT_HTML_FIELD]``."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.config = ExtractConfig.from_settings(crawler.settings)
+        if not self.config.enabled:
+            raise NotConfigured("EXTRACT_ENABLED is off")
+        if self.config.engine == "neural" and not neural_available():
+            raise RuntimeError("EXTRACT_ENGINE is 'neural' but the neural extractor is missing")
+        self.options = self.config.options()
+        self.stats = crawler.stats
+        self.runner: ExtractionRunner | None = None
+        self.seen: SeenFingerprints | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
+        return cls(crawler)
+
+    def open_spider(self) -> None:
+        config = self.config
+        if config.engine == "auto" and not neural_available():
+            logger.warning("EXTRACT_ENGINE=auto: neural extractor unavailable, using trafilatura")
+        self.runner = ExtractionRunner(config)
+        if config.dedup:
+            self.seen = SeenFingerprints(config.dedup_distance, config.jobdir)
+        logger.info(
+            "Extraction: engine=%s workers=%d timeout=%.0fs dedup=%s (%d fingerprints known)",
+            config.engine,
+            config.workers,
+            config.timeout,
+            config.dedup,
+            len(self.seen.index) if self.seen else 0,
+        )
+
+    def close_spider(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+        if self.seen is not None:
+            self.seen.close()
+
+    async def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        html = adapter.get(self.config.html_field)
+        if not isinstance(html, str | bytes):
+            return item
+        url = adapter.get(self.config.url_field)
+        url = str(url) if url else None
+        self._inc("extract/items")
+        if self.runner is None:
+            raise RuntimeError("ExtractionPipeline used before open_spider")
+        try:
+            doc = await maybe_deferred_to_future(self.runner.submit(html, url, self.options))
+        except FutureTimeout:
+            self._inc("extract/timeout")
+            message = f"Extraction timed out after {self.config.timeout:.0f}s: {url}"
+            raise DropItem(message) from None
+        except Exception as exc:
+            self._inc("extract/error")
+            raise DropItem(f"Extraction failed ({type(exc).__name__}): {url}") from exc
+        self._count(doc)
+        self._check(doc, url)
+        logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
+        return self._merge(item, adapter, doc)
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+    def _count(self, doc: Document) -> None:
+        if doc.extractor:
+            self._inc(f"extract/{doc.extractor}")
+        if is_fallback(doc):
+            self._inc("extract/fallback")
+        if doc.reason:
+            self._inc(f"extract/reason/{doc.reason}")
+
+    def _check(self, doc: Document, url: str | None) -> None:
+        """Raise DropItem for pages without enough main text and for near-duplicates."""
+        too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
+        if too_short and self.config.drop_no_text:
+            self._inc("extract/dropped/no_text")
+            raise DropItem(f"No main text ({doc.reason or 'too-short'}): {url}")
+        if self.seen is None or not doc.fingerprint:
+            return
+        duplicate_of = self.seen.check_and_add(doc.fingerprint)
+        if duplicate_of is not None:
+            self._inc("extract/dropped/duplicate")
+            raise DropItem(f"Near-duplicate of fingerprint {duplicate_of}: {url}")
+
+    def _merge(self, item: Any, adapter: ItemAdapter, doc: Document) -> Any:
+        values = self._document_fields(adapter, doc)
+        if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
+            # A typed item (scrapy.Item, dataclass) without the Document fields cannot
+            # hold them; a dict keeps every field the item had.
+            item = adapter.asdict()
+            adapter = ItemAdapter(item)
+        for key, value in values.items():
+            adapter[key] = value
+        if not self.config.keep_html and self.config.html_field in adapter:
+            del adapter[self.config.html_field]
+        return item
+
+    def _document_fields(self, adapter: ItemAdapter, doc: Document) -> dict[str, Any]:
+        """Document fields to set: empty ones never overwrite what the item already has."""
+        values = doc.to_dict()
+        if not values["date"] and self.config.date_field:
+            values["date"] = _iso_date(adapter.get(self.config.date_field))
+        if not values["title"] and self.config.title_field:
+            values["title"] = adapter.get(self.config.title_field) or None
+        return {
+            key: value
+            for key, value in values.items()
+            if not (key in adapter and value in (None, "", []))
+        }
+
+
+def _iso_date(value: Any) -> str | None:
+    """YYYY-MM-DD from an ISO 8601 date or datetime string, else None."""
+    if not isinstance(value, str):
+        return None
+    match = _ISO_DATE.match(value.strip())
+    return match.group(0) if match else None
