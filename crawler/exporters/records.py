@@ -1,0 +1,49 @@
+"""Read an exported item (dict, scrapy Item, dataclass, Document) as a Document-like record."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from itemadapter import ItemAdapter
+
+from crawler.document import Block, Document
+
+# Characters XML 1.0 cannot hold (C0 controls but tab/newline/CR, surrogates, U+FFFE/F).
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    return _XML_INVALID.sub("", text)
+
+
+def to_record(item: Any) -> dict[str, Any]:
+    """Plain dict of an item's fields; ``body`` as a list of :class:`Block`."""
+    record = item.to_dict() if isinstance(item, Document) else ItemAdapter(item).asdict()
+    record["body"] = blocks_of(record.get("body"))
+    return record
+
+
+def blocks_of(value: Any) -> list[Block]:
+    """Blocks from ``body`` values as the pipeline writes them (dicts) or as Blocks."""
+    blocks: list[Block] = []
+    for entry in value or ():
+        if isinstance(entry, Block):
+            blocks.append(entry)
+        elif isinstance(entry, dict) and "kind" in entry and "text" in entry:
+            blocks.append(Block.from_dict(entry))
+    return blocks
+
+
+def text_of(record: dict[str, Any]) -> str:
+    """The main text: ``text`` when present, else the body joined one block per line."""
+    text = record.get("text")
+    if isinstance(text, str) and text:
+        return text
+    return "\n".join(b.text for b in record["body"] if b.text)
+
+
+def string_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value or () if v]
