@@ -1,0 +1,19 @@
+"""Scrapy-free discovery core: robots.txt, sitemaps, feeds and URL hygiene, all from bytes."""
+
+from __future__ import annotations
+
+from crawler.discovery.feeds import FeedEntry, FeedParseResult, find_feed_links, parse_feed
+from crawler.discovery.sitemaps import SitemapEntry, SitemapParseResult, parse_sitemap
+from crawler.discovery.urls import UrlPolicy, normalize_url
+
+__all__ = [
+    "FeedEntry",
+    "FeedParseResult",
+    "SitemapEntry",
+    "SitemapParseResult",
+    "UrlPolicy",
+    "find_feed_links",
+    "normalize_url",
+    "parse_feed",
+    "parse_sitemap",
+]

@@ -1,0 +1,189 @@
+"""Web feed parsing from bytes (RSS 2.0, RSS 1.0/RDF, Atom, JSON Feed) and feed discovery."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from urllib.parse import urljoin
+
+import lxml.html
+from lxml import etree
+
+from crawler.discovery.dates import parse_date
+from crawler.discovery.safexml import XmlError, child_text, local_name, maybe_gunzip, parse_xml
+
+#: Entries kept from one feed; real feeds hold tens, a hostile one could hold millions.
+MAX_FEED_ENTRIES = 10_000
+
+FEED_TYPES = {
+    "application/rss+xml": "rss",
+    "application/atom+xml": "atom",
+    "application/rdf+xml": "rdf",
+    "application/feed+json": "json",
+    "application/json": "json",
+}
+
+#: Where feeds usually live when a home page does not announce one.
+USUAL_FEED_PATHS = ("/feed", "/rss.xml", "/feed.xml", "/atom.xml", "/index.xml", "/feed.json")
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    """One feed item: its page URL, date and title."""
+
+    url: str
+    date: datetime | None = None
+    title: str | None = None
+
+
+@dataclass
+class FeedParseResult:
+    """What one feed document contained."""
+
+    kind: str  # "rss", "rdf", "atom", "json" or "invalid"
+    entries: list[FeedEntry] = field(default_factory=list)
+    title: str | None = None
+    error: str | None = None
+
+
+def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
+    """Parse a feed of any supported format; never raises on bad input."""
+    try:
+        data = maybe_gunzip(body)
+    except XmlError as exc:
+        return FeedParseResult(kind="invalid", error=exc.reason)
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith((b"{", b"[")):
+        return _parse_json_feed(data, base_url)
+    try:
+        root = parse_xml(data)
+    except XmlError as exc:
+        return FeedParseResult(kind="invalid", error=exc.reason)
+    name = local_name(root)
+    if name == "rss":
+        return _parse_rss(root, base_url)
+    if name == "rdf":
+        return _parse_rdf(root, base_url)
+    if name == "feed":
+        return _parse_atom(root, base_url)
+    return FeedParseResult(kind="invalid", error="not-a-feed")
+
+
+def _absolute(url: str | None, base_url: str | None) -> str | None:
+    if not url or not isinstance(url, str):
+        return None
+    url = urljoin(base_url, url.strip()) if base_url else url.strip()
+    return url if url.startswith(("http://", "https://")) else None
+
+
+def _add(result: FeedParseResult, entry: FeedEntry | None) -> None:
+    if entry is not None and len(result.entries) < MAX_FEED_ENTRIES:
+        result.entries.append(entry)
+
+
+def _item_date(el: etree._Element) -> datetime | None:
+    for name in ("pubdate", "date", "published", "issued", "updated", "modified"):
+        found = parse_date(child_text(el, name))
+        if found:
+            return found
+    return None
+
+
+def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
+    channel = next((c for c in root if local_name(c) == "channel"), root)
+    result = FeedParseResult(kind="rss", title=child_text(channel, "title"))
+    for item in channel:
+        if local_name(item) != "item":
+            continue
+        link = child_text(item, "link")
+        if not link:
+            guid = next((c for c in item if local_name(c) == "guid"), None)
+            if guid is not None and guid.get("isPermaLink", "true") != "false":
+                link = (guid.text or "").strip()
+        url = _absolute(link, base_url)
+        if url:
+            _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
+    return result
+
+
+def _parse_rdf(root: etree._Element, base_url: str | None) -> FeedParseResult:
+    channel = next((c for c in root if local_name(c) == "channel"), None)
+    title = child_text(channel, "title") if channel is not None else None
+    result = FeedParseResult(kind="rdf", title=title)
+    for item in root:
+        if local_name(item) != "item":
+            continue
+        about = next((v for k, v in item.attrib.items() if str(k).endswith("about")), None)
+        url = _absolute(child_text(item, "link") or about, base_url)
+        if url:
+            _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
+    return result
+
+
+def _atom_link(entry: etree._Element, base_url: str | None) -> str | None:
+    links = [c for c in entry if local_name(c) == "link"]
+    for link in links:
+        if link.get("rel", "alternate") == "alternate" and link.get("href"):
+            return _absolute(link.get("href"), base_url)
+    return None
+
+
+def _parse_atom(root: etree._Element, base_url: str | None) -> FeedParseResult:
+    result = FeedParseResult(kind="atom", title=child_text(root, "title"))
+    for entry in root:
+        if local_name(entry) != "entry":
+            continue
+        url = _atom_link(entry, base_url)
+        if url:
+            _add(result, FeedEntry(url, _item_date(entry), child_text(entry, "title")))
+    return result
+
+
+def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
+    try:
+        doc: Any = json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return FeedParseResult(kind="invalid", error="malformed-json")
+    if not isinstance(doc, dict) or "jsonfeed.org" not in str(doc.get("version", "")):
+        return FeedParseResult(kind="invalid", error="not-a-feed")
+    title = doc.get("title") if isinstance(doc.get("title"), str) else None
+    result = FeedParseResult(kind="json", title=title)
+    items = doc.get("items")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        url = _absolute(item.get("url") or item.get("external_url"), base_url)
+        if url:
+            date = parse_date(_str(item.get("date_published")) or _str(item.get("date_modified")))
+            _add(result, FeedEntry(url, date, _str(item.get("title"))))
+    return result
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True)
+class FeedLink:
+    """A feed announced by a page's ``<link rel="alternate">``."""
+
+    url: str
+    kind: str
+
+
+def find_feed_links(html: bytes | str, base_url: str) -> list[FeedLink]:
+    """Feeds announced in a page's head, in document order, without duplicates."""
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return []
+    found: dict[str, FeedLink] = {}
+    for link in tree.iter("link"):
+        rels = (link.get("rel") or "").lower().split()
+        kind = FEED_TYPES.get((link.get("type") or "").lower().split(";")[0].strip())
+        url = _absolute(link.get("href"), base_url)
+        if "alternate" in rels and kind and url and url not in found:
+            found[url] = FeedLink(url, kind)
+    return list(found.values())

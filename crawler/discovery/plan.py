@@ -1,0 +1,115 @@
+"""Collecting discovered pages into an ordered, pruned, de-duplicated crawl plan."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from crawler.discovery.feeds import FeedEntry
+from crawler.discovery.sitemaps import SitemapEntry
+from crawler.discovery.urls import UrlPolicy, normalize_url
+
+logger = logging.getLogger(__name__)
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A page to fetch and where it was found."""
+
+    url: str
+    discovered_via: str  # "sitemap", "feed" or "link"
+    source_url: str
+    date: datetime | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to prune and order a plan (the spiders' ``since``, ``max_pages``, ``lang``)."""
+
+    since: datetime | None = None
+    max_pages: int | None = None
+    lang: str | None = None
+
+
+@dataclass
+class CrawlPlan:
+    """Pages found by discovery, one per normalised URL, with counted rejections."""
+
+    policy: UrlPolicy
+    options: PlanOptions = field(default_factory=PlanOptions)
+    candidates: dict[str, Candidate] = field(default_factory=dict)
+    rejected: Counter[str] = field(default_factory=Counter)
+
+    def add(self, candidate: Candidate) -> bool:
+        """Add a page; False (and a counted reason) when it is refused or already known."""
+        url = normalize_url(candidate.url)
+        reason = "invalid" if url is None else self.policy.reject_reason(url)
+        if reason is None and url is not None:
+            if self._too_old(candidate.date):
+                reason = "before_since"
+            elif url in self.candidates:
+                reason = "duplicate"
+                self._merge(url, candidate)
+        if reason:
+            self.rejected[reason] += 1
+            return False
+        assert url is not None
+        self.candidates[url] = Candidate(
+            url, candidate.discovered_via, candidate.source_url, candidate.date, candidate.title
+        )
+        return True
+
+    def _too_old(self, date: datetime | None) -> bool:
+        # Undated pages are kept: nothing says they are old.
+        return bool(self.options.since and date and date < self.options.since)
+
+    def _merge(self, url: str, new: Candidate) -> None:
+        # A page listed twice (sitemap and news sitemap, say) keeps the richest metadata.
+        old = self.candidates[url]
+        if (old.date is None and new.date) or (old.title is None and new.title):
+            self.candidates[url] = Candidate(
+                url,
+                old.discovered_via,
+                old.source_url,
+                old.date or new.date,
+                old.title or new.title,
+            )
+
+    def add_sitemap_entry(self, entry: SitemapEntry, source_url: str) -> None:
+        lang = self.options.lang
+        if lang and entry.alternates:
+            chosen = _pick_language(entry, lang)
+            if chosen is None:
+                self.rejected["other_language"] += 1
+                return
+            urls = [chosen]
+        else:
+            urls = [entry.url, *(alt.url for alt in entry.alternates)]
+        for url in urls:
+            self.add(Candidate(url, "sitemap", source_url, entry.date, entry.news_title))
+
+    def add_feed_entry(self, entry: FeedEntry, source_url: str) -> None:
+        self.add(Candidate(entry.url, "feed", source_url, entry.date, entry.title))
+
+    def ordered(self) -> list[Candidate]:
+        """Newest first (undated last, then in discovery order), cut to ``max_pages``."""
+        items = list(self.candidates.values())
+        items.sort(key=lambda c: c.date or _OLDEST, reverse=True)
+        if self.options.max_pages is not None:
+            items = items[: self.options.max_pages]
+        return items
+
+
+def _pick_language(entry: SitemapEntry, lang: str) -> str | None:
+    """The alternate URL for ``lang`` ("de" matches "de-AT"); None when there is none."""
+    lang = lang.lower()
+    for alt in entry.alternates:
+        code = alt.lang.lower()
+        if code == lang or code.split("-")[0] == lang:
+            return alt.url
+    return None

@@ -1,0 +1,154 @@
+"""Sitemap parsing from bytes: XML urlsets and indexes, news and hreflang extensions, text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urljoin
+
+from lxml import etree
+
+from crawler.discovery.dates import parse_date
+from crawler.discovery.safexml import XmlError, child_text, local_name, maybe_gunzip, parse_xml
+
+#: A text sitemap lists at most 50,000 URLs (sitemaps.org); more is a broken or hostile file.
+MAX_URLS_PER_SITEMAP = 50_000
+
+
+@dataclass(frozen=True)
+class Alternate:
+    """An hreflang alternate (``<xhtml:link rel="alternate" hreflang=... href=...>``)."""
+
+    lang: str
+    url: str
+
+
+@dataclass(frozen=True)
+class SitemapEntry:
+    """A page listed in a sitemap, with what the sitemap says about it."""
+
+    url: str
+    lastmod: datetime | None = None
+    news_date: datetime | None = None
+    news_title: str | None = None
+    alternates: tuple[Alternate, ...] = ()
+
+    @property
+    def date(self) -> datetime | None:
+        """The best date: news publication date, else lastmod."""
+        return self.news_date or self.lastmod
+
+
+@dataclass(frozen=True)
+class SitemapRef:
+    """A child sitemap listed in a sitemap index."""
+
+    url: str
+    lastmod: datetime | None = None
+
+
+@dataclass
+class SitemapParseResult:
+    """What one sitemap document contained."""
+
+    kind: str  # "urlset", "index", "text" or "invalid"
+    entries: list[SitemapEntry] = field(default_factory=list)
+    sitemaps: list[SitemapRef] = field(default_factory=list)
+    error: str | None = None
+    truncated: bool = False
+
+
+def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResult:
+    """Parse a sitemap (XML, gzip'd XML or plain text); never raises on bad input."""
+    try:
+        data = maybe_gunzip(body)
+    except XmlError as exc:
+        return SitemapParseResult(kind="invalid", error=exc.reason)
+    head = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"<"):
+        return _parse_text(data, base_url)
+    try:
+        root = parse_xml(data)
+    except XmlError as exc:
+        return SitemapParseResult(kind="invalid", error=exc.reason)
+    name = local_name(root)
+    if name == "sitemapindex":
+        return _parse_index(root, base_url)
+    if name == "urlset":
+        return _parse_urlset(root, base_url)
+    return SitemapParseResult(kind="invalid", error="not-a-sitemap")
+
+
+def _absolute(loc: str | None, base_url: str | None) -> str | None:
+    if not loc:
+        return None
+    loc = loc.strip()
+    url = urljoin(base_url, loc) if base_url else loc
+    return url if url.startswith(("http://", "https://")) else None
+
+
+def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
+    text = data.decode("utf-8", errors="replace")
+    result = SitemapParseResult(kind="text")
+    for line in text.splitlines():
+        url = _absolute(line, base_url) if line.strip().startswith("http") else None
+        if url is None:
+            continue
+        if len(result.entries) >= MAX_URLS_PER_SITEMAP:
+            result.truncated = True
+            break
+        result.entries.append(SitemapEntry(url=url))
+    if not result.entries:
+        return SitemapParseResult(kind="invalid", error="not-a-sitemap")
+    return result
+
+
+def _parse_index(root: etree._Element, base_url: str | None) -> SitemapParseResult:
+    result = SitemapParseResult(kind="index")
+    for el in root:
+        if local_name(el) != "sitemap":
+            continue
+        url = _absolute(child_text(el, "loc"), base_url)
+        if url:
+            result.sitemaps.append(SitemapRef(url, parse_date(child_text(el, "lastmod"))))
+    return result
+
+
+def _parse_urlset(root: etree._Element, base_url: str | None) -> SitemapParseResult:
+    result = SitemapParseResult(kind="urlset")
+    for el in root:
+        if local_name(el) != "url":
+            continue
+        entry = _parse_url(el, base_url)
+        if entry is None:
+            continue
+        if len(result.entries) >= MAX_URLS_PER_SITEMAP:
+            result.truncated = True
+            break
+        result.entries.append(entry)
+    return result
+
+
+def _parse_url(el: etree._Element, base_url: str | None) -> SitemapEntry | None:
+    url = _absolute(child_text(el, "loc"), base_url)
+    if url is None:
+        return None
+    news_date = news_title = None
+    alternates: list[Alternate] = []
+    for child in el:
+        name = local_name(child)
+        if name == "news":
+            news_date = parse_date(child_text(child, "publication_date"))
+            news_title = child_text(child, "title")
+        elif name == "link" and child.get("rel") == "alternate":
+            href = _absolute(child.get("href"), base_url)
+            lang = (child.get("hreflang") or "").strip()
+            if href and lang:
+                alternates.append(Alternate(lang, href))
+    return SitemapEntry(
+        url=url,
+        lastmod=parse_date(child_text(el, "lastmod")),
+        news_date=news_date,
+        news_title=news_title,
+        alternates=tuple(alternates),
+    )

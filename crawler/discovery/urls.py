@@ -1,0 +1,62 @@
+"""URL hygiene with courlan: normalisation, tracking-parameter stripping and site scoping."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from courlan import clean_url, is_not_crawlable, is_valid_url
+from courlan.filters import extension_filter, type_filter
+
+
+def normalize_url(url: str) -> str | None:
+    """Canonical form of ``url``: tracking parameters stripped, fragments dropped, sorted query."""
+    try:
+        cleaned = clean_url(url)
+    except (ValueError, TypeError):
+        return None
+    if not cleaned or not is_valid_url(cleaned):
+        return None
+    # Fragments never change what the server sends.
+    return cleaned.split("#", 1)[0]
+
+
+def host_of(url: str) -> str:
+    """Lower-case host name without port."""
+    return (urlsplit(url).hostname or "").lower()
+
+
+@dataclass(frozen=True)
+class UrlPolicy:
+    """Which URLs a crawl of one site may fetch as pages."""
+
+    #: The site's host names (several when a feed crawl spans sites).
+    hosts: frozenset[str]
+    allow_subdomains: bool = False
+
+    @classmethod
+    def for_urls(cls, urls: list[str], allow_subdomains: bool = False) -> UrlPolicy:
+        return cls(frozenset(host_of(u) for u in urls if host_of(u)), allow_subdomains)
+
+    def on_site(self, url: str) -> bool:
+        return any(self._on_host(host_of(url), site) for site in self.hosts)
+
+    def _on_host(self, host: str, site: str) -> bool:
+        # "www." is the same site; other subdomains only on request.
+        base = site.removeprefix("www.")
+        if host in (site, base, f"www.{base}"):
+            return True
+        return self.allow_subdomains and host.endswith(f".{base}")
+
+    def reject_reason(self, url: str) -> str | None:
+        """None when the URL may be fetched as a page, else a short reason."""
+        if not self.on_site(url):
+            return "offsite"
+        # extension_filter drops documents that are not HTML (PDF, images, archives, ...);
+        # type_filter drops feeds and site-structure pages (login, cart, ...).
+        path = urlsplit(url).path
+        if not extension_filter(path) or not type_filter(url, strict=True, with_nav=True):
+            return "non_html"
+        if is_not_crawlable(url):
+            return "not_crawlable"
+        return None

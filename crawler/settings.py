@@ -1,0 +1,20 @@
+"""Settings of the runnable project (``scrapy crawl sitemap|feed``).
+
+Everything the plugin needs comes from the add-on, exactly as in any other Scrapy project;
+this module only names the project's spiders and what a standalone crawl wants on top.
+"""
+
+from __future__ import annotations
+
+BOT_NAME = "crawler"
+SPIDER_MODULES = ["spiders"]
+NEWSPIDER_MODULE = "spiders"
+
+ADDONS = {"crawler.Addon": 500}
+
+#: Who to contact about this crawler; it goes into the User-Agent. Set your own.
+CRAWLER_CONTACT = "https://github.com/scrapy-maintext/scrapy-maintext"
+
+FEED_EXPORT_ENCODING = "utf-8"
+LOG_LEVEL = "INFO"
+TELNETCONSOLE_ENABLED = False

@@ -1,0 +1,108 @@
+"""Retry-After: honour 429/503 back-off requests with a per-domain pause."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request, Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_META = "retry_after_times"
+
+
+@dataclass(frozen=True)
+class RetryAfterSettings:
+    """``RETRY_AFTER_*`` settings."""
+
+    enabled: bool = True
+    #: Statuses whose Retry-After header is honoured.
+    http_codes: frozenset[int] = frozenset({429, 503})
+    #: Longest pause honoured (seconds); longer requests are capped.
+    max_delay: float = 300.0
+    #: Pause when the status comes without a usable Retry-After header (seconds).
+    default_delay: float = 5.0
+    #: Retries of one request before giving up on it.
+    max_retries: int = 3
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RetryAfterSettings:
+        return cls(
+            enabled=settings.getbool("RETRY_AFTER_ENABLED", True),
+            http_codes=frozenset(settings.getlist("RETRY_AFTER_HTTP_CODES", [429, 503])),
+            max_delay=settings.getfloat("RETRY_AFTER_MAX_DELAY", 300.0),
+            default_delay=settings.getfloat("RETRY_AFTER_DEFAULT_DELAY", 5.0),
+            max_retries=settings.getint("RETRY_AFTER_MAX_RETRIES", 3),
+        )
+
+
+def parse_retry_after(value: str | bytes | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date)."""
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    text = text.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class RetryAfterMiddleware:
+    """Pauses the whole domain for Retry-After seconds, then retries the request."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.config = RetryAfterSettings.from_settings(crawler.settings)
+        if not self.config.enabled:
+            raise NotConfigured("RETRY_AFTER_ENABLED is off")
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        if response.status not in self.config.http_codes or request.meta.get("dont_retry"):
+            return response
+        stats = self.crawler.stats
+        assert stats is not None
+        retries = request.meta.get(RETRY_AFTER_META, 0)
+        if retries >= self.config.max_retries:
+            stats.inc_value("politeness/retry_after/gave_up")
+            logger.warning("Gave up on %s after %d Retry-After pauses", request.url, retries)
+            return response
+        delay = parse_retry_after(response.headers.get("Retry-After"))
+        if delay is None:
+            delay = self.config.default_delay
+        delay = min(delay, self.config.max_delay)
+        self._pause_slot(request, delay)
+        stats.inc_value("politeness/retry_after")
+        logger.info("%s answered %d: pausing its domain %.1fs", request.url, response.status, delay)
+        retry = request.replace(dont_filter=True, priority=request.priority + 1)
+        retry.meta[RETRY_AFTER_META] = retries + 1
+        return retry
+
+    def _pause_slot(self, request: Request, delay: float) -> None:
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        slot = downloader.slots.get(downloader.get_slot_key(request))
+        if slot is None:
+            return
+        # The downloader waits until ``lastseen + delay``; moving lastseen into the future
+        # pauses this domain alone, without changing its delay for later requests.
+        slot.lastseen = max(slot.lastseen, time.monotonic() + delay - slot.delay)

@@ -1,0 +1,105 @@
+"""robots.txt: obey it (Scrapy's middleware), apply its Crawl-delay, and share it with spiders."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.http import Request, Response, TextResponse
+from scrapy.utils.httpobj import urlparse_cached
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+#: Meta key: a spider's own request for robots.txt (to read its Sitemap lines) is answered
+#: from the copy this middleware already fetched, so a site sees robots.txt fetched once.
+ROBOTS_DISCOVERY_META = "robots_discovery"
+
+
+@dataclass(frozen=True)
+class RobotsPolitenessSettings:
+    """``ROBOTSTXT_CRAWL_DELAY_*`` settings."""
+
+    #: Apply robots.txt ``Crawl-delay`` as the per-domain download delay.
+    obey_crawl_delay: bool = True
+    #: Upper bound on an honoured Crawl-delay (seconds); a larger value is capped with a warning.
+    max_crawl_delay: float = 60.0
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RobotsPolitenessSettings:
+        return cls(
+            obey_crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY_ENABLED", True),
+            max_crawl_delay=settings.getfloat("ROBOTSTXT_CRAWL_DELAY_MAX", 60.0),
+        )
+
+
+class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
+    """Scrapy's RobotsTxtMiddleware plus Crawl-delay and a shared robots.txt body."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.config = RobotsPolitenessSettings.from_settings(crawler.settings)
+        self._bodies: dict[str, tuple[int, bytes]] = {}
+        self._delays: dict[str, float] = {}
+
+    async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
+        if request.meta.get(ROBOTS_DISCOVERY_META):
+            return await self._cached_robots(request)
+        await super().process_request(request)
+        self._apply_crawl_delay(request)
+        return None
+
+    async def _cached_robots(self, request: Request) -> Response:
+        netloc = urlparse_cached(request).netloc
+        await self.robot_parser(request)
+        status, body = self._bodies.get(netloc, (404, b""))
+        return TextResponse(
+            url=request.url, status=status, body=body, encoding="utf-8", request=request
+        )
+
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        self._bodies[netloc] = (response.status, response.body)
+        await super()._parse_robots(response, netloc, request)
+        parser = self._parsers.get(netloc)
+        if parser is None or not self.config.obey_crawl_delay or response.status >= 400:
+            return
+        useragent = self._robotstxt_useragent or self._default_useragent
+        delay = parser.crawl_delay(useragent)  # type: ignore[union-attr]
+        if delay:
+            self._record_delay(netloc, float(delay))
+
+    def _record_delay(self, netloc: str, delay: float) -> None:
+        if delay > self.config.max_crawl_delay:
+            logger.warning(
+                "robots.txt of %s asks for Crawl-delay %.1fs; capped at %.1fs",
+                netloc,
+                delay,
+                self.config.max_crawl_delay,
+            )
+            delay = self.config.max_crawl_delay
+        logger.info("Crawl-delay of %.2fs applied to %s", delay, netloc)
+        self._stats.set_value(f"politeness/crawl_delay/{netloc}", delay)
+        self._delays[netloc] = delay
+
+    def _apply_crawl_delay(self, request: Request) -> None:
+        delay = self._delays.get(urlparse_cached(request).netloc)
+        if delay is None:
+            return
+        # AutoThrottle would otherwise lower the delay below Crawl-delay after fast responses.
+        request.meta["autothrottle_dont_adjust_delay"] = True
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        key = downloader.get_slot_key(request)
+        slot = downloader.slots.get(key)
+        if slot is None:
+            # Read by the downloader when it creates the slot for this key.
+            downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
+            return
+        if slot.delay < delay or slot.jitter:
+            slot.delay = max(slot.delay, delay)
+            # Random jitter could shorten a gap below Crawl-delay.
+            slot.jitter = 0.0

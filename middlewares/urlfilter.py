@@ -1,0 +1,86 @@
+"""URL hygiene for every request a spider yields: normalise with courlan, keep to the site."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+
+from crawler.discovery.urls import UrlPolicy, normalize_url
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+logger = logging.getLogger(__name__)
+
+#: Meta key: leave this request's URL exactly as it is (robots.txt, sitemaps, feeds).
+SKIP_META = "skip_url_filter"
+
+
+@dataclass(frozen=True)
+class UrlFilterSettings:
+    """``URLFILTER_*`` settings."""
+
+    enabled: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> UrlFilterSettings:
+        return cls(enabled=settings.getbool("URLFILTER_ENABLED", True))
+
+
+class UrlFilterMiddleware:
+    """Normalises request URLs (tracking parameters, fragments, query order) so duplicates
+    collapse in the dupefilter; drops off-site and non-HTML URLs for spiders that declare a
+    ``url_policy`` (:class:`crawler.discovery.urls.UrlPolicy`)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.config = UrlFilterSettings.from_settings(crawler.settings)
+        if not self.config.enabled:
+            raise NotConfigured("URLFILTER_ENABLED is off")
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        async for obj in result:
+            filtered = self._filter(obj)
+            if filtered is not None:
+                yield filtered
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for obj in start:
+            filtered = self._filter(obj)
+            if filtered is not None:
+                yield filtered
+
+    def _filter(self, obj: Any) -> Any:
+        if not isinstance(obj, Request) or obj.meta.get(SKIP_META) or obj.dont_filter:
+            return obj
+        stats = self.crawler.stats
+        assert stats is not None
+        url = normalize_url(obj.url)
+        if url is None:
+            stats.inc_value("urlfilter/dropped/invalid")
+            logger.debug("Dropped invalid URL %s", obj.url)
+            return None
+        policy: UrlPolicy | None = getattr(self.crawler.spider, "url_policy", None)
+        reason = policy.reject_reason(url) if policy else None
+        if reason:
+            stats.inc_value(f"urlfilter/dropped/{reason}")
+            logger.debug("Dropped %s URL %s", reason, url)
+            return None
+        if url != obj.url:
+            stats.inc_value("urlfilter/normalized")
+            return obj.replace(url=url)
+        return obj

@@ -1,0 +1,201 @@
+"""What the sitemap and feed spiders share: arguments, the crawl plan, pages and errors."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import Response, TextResponse
+from scrapy.settings import BaseSettings
+from twisted.python.failure import Failure
+
+from crawler.discovery.dates import parse_since, to_iso
+from crawler.discovery.plan import Candidate, CrawlPlan, PlanOptions
+from crawler.discovery.urls import UrlPolicy
+from middlewares.urlfilter import SKIP_META
+
+logger = logging.getLogger(__name__)
+
+#: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
+#: plan is known, and sorted newest first, before the first page is fetched.
+DISCOVERY_PRIORITY = 1_000_000
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def base_url_of(domain: str) -> str:
+    """``example.com`` → ``https://example.com``; a URL keeps its scheme and port."""
+    domain = domain.strip()
+    if "://" not in domain:
+        domain = f"https://{domain}"
+    parts = urlsplit(domain)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"domain: not a host or base URL: {domain!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """``DISCOVERY_*`` settings shared by the spiders."""
+
+    #: Nesting limit for sitemap indexes (an index of indexes of sitemaps is depth 2).
+    sitemap_max_depth: int = 3
+    #: Sitemaps fetched from one site at most (guards against index loops and spam).
+    max_sitemaps: int = 1000
+    #: Link depth limit of ``explore`` mode.
+    explore_max_depth: int = 5
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
+        return cls(
+            sitemap_max_depth=settings.getint("DISCOVERY_SITEMAP_MAX_DEPTH", 3),
+            max_sitemaps=settings.getint("DISCOVERY_MAX_SITEMAPS", 1000),
+            explore_max_depth=settings.getint("DISCOVERY_EXPLORE_MAX_DEPTH", 5),
+        )
+
+
+class DiscoverySpider(scrapy.Spider):
+    """Base: parses the common ``-a`` arguments and turns a finished plan into page requests."""
+
+    def __init__(
+        self,
+        domain: str | None = None,
+        since: str | None = None,
+        max_pages: str | int | None = None,
+        lang: str | None = None,
+        subdomains: str | None = None,
+        explore: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.base_url = base_url_of(domain) if domain else None
+        site_urls = [self.base_url] if self.base_url else []
+        site_urls += getattr(self, "feed_urls", [])
+        self.url_policy = UrlPolicy.for_urls(site_urls, allow_subdomains=_truthy(subdomains))
+        self.plan_options = PlanOptions(
+            since=parse_since(since),
+            max_pages=int(max_pages) if max_pages not in (None, "") else None,
+            lang=lang or None,
+        )
+        self.explore = _truthy(explore)
+        self.plan = CrawlPlan(self.url_policy, self.plan_options)
+        self._outstanding = 0
+        self._pages_scheduled = 0
+
+    @property
+    def discovery(self) -> DiscoverySettings:
+        return DiscoverySettings.from_settings(self.settings)
+
+    def inc_stat(self, key: str, count: int = 1) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key, count)
+
+    def discovery_request(self, url: str, callback: Any, **meta: Any) -> scrapy.Request:
+        """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
+        self._outstanding += 1
+        meta[SKIP_META] = True
+        return scrapy.Request(
+            url,
+            callback=callback,
+            errback=self.discovery_error,
+            priority=DISCOVERY_PRIORITY,
+            dont_filter=True,  # discovery re-runs when a JOBDIR crawl resumes
+            meta=meta,
+        )
+
+    def discovery_done(self) -> Iterator[scrapy.Request]:
+        """Call at the end of every discovery callback: schedules pages once all are in."""
+        self._outstanding -= 1
+        if self._outstanding > 0:
+            return
+        for reason, count in self.plan.rejected.items():
+            self.inc_stat(f"discovery/rejected/{reason}", count)
+        self.plan.rejected.clear()
+        pages = self.plan.ordered()
+        if not pages:
+            yield from self.nothing_found()
+            return
+        logger.info("Discovery done: %d pages to fetch from %s", len(pages), self.base_url)
+        for rank, candidate in enumerate(pages):
+            yield self.page_request(candidate, priority=-rank)
+
+    def nothing_found(self) -> Iterator[scrapy.Request]:
+        logger.warning("No pages found on %s", self.base_url)
+        return iter(())
+
+    def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        request = failure.request  # type: ignore[attr-defined]
+        self.inc_stat(f"discovery/errors/{_failure_reason(failure)}")
+        logger.info("Discovery request %s failed: %s", request.url, _failure_reason(failure))
+        yield from self.discovery_done()
+
+    def page_request(self, candidate: Candidate, priority: int = 0, **meta: Any) -> scrapy.Request:
+        self._pages_scheduled += 1
+        self.inc_stat(f"discovery/pages/{candidate.discovered_via}")
+        meta.update(
+            discovered_via=candidate.discovered_via,
+            source_url=candidate.source_url,
+            source_date=to_iso(candidate.date),
+            source_title=candidate.title,
+        )
+        return scrapy.Request(
+            candidate.url,
+            callback=self.parse_page,
+            errback=self.page_error,
+            priority=priority,
+            meta=meta,
+        )
+
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        if not isinstance(response, TextResponse):
+            self.inc_stat("discovery/skipped/non_text")
+            logger.info("Skipped non-text page %s", response.url)
+            return
+        yield self.page_item(response)
+
+    def page_item(self, response: TextResponse) -> dict[str, Any]:
+        meta = response.meta
+        return {
+            # The URL as discovered, before any redirect.
+            "url": (meta.get("redirect_urls") or [response.url])[0],
+            "final_url": response.url,
+            "status": response.status,
+            "discovered_via": meta.get("discovered_via"),
+            "source_url": meta.get("source_url"),
+            "source_date": meta.get("source_date"),
+            "source_title": meta.get("source_title"),
+            "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "content_type": response.headers.get("Content-Type", b"").decode("latin-1"),
+            "html": response.text,
+        }
+
+    def page_error(self, failure: Failure) -> None:
+        request = failure.request  # type: ignore[attr-defined]
+        reason = _failure_reason(failure)
+        self.inc_stat(f"discovery/page_errors/{reason}")
+        log = logger.info if reason == "robots_forbidden" else logger.warning
+        log("Page %s not fetched: %s", request.url, reason)
+
+
+_IGNORE_REASONS = {
+    "Forbidden by robots.txt": "robots_forbidden",
+    "max redirections reached": "redirect_loop",
+}
+
+
+def _failure_reason(failure: Failure) -> str:
+    response = getattr(failure.value, "response", None)
+    if response is not None:
+        return f"http_{response.status}"
+    message = str(failure.value)
+    for text, reason in _IGNORE_REASONS.items():
+        if text in message:
+            return reason
+    return type(failure.value).__name__

@@ -1,0 +1,108 @@
+"""``scrapy crawl sitemap -a domain=example.com``: every page a site lists in its sitemaps."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+
+from crawler.discovery.robots import sitemaps_from_robots
+from crawler.discovery.sitemaps import parse_sitemap
+from middlewares.robots import ROBOTS_DISCOVERY_META
+from spiders.base import DiscoverySpider
+from spiders.explore import ExploreMixin
+
+logger = logging.getLogger(__name__)
+
+#: Where sitemaps usually live when robots.txt names none.
+USUAL_SITEMAP_PATHS = (
+    "/sitemap.xml",
+    "/sitemap_index.xml",
+    "/sitemap-index.xml",
+    "/sitemap.xml.gz",
+    "/sitemap.txt",
+    "/sitemap_news.xml",
+    "/news-sitemap.xml",
+    "/wp-sitemap.xml",
+)
+
+
+class SitemapSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
+    """Discovers sitemaps through robots.txt (or usual paths) and fetches every listed page.
+
+    Arguments: ``domain`` (host or base URL), ``since`` (date), ``max_pages``, ``lang``
+    (hreflang), ``subdomains`` (1 to include them), ``explore`` (1: follow links when the
+    site has no sitemap and no feed).
+    """
+
+    name = "sitemap"
+
+    async def start(self) -> AsyncIterator[Any]:
+        if not self.base_url:
+            raise ValueError("sitemap spider: pass -a domain=example.com")
+        self._sitemaps_seen: set[str] = set()
+        self.stage = "sitemaps"
+        yield self.discovery_request(
+            f"{self.base_url}/robots.txt",
+            self.parse_robots,
+            # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
+            handle_httpstatus_all=True,
+            **{ROBOTS_DISCOVERY_META: True},
+        )
+
+    def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        found = sitemaps_from_robots(response.body) if response.status < 400 else []
+        self.inc_stat("discovery/robots_sitemaps", len(found))
+        urls = found or [f"{self.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
+        self._guessed = not found
+        for url in urls:
+            yield from self._sitemap_request(url, depth=0)
+        yield from self.discovery_done()
+
+    def _sitemap_request(self, url: str, depth: int) -> Iterator[scrapy.Request]:
+        if url in self._sitemaps_seen:
+            return
+        if len(self._sitemaps_seen) >= self.discovery.max_sitemaps:
+            self.inc_stat("discovery/sitemaps/over_limit")
+            return
+        self._sitemaps_seen.add(url)
+        yield self.discovery_request(url, self.parse_sitemap, sitemap_depth=depth)
+
+    def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
+        result = parse_sitemap(response.body, response.url)
+        if result.error:
+            self._count_invalid(response, result.error)
+        else:
+            self.inc_stat("discovery/sitemaps")
+            self.inc_stat(f"discovery/sitemaps/{result.kind}")
+            if result.truncated:
+                self.inc_stat("discovery/sitemaps/truncated")
+                logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
+        depth = response.meta.get("sitemap_depth", 0)
+        for ref in result.sitemaps:
+            if depth + 1 > self.discovery.sitemap_max_depth:
+                self.inc_stat("discovery/sitemaps/too_deep")
+                logger.warning("Sitemap index nesting too deep at %s", response.url)
+                break
+            yield from self._sitemap_request(ref.url, depth + 1)
+        for entry in result.entries:
+            self.plan.add_sitemap_entry(entry, response.url)
+        yield from self.discovery_done()
+
+    def _count_invalid(self, response: Response, error: str) -> None:
+        # A guessed location answering with an HTML page is common and harmless.
+        if getattr(self, "_guessed", False) and error == "not-a-sitemap":
+            self.inc_stat("discovery/sitemaps/not_found")
+            return
+        self.inc_stat(f"discovery/invalid/{error}")
+        logger.warning("Skipped sitemap %s: %s", response.url, error)
+
+    def nothing_found(self) -> Iterator[scrapy.Request]:
+        if self.explore:
+            logger.info("No sitemap on %s: looking for feeds, then links", self.base_url)
+            yield from self.start_explore()
+            return
+        logger.warning("No sitemap with pages on %s (try -a explore=1)", self.base_url)
