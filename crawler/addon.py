@@ -1,0 +1,84 @@
+"""Scrapy add-on: ``ADDONS = {"crawler.Addon": 500}`` in any Scrapy project.
+
+Enables the extraction pipeline (and the one-file-per-document pipeline, inactive until
+``DOCDIR_PATH`` is set), registers the ``tei`` and ``txt`` feed formats and turns on the
+politeness middlewares and defaults. Everything is set at "addon" priority and merged
+into dict settings, so whatever the project or spider set itself wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.settings import BaseSettings
+from scrapy.utils.misc import load_object
+
+import crawler
+from crawler.exporters import FEED_EXPORTERS
+
+PRIORITY = "addon"
+ITEM_PIPELINES = {
+    "crawler.pipeline.ExtractionPipeline": 400,
+    "crawler.exporters.docdir.DocDirPipeline": 800,
+}
+DOWNLOADER_MIDDLEWARES = {
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "middlewares.robots.RobotsPolitenessMiddleware": 100,
+    "middlewares.politeness.RetryAfterMiddleware": 560,
+}
+SPIDER_MIDDLEWARES = {
+    "middlewares.urlfilter.UrlFilterMiddleware": 600,
+}
+USER_AGENT_PRODUCT = f"scrapy-maintext/{crawler.__version__}"
+
+
+class Addon:
+    """Extraction pipeline, ``tei``/``txt`` feeds and polite crawling for any project."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        merge_components(settings, "ITEM_PIPELINES", ITEM_PIPELINES)
+        merge_components(settings, "DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES)
+        merge_components(settings, "SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES)
+        merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
+        apply_politeness(settings)
+
+
+def apply_politeness(settings: BaseSettings) -> None:
+    """Polite crawling defaults; the project's own values win (they have higher priority)."""
+    settings.set("ROBOTSTXT_OBEY", True, priority=PRIORITY)
+    settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", 1, priority=PRIORITY)
+    settings.set("DOWNLOAD_DELAY", 1.0, priority=PRIORITY)
+    settings.set("AUTOTHROTTLE_ENABLED", True, priority=PRIORITY)
+    settings.set("USER_AGENT", user_agent(settings.get("CRAWLER_CONTACT")), priority=PRIORITY)
+
+
+def user_agent(contact: str | None) -> str:
+    """An identifiable User-Agent: product/version plus a contact URL or e-mail."""
+    return f"{USER_AGENT_PRODUCT} (+{contact})" if contact else USER_AGENT_PRODUCT
+
+
+def merge_components(settings: BaseSettings, name: str, components: dict[str, Any]) -> None:
+    """Add components the project did not configure itself (as a path or as a class)."""
+    current = settings.getdict(name)
+    present = {_path(key) for key in current}
+    for path, order in components.items():
+        if _path(path) not in present:
+            current[path] = order
+    settings.set(name, current, priority=settings.getpriority(name) or 0)
+
+
+def merge_dict(settings: BaseSettings, name: str, values: dict[str, Any]) -> None:
+    """Add keys missing from a plain dict setting, keeping the project's entries."""
+    current = settings.getdict(name)
+    for key, value in values.items():
+        current.setdefault(key, value)
+    settings.set(name, current, priority=settings.getpriority(name) or 0)
+
+
+def _path(key: Any) -> str:
+    if isinstance(key, str):
+        try:
+            key = load_object(key)
+        except (ImportError, NameError, ValueError, AttributeError):
+            return key
+    return f"{key.__module__}.{key.__qualname__}"
