@@ -30,9 +30,9 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
-    doc.categories = [c for c in (meta.categories or []) if c]
-    doc.tags = [t for t in (meta.tags or []) if t]
-    doc.license = meta.license or None
+    doc.categories = split_terms(meta.categories)
+    doc.tags = split_terms(meta.tags)
+    doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
 
@@ -44,6 +44,25 @@ def page_language(tree: lxml.html.HtmlElement) -> str | None:
             match = _LANG.match(str(value))
             if match:
                 return match.group(1).lower()
+    return None
+
+
+def split_terms(values: list[str] | None) -> list[str]:
+    """Terms from keyword lists, splitting comma-separated ones, without duplicates."""
+    terms: list[str] = []
+    for value in values or ():
+        for term in value.split(","):
+            term = " ".join(term.split())
+            if term and term not in terms:
+                terms.append(term)
+    return terms
+
+
+def page_license(tree: lxml.html.HtmlElement) -> str | None:
+    """The licence URL a ``rel="license"`` link points to (trafilatura reads only <a> text)."""
+    for href in tree.xpath("//link[@rel='license']/@href|//a[@rel='license']/@href"):
+        if str(href).strip():
+            return str(href).strip()
     return None
 
 
