@@ -24,6 +24,7 @@ XML_NS = "http://www.w3.org/XML/1998/namespace"
 DEFAULT_CORPUS_TITLE = "Web corpus"
 
 _WHEN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+_VERSION = re.compile(r"\d+(\.\d+){0,2}")
 _LANGUAGE = re.compile(r"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$")
 
 
@@ -116,8 +117,10 @@ def _build_encoding(desc: Any, record: dict[str, Any]) -> None:
     _el(crawler_app, "label", "scrapy-maintext")
     extractor = record.get("extractor") or "unknown"
     version = record.get("model_version") or _engine_version(extractor)
-    engine = _el(app_info, "application", ident=_ident(extractor), version=version)
+    engine = _el(app_info, "application", ident=_ident(extractor), version=_version(version))
     _el(engine, "label", extractor)
+    if _version(version) != version:
+        _el(engine, "desc", version, type="version")
     if record.get("confidence") is not None:
         _el(engine, "desc", f"confidence {float(record['confidence']):.3f}")
 
@@ -128,6 +131,13 @@ def _engine_version(extractor: str) -> str:
 
         return str(trafilatura.__version__)
     return "unknown"
+
+
+def _version(version: str) -> str:
+    """``@version`` must be digits and dots (teidata.versionNumber); the full string, when
+    different, goes into a ``<desc type="version">``."""
+    match = _VERSION.search(version)
+    return match.group(0) if match else "0"
 
 
 def _ident(name: str) -> str:
