@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import NotConfigured
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
     from scrapy.settings import BaseSettings
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -44,6 +44,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         self.config = RobotsPolitenessSettings.from_settings(crawler.settings)
+        self._min_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self._bodies: dict[str, tuple[int, bytes]] = {}
         self._delays: dict[str, float] = {}
 
@@ -87,10 +88,12 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         self._delays[netloc] = delay
 
     def _apply_crawl_delay(self, request: Request) -> None:
-        delay = self._delays.get(urlparse_cached(request).netloc)
-        if delay is None:
+        crawl_delay = self._delays.get(urlparse_cached(request).netloc)
+        if crawl_delay is None:
             return
-        # AutoThrottle would otherwise lower the delay below Crawl-delay after fast responses.
+        # The site said how often it wants to be asked: that fixes the domain's delay, and
+        # AutoThrottle must not lower it after fast responses.
+        delay = max(self._min_delay, crawl_delay)
         request.meta["autothrottle_dont_adjust_delay"] = True
         downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
         key = downloader.get_slot_key(request)
@@ -99,7 +102,6 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             # Read by the downloader when it creates the slot for this key.
             downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
             return
-        if slot.delay < delay or slot.jitter:
-            slot.delay = max(slot.delay, delay)
-            # Random jitter could shorten a gap below Crawl-delay.
-            slot.jitter = 0.0
+        slot.delay = delay
+        # Random jitter could shorten a gap below Crawl-delay.
+        slot.jitter = 0.0

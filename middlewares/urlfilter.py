@@ -13,10 +13,11 @@ from scrapy.exceptions import NotConfigured
 from crawler.discovery.urls import UrlPolicy, normalize_url
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.settings import BaseSettings
-    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 

@@ -154,10 +154,11 @@ class DiscoverySpider(scrapy.Spider):
         )
 
     def parse_page(self, response: Response) -> Iterator[Any]:
-        if not isinstance(response, TextResponse):
-            self.inc_stat("discovery/skipped/non_text")
-            logger.info("Skipped non-text page %s", response.url)
+        if not is_html_response(response):
+            self.inc_stat("discovery/skipped/non_html")
+            logger.info("Skipped non-HTML page %s", response.url)
             return
+        assert isinstance(response, TextResponse)
         yield self.page_item(response)
 
     def page_item(self, response: TextResponse) -> dict[str, Any]:
@@ -182,6 +183,22 @@ class DiscoverySpider(scrapy.Spider):
         self.inc_stat(f"discovery/page_errors/{reason}")
         log = logger.info if reason == "robots_forbidden" else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
+
+
+#: Content types a page may have; anything else (images, PDFs, archives) is skipped.
+HTML_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml")
+_SNIFF_BYTES = 1024
+
+
+def is_html_response(response: Response) -> bool:
+    """A text page worth extracting: declared HTML-ish and not binary in fact."""
+    if not isinstance(response, TextResponse):
+        return False
+    ctype = response.headers.get("Content-Type", b"").decode("latin-1").lower()
+    if ctype and ctype.split(";")[0].strip() not in HTML_TYPES:
+        return False
+    # Scrapy trusts a ".html" URL over the body; a NUL byte says it is binary after all.
+    return b"\x00" not in response.body[:_SNIFF_BYTES]
 
 
 _IGNORE_REASONS = {

@@ -88,7 +88,7 @@ def _absolute(loc: str | None, base_url: str | None) -> str | None:
 
 
 def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8-sig", errors="replace")
     result = SitemapParseResult(kind="text")
     for line in text.splitlines():
         url = _absolute(line, base_url) if line.strip().startswith("http") else None

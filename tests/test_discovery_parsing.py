@@ -1,0 +1,194 @@
+"""The Scrapy-free discovery core on real-world-shaped samples and hostile input."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from crawler.demo.site import BILLION_LAUGHS, XXE
+from crawler.discovery.feeds import find_feed_links, parse_feed
+from crawler.discovery.plan import Candidate, CrawlPlan, PlanOptions
+from crawler.discovery.robots import sitemaps_from_robots
+from crawler.discovery.safexml import XmlError, gunzip_capped
+from crawler.discovery.sitemaps import parse_sitemap
+from crawler.discovery.urls import UrlPolicy, normalize_url
+
+FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
+
+
+def read(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def test_wordpress_sitemap_index() -> None:
+    result = parse_sitemap(read("wordpress-sitemap-index.xml"))
+    assert result.kind == "index"
+    assert [s.url.rsplit("/", 1)[-1] for s in result.sitemaps] == [
+        "wp-sitemap-posts-post-1.xml",
+        "wp-sitemap-posts-page-1.xml",
+        "wp-sitemap-taxonomies-category-1.xml",
+        "wp-sitemap-users-1.xml",
+    ]
+
+
+def test_yoast_urlset_with_images_and_timezones() -> None:
+    result = parse_sitemap(read("yoast-post-sitemap.xml"))
+    assert result.kind == "urlset"
+    assert [e.url for e in result.entries] == [
+        "https://news.example.com/2026/03/council-approves-budget/",
+        "https://news.example.com/2026/03/river-festival-returns/",
+        "https://news.example.com/2026/02/new-bus-lines/",
+    ]
+    assert result.entries[1].lastmod == datetime(2026, 3, 20, 5, 45, tzinfo=UTC)
+    assert result.entries[2].lastmod == datetime(2026, 2, 2, tzinfo=UTC)
+
+
+def test_google_news_sitemap_keeps_date_and_title() -> None:
+    entries = parse_sitemap(read("google-news-sitemap.xml")).entries
+    assert entries[0].news_title == "Companies A & B in Merger Talks"
+    assert entries[0].date == datetime(2026, 11, 20, 13, 15, tzinfo=UTC)
+    assert entries[1].news_title == "Late goal decides the final"
+    assert entries[1].date == datetime(2026, 11, 21, tzinfo=UTC)
+
+
+def test_hreflang_alternates_and_language_choice() -> None:
+    entries = parse_sitemap(read("hreflang-sitemap.xml")).entries
+    assert [a.lang for a in entries[0].alternates] == ["de", "de-ch", "en"]
+    plan = CrawlPlan(UrlPolicy(frozenset({"www.example.com"})), PlanOptions(lang="de"))
+    for entry in entries:
+        plan.add_sitemap_entry(entry, "https://www.example.com/sitemap.xml")
+    assert [c.url for c in plan.ordered()] == [
+        "https://www.example.com/deutsch/page.html",
+        "https://www.example.com/english/only.html",  # no alternates: language unknown, kept
+    ]
+
+
+def test_text_sitemap_with_bom_and_comments() -> None:
+    result = parse_sitemap(read("text-sitemap.txt"))
+    assert result.kind == "text"
+    assert [e.url for e in result.entries] == [
+        "https://docs.example.org/",
+        "https://docs.example.org/guide/install.html",
+        "https://docs.example.org/guide/usage.html",
+    ]
+
+
+def test_gzip_sitemap() -> None:
+    result = parse_sitemap(gzip.compress(read("yoast-post-sitemap.xml")))
+    assert len(result.entries) == 3
+
+
+def test_hostile_and_broken_sitemaps_are_refused_not_expanded() -> None:
+    assert parse_sitemap(BILLION_LAUGHS).error == "hostile-xml"
+    assert parse_feed(XXE).error == "hostile-xml"
+    bomb = gzip.compress(b"<urlset>" + b" " * (60 * 1024 * 1024) + b"</urlset>")
+    assert parse_sitemap(bomb).error == "gzip-bomb"
+    assert parse_sitemap(b"\x1f\x8bnot really gzip").error == "bad-gzip"
+    assert parse_sitemap(b"<html><body>Not found</body></html>").error == "not-a-sitemap"
+    assert parse_sitemap(b"").error == "not-a-sitemap"
+    assert parse_sitemap(b"<urlset><url><loc>").kind in ("urlset", "invalid")
+
+
+def test_gunzip_cap_is_exact() -> None:
+    assert gunzip_capped(gzip.compress(b"x" * 100), limit=100) == b"x" * 100
+    with pytest.raises(XmlError):
+        gunzip_capped(gzip.compress(b"x" * 101), limit=100)
+
+
+def test_wordpress_rss() -> None:
+    result = parse_feed(read("wordpress-rss.xml"))
+    assert result.kind == "rss"
+    assert result.title == "Example Blog"
+    first, second = result.entries
+    assert first.url == "https://blog.example.org/2026/11/ten-years/"
+    assert first.title == "Ten years of gardening notes"
+    assert first.date == datetime(2026, 11, 20, 9, 12, 44, tzinfo=UTC)
+    assert second.url == "https://blog.example.org/2026/11/guid-only/"
+
+
+def test_atom_alternate_links_relative_to_feed() -> None:
+    result = parse_feed(read("blog-atom.xml"), "https://blog.example.com/feeds/posts/default")
+    assert result.kind == "atom"
+    assert [e.url for e in result.entries] == [
+        "https://blog.example.com/2026/11/profiling.html",
+        "https://blog.example.com/2026/10/relative.html",
+    ]
+    assert result.entries[0].date == datetime(2026, 11, 18, 18, 0, tzinfo=UTC)
+
+
+def test_json_feed() -> None:
+    result = parse_feed(read("jsonfeed-1.0.json"))
+    assert result.kind == "json"
+    assert [e.url for e in result.entries] == [
+        "https://example.org/second-item",
+        "https://example.org/initial-post",
+        "https://example.org/external",
+    ]
+    assert result.entries[1].title == "Initial post"
+    assert parse_feed(b'{"version": 1, "items": []}').error == "not-a-feed"
+    assert parse_feed(b"{" * 100_000).error == "malformed-json"
+
+
+def test_rss1_rdf() -> None:
+    result = parse_feed(read("rss1-rdf.xml"))
+    assert result.kind == "rdf"
+    assert [e.url for e in result.entries] == [
+        "https://www.example.edu/news/1",
+        "https://www.example.edu/news/2",
+    ]
+    assert result.entries[0].date == datetime(2026, 5, 4, 7, 0, tzinfo=UTC)
+
+
+def test_feed_links_on_a_home_page() -> None:
+    html = b"""<html><head>
+    <link rel="alternate" type="application/rss+xml" href="/feed/">
+    <link rel="alternate" type="application/atom+xml; charset=utf-8" href="https://x.org/atom">
+    <link rel="alternate" hreflang="de" href="/de/">
+    <link rel="stylesheet" type="text/css" href="/s.css">
+    <link rel="alternate" type="application/feed+json" href="/feed/">
+    </head></html>"""
+    links = find_feed_links(html, "https://x.org/")
+    assert [(link.url, link.kind) for link in links] == [
+        ("https://x.org/feed/", "rss"),
+        ("https://x.org/atom", "atom"),
+    ]
+
+
+def test_robots_sitemap_lines() -> None:
+    body = b"User-agent: *\nDisallow: /a\nSitemap: https://x.org/s1.xml\nsitemap: https://x.org/s2.xml?x=1\nSitemap: https://x.org/s1.xml\n"
+    assert sitemaps_from_robots(body) == ["https://x.org/s1.xml", "https://x.org/s2.xml?x=1"]
+
+
+def test_normalisation_strips_tracking_and_fragments() -> None:
+    assert normalize_url("https://x.org/a?utm_source=n&b=2&a=1#top") == "https://x.org/a?a=1&b=2"
+    assert normalize_url("https://x.org/p?fbclid=abc") == "https://x.org/p"
+    assert normalize_url("javascript:alert(1)") is None
+
+
+def test_url_policy() -> None:
+    policy = UrlPolicy(frozenset({"example.com"}))
+    assert policy.reject_reason("https://www.example.com/a.html") is None
+    assert policy.reject_reason("https://blog.example.com/a.html") == "offsite"
+    assert policy.reject_reason("https://example.com/report.pdf") == "non_html"
+    assert policy.reject_reason("https://other.org/") == "offsite"
+    with_subs = UrlPolicy(frozenset({"example.com"}), allow_subdomains=True)
+    assert with_subs.reject_reason("https://blog.example.com/a.html") is None
+
+
+def test_plan_orders_newest_first_prunes_and_dedupes() -> None:
+    since = datetime(2026, 2, 1, tzinfo=UTC)
+    plan = CrawlPlan(UrlPolicy(frozenset({"x.org"})), PlanOptions(since=since, max_pages=3))
+    days = {"old": 1, "mid": 5, "new": 9}
+    for name, month in days.items():
+        plan.add(
+            Candidate(f"https://x.org/{name}", "sitemap", "s", datetime(2026, month, 1, tzinfo=UTC))
+        )
+    plan.add(Candidate("https://x.org/undated", "sitemap", "s"))
+    plan.add(Candidate("https://x.org/new?utm_medium=x", "feed", "f", title="New"))
+    plan.add(Candidate("https://x.org/late", "sitemap", "s", datetime(2026, 3, 1, tzinfo=UTC)))
+    assert [c.url.rsplit("/", 1)[-1] for c in plan.ordered()] == ["new", "mid", "late"]
+    assert plan.candidates["https://x.org/new"].title == "New"  # merged from the duplicate
+    assert plan.rejected == {"before_since": 1, "duplicate": 1}
