@@ -50,6 +50,8 @@ MAX_TASKS_PER_WORKER = 500
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 #: File in JOBDIR holding the fingerprints of kept documents, one per line.
 FINGERPRINTS_FILE = "extract-fingerprints.txt"
+#: Pages without text and near-duplicates are routine in a crawl: not worth a warning.
+ROUTINE_DROP_LOG_LEVEL = "INFO"
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -125,6 +127,7 @@ class ExtractionRunner:
                 max_workers=config.workers,
                 max_tasks=MAX_TASKS_PER_WORKER,
                 context=multiprocessing.get_context(START_METHOD),
+                initializer=_quiet_worker_logging,
             )
 
     def submit(self, html: str | bytes, url: str | None, options: ExtractOptions) -> Deferred:
@@ -141,6 +144,12 @@ class ExtractionRunner:
         if self.pool is not None:
             self.pool.stop()
             self.pool.join()
+
+
+def _quiet_worker_logging() -> None:
+    # Workers have no logging set up, so Python's last-resort handler would print their
+    # warnings to stderr; the main process already logs what matters (once).
+    logging.getLogger("crawler").addHandler(logging.NullHandler())
 
 
 def _settle(deferred: Deferred, future: Future) -> None:
@@ -240,7 +249,7 @@ class ExtractionPipeline:
         self._count(doc)
         self._check(doc, url)
         logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
-        return self._merge(item, adapter, doc)
+        return merge_document(item, doc, self.config)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
@@ -259,39 +268,51 @@ class ExtractionPipeline:
         too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
         if too_short and self.config.drop_no_text:
             self._inc("extract/dropped/no_text")
-            raise DropItem(f"No main text ({doc.reason or 'too-short'}): {url}")
+            message = f"No main text ({doc.reason or 'too-short'}): {url}"
+            raise DropItem(message, log_level=ROUTINE_DROP_LOG_LEVEL)
         if self.seen is None or not doc.fingerprint:
             return
         duplicate_of = self.seen.check_and_add(doc.fingerprint)
         if duplicate_of is not None:
             self._inc("extract/dropped/duplicate")
-            raise DropItem(f"Near-duplicate of fingerprint {duplicate_of}: {url}")
+            message = f"Near-duplicate of fingerprint {duplicate_of}: {url}"
+            raise DropItem(message, log_level=ROUTINE_DROP_LOG_LEVEL)
 
-    def _merge(self, item: Any, adapter: ItemAdapter, doc: Document) -> Any:
-        values = self._document_fields(adapter, doc)
-        if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
-            # A typed item (scrapy.Item, dataclass) without the Document fields cannot
-            # hold them; a dict keeps every field the item had.
-            item = adapter.asdict()
-            adapter = ItemAdapter(item)
-        for key, value in values.items():
-            adapter[key] = value
-        if not self.config.keep_html and self.config.html_field in adapter:
-            del adapter[self.config.html_field]
-        return item
 
-    def _document_fields(self, adapter: ItemAdapter, doc: Document) -> dict[str, Any]:
-        """Document fields to set: empty ones never overwrite what the item already has."""
-        values = doc.to_dict()
-        if not values["date"] and self.config.date_field:
-            values["date"] = _iso_date(adapter.get(self.config.date_field))
-        if not values["title"] and self.config.title_field:
-            values["title"] = adapter.get(self.config.title_field) or None
-        return {
-            key: value
-            for key, value in values.items()
-            if not (key in adapter and value in (None, "", []))
-        }
+def merge_document(item: Any, doc: Document, config: ExtractConfig) -> Any:
+    """``item`` with every Document field set (a dict copy when its type cannot hold them).
+
+    Empty Document values never overwrite what the item already has; without a page date,
+    the item's ``config.date_field`` (sitemap lastmod, feed date) becomes ``date``.
+    """
+    adapter = ItemAdapter(item)
+    values = _document_fields(adapter, doc, config)
+    if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
+        # A typed item (scrapy.Item, dataclass) without the Document fields cannot
+        # hold them; a dict keeps every field the item had.
+        item = adapter.asdict()
+        adapter = ItemAdapter(item)
+    for key, value in values.items():
+        adapter[key] = value
+    if not config.keep_html and config.html_field in adapter:
+        del adapter[config.html_field]
+    return item
+
+
+def _document_fields(adapter: ItemAdapter, doc: Document, config: ExtractConfig) -> dict[str, Any]:
+    values = doc.to_dict()
+    if "url" in adapter:
+        # The item's own URL stays (EXTRACT_URL_FIELD may name another field).
+        del values["url"]
+    if not values["date"] and config.date_field:
+        values["date"] = _iso_date(adapter.get(config.date_field))
+    if not values["title"] and config.title_field:
+        values["title"] = adapter.get(config.title_field) or None
+    return {
+        key: value
+        for key, value in values.items()
+        if not (key in adapter and value in (None, "", []))
+    }
 
 
 def _iso_date(value: Any) -> str | None:

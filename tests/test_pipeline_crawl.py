@@ -1,0 +1,146 @@
+"""A real crawl: the add-on in a foreign Scrapy project, pages from a local HTTP server."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+
+from crawler.exporters.txt import DOCUMENT_SEPARATOR
+from tests.schema import tei_errors
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "tests" / "fixtures" / "extraction" / "site"
+PROJECT = ROOT / "tests" / "fixtures" / "foreign_project"
+CONTACT = "mailto:corpus@example.org"
+CRAWL_TIMEOUT = 120
+
+
+@dataclass
+class Server:
+    base: str
+    requests: list[tuple[str, str]] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    record = Server(base="")
+
+    class Handler(SimpleHTTPRequestHandler):
+        def do_GET(self) -> None:
+            record.requests.append((self.path, self.headers.get("User-Agent", "")))
+            super().do_GET()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    handler = functools.partial(Handler, directory=str(SITE))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    record.base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    yield record
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def crawl(server: Server, out: Path, *settings: str) -> dict[str, Any]:
+    """Run ``scrapy crawl pages`` in the foreign project; return its final stats."""
+    stats_path = out / "stats.json"
+    command = [sys.executable, "-m", "scrapy", "crawl", "pages", "-a", f"base={server.base}"]
+    command += ["-s", f"STATS_OUTPUT={stats_path}", "-s", f"CRAWLER_CONTACT={CONTACT}"]
+    for setting in settings:
+        command += ["-s", setting]
+    # `-O corpus.xml:tei` is checked against the project's FEED_EXPORTERS before add-ons
+    # run, so feeds in add-on formats are given through FEEDS, which is read after them.
+    feeds = {
+        f"{out}/items.jsonl": {"format": "jsonlines", "overwrite": True},
+        f"{out}/corpus.xml": {"format": "tei", "overwrite": True},
+        f"{out}/corpus.txt": {"format": "txt", "overwrite": True},
+    }
+    command += ["-s", f"FEEDS={json.dumps(feeds)}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        command, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=CRAWL_TIMEOUT
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats: dict[str, Any] = json.loads(stats_path.read_text("utf-8"))
+    return stats
+
+
+@pytest.fixture(scope="module")
+def crawled(server: Server, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("crawl")
+    stats = crawl(server, out, f"DOCDIR_PATH={out}/docs", "DOCDIR_FORMAT=tei")
+    return out, stats
+
+
+def items_of(out: Path) -> dict[str, dict[str, Any]]:
+    lines = (out / "items.jsonl").read_text("utf-8").splitlines()
+    return {item["extra"]["name"]: item for item in map(json.loads, lines)}
+
+
+def test_items_get_text_and_keep_their_fields(crawled: tuple[Path, dict]) -> None:
+    items = items_of(crawled[0])
+    kept = set(items) - {"nodate.html"}
+    assert "nodate.html" in items and kept in ({"article.html"}, {"syndicated.html"})
+    for name, item in items.items():
+        assert item["extra"]["name"] == name
+        assert "html" not in item
+        assert item["text"] and item["fingerprint"] and item["body"]
+        assert item["url"].endswith(name)
+    (article,) = (items[name] for name in kept)
+    assert "tidal lagoon" in article["text"]
+    assert article["date"] == "2024-03-05"
+    assert {"kind": "head", "text": "What the lagoon involves", "level": 2} in article["body"]
+    # The page states no date: the item's feed date fills in.
+    assert items["nodate.html"]["date"] == "2023-05-06"
+    assert items["nodate.html"]["language"] == "de"
+
+
+def test_stats_count_extractions_and_drops(crawled: tuple[Path, dict]) -> None:
+    stats = crawled[1]
+    assert stats["extract/items"] == 4
+    assert stats.get("extract/trafilatura", 0) + stats.get("extract/neural", 0) == 4
+    assert stats["extract/dropped/no_text"] == 1
+    assert stats["extract/dropped/duplicate"] == 1
+    assert stats["item_scraped_count"] == 2
+    assert stats["extract/docdir/written"] == 2
+
+
+def test_addon_politeness_reaches_the_server(server: Server, crawled: tuple[Path, dict]) -> None:
+    paths = [path for path, _ in server.requests]
+    assert "/robots.txt" in paths
+    agents = {agent for _, agent in server.requests}
+    assert agents == {f"scrapy-maintext/0.1.0 (+{CONTACT})"}
+
+
+def test_feeds_and_docdir_are_valid(crawled: tuple[Path, dict]) -> None:
+    out = crawled[0]
+    corpus = etree.parse(str(out / "corpus.xml")).getroot()
+    assert len(corpus) == 3  # corpus header + two documents
+    assert tei_errors(corpus) == ""
+    text = (out / "corpus.txt").read_text("utf-8")
+    assert text.count(DOCUMENT_SEPARATOR + "\n") == 2
+    files = sorted((out / "docs").iterdir())
+    assert len(files) == 2 and all(f.suffix == ".xml" and len(f.stem) == 32 for f in files)
+    for path in files:
+        assert tei_errors(etree.parse(str(path)).getroot()) == ""
+
+
+def test_timeout_kills_the_worker_and_drops_the_page(server: Server, tmp_path: Path) -> None:
+    stats = crawl(server, tmp_path, "EXTRACT_TIMEOUT=0.001", "EXTRACT_WORKERS=1")
+    assert stats["extract/timeout"] == 4
+    assert stats.get("item_scraped_count", 0) == 0
+    assert (tmp_path / "items.jsonl").read_text("utf-8") == ""
