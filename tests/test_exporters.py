@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def records() -> list[dict[str, Any]]:
     return data
 
 
-def export(exporter_class: type[BaseItemExporter], items: list[Any]) -> bytes:
+def export(exporter_class: Callable[..., BaseItemExporter], items: list[Any]) -> bytes:
     buffer = io.BytesIO()
     exporter = exporter_class(buffer)
     exporter.start_exporting()
@@ -65,7 +66,7 @@ def check_golden(name: str, output: bytes) -> None:
     ],
 )
 def test_exporter_matches_golden(
-    records: list[dict[str, Any]], exporter_class: type[BaseItemExporter], golden: str
+    records: list[dict[str, Any]], exporter_class: Callable[..., BaseItemExporter], golden: str
 ) -> None:
     check_golden(golden, export(exporter_class, records))
 

@@ -144,3 +144,10 @@ def test_timeout_kills_the_worker_and_drops_the_page(server: Server, tmp_path: P
     assert stats["extract/timeout"] == 4
     assert stats.get("item_scraped_count", 0) == 0
     assert (tmp_path / "items.jsonl").read_text("utf-8") == ""
+
+
+def test_thread_mode_without_worker_processes(server: Server, tmp_path: Path) -> None:
+    stats = crawl(server, tmp_path, "EXTRACT_WORKERS=0", "EXTRACT_ENGINE=trafilatura")
+    assert stats["extract/trafilatura"] == 4
+    assert stats["item_scraped_count"] == 2
+    assert len(items_of(tmp_path)) == 2

@@ -47,7 +47,14 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
-    result = extractor.extract(copy.deepcopy(tree), url)
+    try:
+        result = extractor.extract(copy.deepcopy(tree), url)
+    except Exception as exc:
+        if options.engine == "neural":
+            raise
+        # "auto" promises text whenever trafilatura can find some.
+        logger.debug("Neural engine failed on %s (%r), falling back", url, exc)
+        result = NeuralFailure()
     version = str(extractor.version)
     confidence = float(result.confidence)
     if result.fallback and options.engine == "auto":
@@ -56,6 +63,15 @@ def run_engine(
         return fallback
     comments = run_trafilatura(tree, url, options).comments if options.include_comments else None
     return EngineResult(list(result.blocks), "neural", confidence, version, comments)
+
+
+@dataclass
+class NeuralFailure:
+    """Stands in for a neural result when the engine raised: fall back, zero confidence."""
+
+    blocks: list[Block] = field(default_factory=list)
+    confidence: float = 0.0
+    fallback: bool = True
 
 
 @functools.cache
