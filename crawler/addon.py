@@ -45,11 +45,30 @@ class Addon:
 
 def apply_politeness(settings: BaseSettings) -> None:
     """Polite crawling defaults; the project's own values win (they have higher priority)."""
-    settings.set("ROBOTSTXT_OBEY", True, priority=PRIORITY)
-    settings.set("CONCURRENT_REQUESTS_PER_DOMAIN", 1, priority=PRIORITY)
-    settings.set("DOWNLOAD_DELAY", 1.0, priority=PRIORITY)
-    settings.set("AUTOTHROTTLE_ENABLED", True, priority=PRIORITY)
+    for name, value in POLITENESS_DEFAULTS.items():
+        settings.set(name, value, priority=PRIORITY)
+    # AutoThrottle starts from its own (5 s) delay unless told otherwise: start at the floor.
+    start_delay = max(settings.getfloat("DOWNLOAD_DELAY"), 1.0)
+    settings.set("AUTOTHROTTLE_START_DELAY", start_delay, priority=PRIORITY)
     settings.set("USER_AGENT", user_agent(settings.get("CRAWLER_CONTACT")), priority=PRIORITY)
+
+
+#: Politeness defaults: one request at a time per domain, at least 1 s apart (no random
+#: jitter below the floor), AutoThrottle backing off slow sites, many domains in parallel,
+#: bounded redirects, sizes and timeouts.
+POLITENESS_DEFAULTS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    "DOWNLOAD_DELAY": 1.0,
+    "DOWNLOAD_DELAY_JITTER": 0.0,
+    "AUTOTHROTTLE_ENABLED": True,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
+    "AUTOTHROTTLE_MAX_DELAY": 60.0,
+    "REDIRECT_MAX_TIMES": 5,
+    "DOWNLOAD_TIMEOUT": 30,
+    "DOWNLOAD_MAXSIZE": 50 * 1024 * 1024,
+    "DOWNLOAD_WARNSIZE": 10 * 1024 * 1024,
+}
 
 
 def user_agent(contact: str | None) -> str:

@@ -207,8 +207,10 @@ class ExtractionPipeline:
 
     def open_spider(self) -> None:
         config = self.config
-        if config.engine == "auto" and not neural_available():
-            logger.warning("EXTRACT_ENGINE=auto: neural extractor unavailable, using trafilatura")
+        if config.engine == "auto":
+            # Loads the model here too, so a missing one is logged once, in the crawl log
+            # (workers log nowhere).
+            neural_available()
         self.runner = ExtractionRunner(config)
         if config.dedup:
             self.seen = SeenFingerprints(config.dedup_distance, config.jobdir)

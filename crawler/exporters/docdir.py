@@ -97,7 +97,9 @@ class DocDirPipeline:
         self.crawler = crawler
         self.config = DocDirConfig.from_settings(crawler.settings)
         if not self.config.path:
-            raise NotConfigured("DOCDIR_PATH is not set")
+            # No message: Scrapy would log it as a warning on every crawl of a feature
+            # that is off by default.
+            raise NotConfigured
         self.directory = Path(self.config.path)
 
     @classmethod
