@@ -1,0 +1,200 @@
+"""Per-block model inputs, computed without any pretrained weights.
+
+Three arrays per page (N blocks):
+
+* ``dense``: text statistics, link density, position, depth, kind (``N x DENSE_SIZE`` float32);
+* ``struct_ids``: hashed tag and class/id tokens of the block's element and its ancestors,
+  tag paths and the block kind (``N x STRUCT_SLOTS`` int64, 0 = padding);
+* ``word_ids``: hashed lowercased words of the block text (``N x WORD_SLOTS`` int64).
+
+Training (``models/dataset.py``) calls this very module, so run-time and training-time
+preprocessing cannot drift; golden files in ``tests/fixtures/neural`` pin it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from crawler.neural.segment import Context, RawBlock
+
+#: Size of the hashed id space shared by structure and word ids (id 0 is padding).
+HASH_SIZE = 1 << 15
+STRUCT_SLOTS = 32
+WORD_SLOTS = 16
+#: Words taken from the start and the end of a block for ``word_ids``.
+HEAD_WORDS = 12
+TAIL_WORDS = 4
+#: Ancestors nearer than this get their own id namespace; further ones share one.
+NEAR_ANCESTORS = 3
+
+KINDS = ("head", "p", "item", "row", "code", "quote")
+DENSE_SIZE = 26
+
+#: Frequent function words of the main languages in the training data (en, de, fr, es, it,
+#: nl, pt); their share separates running prose from navigation and labels.
+STOPWORDS = frozenset(
+    """the a an and or of to in on for with is are was were be been it this that as at by from
+    not but have has had will would can could you we they he she his her their our its which who
+    der die das und oder ist sind war ein eine einen dem den des zu im mit von auf für nicht
+    sich auch es er sie wir ich bei aus nach wie als dass le la les et ou est sont un une des
+    du de dans pour avec sur pas que qui il elle nous vous ce el los las y o es son una unos
+    del en con por para que se lo al il lo gli e di da per con non che è het een en van op te
+    voor niet dat zijn o os as um uma do da em com não""".split()
+)
+
+_WORD = re.compile(r"\w+")
+# Character classes counted with C-level regex scans (a Python loop per character is too slow).
+_PUNCT = re.compile(r"[.,;:!?]")
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+_UPPER = re.compile(r"[A-ZÀ-ÖØ-ÞΑ-ΩА-Я]")
+_CJK = re.compile(r"[\u2e81-\U0010ffff]")
+_SENTENCE_END = frozenset(".!?。！？\"'”»)")
+_ALWAYS_FAR_TAGS = frozenset({"html", "body"})
+
+
+@dataclass
+class PageFeatures:
+    dense: np.ndarray
+    struct_ids: np.ndarray
+    word_ids: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.dense.shape[0])
+
+
+_hash_cache: dict[str, int] = {}
+
+
+def hash_id(token: str) -> int:
+    """Stable id in [1, HASH_SIZE) (Python's ``hash`` is salted per process)."""
+    cached = _hash_cache.get(token)
+    if cached is None:
+        cached = 1 + zlib.crc32(token.encode("utf-8", "surrogatepass")) % (HASH_SIZE - 1)
+        if len(_hash_cache) < 500_000:
+            _hash_cache[token] = cached
+    return cached
+
+
+def _context_tokens(ctx: Context, prefix: str) -> list[str]:
+    out = [f"t{prefix}:{ctx.tag}"]
+    out.extend(f"c{prefix}:{tok}" for tok in ctx.tokens[:8])
+    return out
+
+
+class _FarAncestors:
+    """Ids of tags and class/id tokens of ancestors beyond NEAR_ANCESTORS, memoised per page."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[int, ...]] = {}
+
+    def ids(self, path: tuple[Context, ...]) -> tuple[int, ...]:
+        far = path[:-NEAR_ANCESTORS]
+        if not far:
+            return ()
+        return self._upto(far, len(far) - 1)
+
+    def _upto(self, far: tuple[Context, ...], last: int) -> tuple[int, ...]:
+        # Iterative on purpose: hostile pages can nest very deeply.
+        start = last
+        while start >= 0 and id(far[start]) not in self.memo:
+            start -= 1
+        acc = self.memo[id(far[start])] if start >= 0 else ()
+        for k in range(start + 1, last + 1):
+            ctx = far[k]
+            own = [] if ctx.tag in _ALWAYS_FAR_TAGS else _context_tokens(ctx, "a")
+            merged = dict.fromkeys((*(hash_id(t) for t in own), *acc))
+            acc = tuple(merged)[:STRUCT_SLOTS]
+            self.memo[id(ctx)] = acc
+        return acc
+
+
+def _struct_ids(block: RawBlock, memo: dict[tuple[int, int], list[int]]) -> list[int]:
+    """Ids of the kind, the nearest ancestors' tags and class/id tokens, and tag paths."""
+    near = block.path[-NEAR_ANCESTORS:][::-1]
+    ids = [hash_id(f"k:{block.kind}")]
+    for dist, ctx in enumerate(near):
+        key = (id(ctx), dist)
+        cached = memo.get(key)
+        if cached is None:
+            cached = memo[key] = [hash_id(t) for t in _context_tokens(ctx, str(dist))]
+        ids.extend(cached)
+    tags = [c.tag for c in near]
+    if len(tags) >= 2:
+        ids.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
+    if len(tags) >= 3:
+        ids.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+    return ids
+
+
+def _padded(ids: list[int], slots: int) -> list[int]:
+    unique = list(dict.fromkeys(ids))[:slots]
+    return unique + [0] * (slots - len(unique))
+
+
+def _word_tokens(words: list[str]) -> list[str]:
+    picked = words[:HEAD_WORDS] + words[HEAD_WORDS:][-TAIL_WORDS:]
+    return [f"w:{'<num>' if w.isdigit() else w}" for w in picked]
+
+
+def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
+    text = block.text
+    n_chars = max(len(text), 1)
+    n_words = len(words)
+    letters = len(_LETTER.findall(text))
+    return [
+        math.log1p(len(text)) / 8.0,
+        math.log1p(n_words) / 6.0,
+        min(block.link_chars / n_chars, 1.0),
+        (sum(map(len, words)) / n_words / 10.0) if n_words else 0.0,
+        len(_PUNCT.findall(text)) / n_chars * 5.0,
+        len(_DIGIT.findall(text)) / n_chars,
+        len(_UPPER.findall(text)) / max(letters, 1),
+        (sum(map(STOPWORDS.__contains__, words)) / n_words) if n_words else 0.0,
+        float(text[-1] in _SENTENCE_END) if text else 0.0,
+        float(text[:1].isupper()),
+        min(text.count(",") / max(n_words, 1) * 5.0, 1.0),
+        float(block.link_chars >= len(text) > 0),
+        len(_CJK.findall(text)) / n_chars,
+    ]
+
+
+def _page_stats(block: RawBlock, index: int, n: int, before: int, total: int) -> list[float]:
+    kinds = [float(block.kind == k) for k in KINDS]
+    return [
+        index / max(n - 1, 1),
+        before / max(total, 1),
+        len(block.text) / max(total, 1),
+        min(len(block.path) / 32.0, 2.0),
+        block.level / 6.0,
+        min(len(block.cells) / 10.0, 1.0),
+        *kinds,
+        math.log1p(n) / 8.0,
+    ]
+
+
+def featurize(blocks: list[RawBlock]) -> PageFeatures:
+    """Model inputs for a page's blocks, in block order."""
+    n = len(blocks)
+    total = sum(len(b.text) for b in blocks)
+    far = _FarAncestors()
+    memo: dict[tuple[int, int], list[int]] = {}
+    dense, struct, word = [], [], []
+    before = 0
+    for i, block in enumerate(blocks):
+        words = _WORD.findall(block.text.lower())
+        dense.append(_text_stats(block, words) + _page_stats(block, i, n, before, total))
+        before += len(block.text)
+        ids = _struct_ids(block, memo) + list(far.ids(block.path))
+        struct.append(_padded(ids, STRUCT_SLOTS))
+        word.append(_padded([hash_id(t) for t in _word_tokens(words)], WORD_SLOTS))
+    return PageFeatures(
+        np.array(dense, dtype=np.float32).reshape(n, DENSE_SIZE),
+        np.array(struct, dtype=np.int64).reshape(n, STRUCT_SLOTS),
+        np.array(word, dtype=np.int64).reshape(n, WORD_SLOTS),
+    )

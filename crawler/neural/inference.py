@@ -1,0 +1,94 @@
+"""ONNX Runtime session for the block classifier, with windowing for long pages."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+
+from crawler.neural.features import PageFeatures
+
+logger = logging.getLogger(__name__)
+
+MODELS_DIR = Path(__file__).parent / "models"
+DEFAULT_VERSION = "v1"
+
+
+@dataclass
+class ModelConfig:
+    """What ``config.json`` holds (besides the training summary, kept as ``extra``)."""
+
+    version: str
+    max_len: int
+    overlap: int
+    threshold: float
+    smooth_margin: float
+    min_confidence: float
+    min_chars: int
+    dense_size: int
+    hash_size: int
+    struct_slots: int
+    word_slots: int
+    extra: dict[str, Any]
+
+    @classmethod
+    def read(cls, path: Path) -> ModelConfig:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = {k: data.pop(k) for k in list(data) if k in cls.__dataclass_fields__}
+        return cls(**known, extra=data)
+
+
+def _session(model_path: Path) -> ort.InferenceSession:
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Spinning threads burn CPU that the crawler's other work needs.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+
+
+class BlockModel:
+    """Block probabilities from page features. Thread-safe (ORT sessions are)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.config = ModelConfig.read(model_dir / "config.json")
+        self.session = _session(model_dir / "model.onnx")
+        self._lock = threading.Lock()
+
+    def _run(self, feats: PageFeatures, lo: int, hi: int) -> np.ndarray:
+        inputs = {
+            "dense": feats.dense[None, lo:hi],
+            "struct_ids": feats.struct_ids[None, lo:hi],
+            "word_ids": feats.word_ids[None, lo:hi],
+        }
+        (logits,) = self.session.run(["logits"], inputs)
+        return np.asarray(logits[0], dtype=np.float32)
+
+    def predict(self, feats: PageFeatures) -> np.ndarray:
+        """Content probability per block; long pages run in overlapping windows."""
+        n = len(feats)
+        logits = np.zeros(n, dtype=np.float32)
+        if n == 0:
+            return logits
+        size, overlap = self.config.max_len, self.config.overlap
+        stride = size - 2 * overlap
+        start = 0
+        while True:
+            end = min(start + size, n)
+            out = self._run(feats, start, end)
+            # Each window overwrites from where its blocks have `overlap` blocks of left context.
+            keep_from = start if start == 0 else start + overlap
+            logits[keep_from:end] = out[keep_from - start :]
+            if end >= n:
+                break
+            start += stride
+        return 1.0 / (1.0 + np.exp(-logits))

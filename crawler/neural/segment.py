@@ -1,0 +1,258 @@
+"""Split an lxml page into a flat sequence of text blocks.
+
+A block is a leaf block-level element or a run of inline content between block boundaries.
+Each block remembers its owner element, its kind (for rebuilding :class:`Block` objects) and
+the structural context the feature extractor needs (ancestor tags and class/id tokens).
+
+The walk is iterative (``etree.iterwalk``), so arbitrarily deep trees cannot exhaust the stack.
+The input tree is never modified.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from lxml import etree
+
+from crawler.document import Block
+
+#: Elements whose text is never page content.
+DROP_TAGS = frozenset(
+    "script style noscript template svg math iframe object embed canvas head title meta link "
+    "select option textarea button input audio video source track map area applet frame "
+    "frameset datalist dialog".split()
+)
+
+#: Elements that start a new block.
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body center dd details div dl dt fieldset figcaption "
+    "figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre "
+    "section summary table tbody td tfoot th thead tr ul legend caption".split()
+)
+
+#: Block tags that may appear inside a simple data row without making it a layout row.
+_ROW_INNER_OK = frozenset({"td", "th"})
+_NESTED_IN_ROW = tuple(sorted(BLOCK_TAGS - _ROW_INNER_OK))
+
+#: Tags that give their kind to the text below them.
+_KIND_OF_TAG = {
+    "li": "item",
+    "dd": "item",
+    "dt": "item",
+    "blockquote": "quote",
+    "pre": "code",
+    **{f"h{i}": "head" for i in range(1, 7)},
+}
+
+#: Limits against hostile pages: at most this many elements visited and blocks produced.
+#: Far above real pages (the largest training page has ~40k elements and ~6k blocks).
+MAX_ELEMENTS = 400_000
+MAX_BLOCKS = 20_000
+#: Longest text kept for one block; longer runs are cut (a 20 MB text node is not a paragraph).
+MAX_BLOCK_CHARS = 100_000
+
+_WS = re.compile(r"\s+")
+_TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+
+
+@dataclass
+class Context:
+    """One open element on the walk's stack."""
+
+    tag: str
+    kind: str
+    level: int
+    #: Raw class and id attribute values; tokenised only when a feature needs them.
+    attrs: str = ""
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        """Lowercased word pieces of class and id ("main-Content" -> main, content)."""
+        if not self.attrs.strip():
+            return ()
+        return tuple(t.lower() for t in _TOKEN_SPLIT.split(self.attrs[:200]) if t)
+
+
+@dataclass
+class RawBlock:
+    """A block of page text with what is needed to featurise and rebuild it."""
+
+    text: str
+    kind: str
+    element: Any
+    level: int = 0
+    cells: tuple[str, ...] = ()
+    link_chars: int = 0
+    #: Open elements from the root down to the owner element (owner last).
+    path: tuple[Context, ...] = ()
+
+    def to_block(self) -> Block:
+        return Block(kind=self.kind, text=self.text, level=self.level, cells=self.cells)
+
+
+@dataclass
+class _Run:
+    pieces: list[str] = field(default_factory=list)
+    link_chars: int = 0
+
+
+def normalize(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _attrs(el: Any) -> str:
+    cls, ident = el.get("class"), el.get("id")
+    if cls is None and ident is None:
+        return ""
+    return f"{cls or ''} {ident or ''}"
+
+
+def _is_hidden(el: Any) -> bool:
+    if el.get("hidden") is not None:
+        return True
+    style = el.get("style")
+    return bool(style and _HIDDEN_STYLE.search(style))
+
+
+def _tag_of(el: Any) -> str | None:
+    tag = el.tag
+    if not isinstance(tag, str):
+        return None
+    # lxml.html lowercases tag names; other trees may not, or may carry a namespace.
+    return tag if tag.islower() and "}" not in tag else tag.rsplit("}", 1)[-1].lower()
+
+
+class _Segmenter:
+    """State of one walk over the tree."""
+
+    def __init__(self) -> None:
+        self.blocks: list[RawBlock] = []
+        self.root: Any = None
+        self.stack: list[Context] = []
+        self.owners: list[Any] = []
+        self.run = _Run()
+        self.link_depth = 0
+        #: Set after skipping a dropped element: its end event comes next.
+        self.skipping = False
+
+    def add_text(self, text: str | None) -> None:
+        if text:
+            self.run.pieces.append(text)
+            if self.link_depth:
+                self.run.link_chars += len(text.strip())
+
+    def flush(self) -> None:
+        if not self.run.pieces:
+            return
+        text = normalize("".join(self.run.pieces))[:MAX_BLOCK_CHARS]
+        link_chars = min(self.run.link_chars, len(text))
+        self.run = _Run()
+        if text and self.owners:
+            top = self.stack[-1]
+            self.emit(RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars))
+
+    def emit(self, block: RawBlock) -> None:
+        block.path = tuple(self.stack)
+        if len(self.blocks) < MAX_BLOCKS:
+            self.blocks.append(block)
+
+    def push(self, el: Any, tag: str) -> None:
+        parent = self.stack[-1] if self.stack else Context("", "p", 0)
+        kind = _KIND_OF_TAG.get(tag, parent.kind)
+        level = int(tag[1]) if kind == "head" and tag in _KIND_OF_TAG else parent.level
+        self.stack.append(Context(tag, kind, level if kind == "head" else 0, _attrs(el)))
+        self.owners.append(el)
+
+    def pop(self) -> None:
+        self.stack.pop()
+        self.owners.pop()
+
+
+def _simple_row_cells(el: Any) -> tuple[str, ...] | None:
+    """Cell texts of a data row (cells holding only inline content), else None."""
+    if next(el.iterdescendants(*_NESTED_IN_ROW), None) is not None:
+        return None
+    if next(el.iterdescendants(*DROP_TAGS), None) is not None:
+        return None
+    cells = tuple(normalize(c.text_content())[:MAX_BLOCK_CHARS] for c in el.iterchildren("td", "th"))
+    return cells
+
+
+def _leaf_text(el: Any) -> str | None:
+    """Text of a <pre> with line breaks kept, or None when it holds markup to drop."""
+    if next(el.iterdescendants(*DROP_TAGS), None) is not None:
+        return None
+    lines = [line.rstrip() for line in el.text_content().strip("\n").split("\n")]
+    return "\n".join(lines).strip()[:MAX_BLOCK_CHARS]
+
+
+def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> None:
+    seg.flush()
+    seg.push(el, tag)
+    if tag == "tr":
+        cells = _simple_row_cells(el)
+        if cells is not None:
+            walker.skip_subtree()
+            filled = tuple(c for c in cells if c)
+            if len(filled) >= 2:
+                seg.emit(RawBlock(" | ".join(cells), "row", el, 0, cells, _link_chars(el)))
+            elif filled:
+                seg.emit(RawBlock(filled[0], seg.stack[-1].kind, el, 0, (), _link_chars(el)))
+            return
+    if tag == "pre":
+        text = _leaf_text(el)
+        if text is not None:
+            walker.skip_subtree()
+            if text:
+                seg.emit(RawBlock(text, "code", el, 0, (), _link_chars(el)))
+            return
+    seg.add_text(el.text)
+
+
+def _link_chars(el: Any) -> int:
+    return sum(len(normalize(a.text_content())) for a in el.iterdescendants("a"))
+
+
+def segment(root: Any) -> list[RawBlock]:
+    """Blocks of ``root`` in document order. Never modifies the tree."""
+    seg = _Segmenter()
+    seg.root = root
+    walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    visited = 0
+    for event, el in walker:
+        tag = _tag_of(el)
+        if event in ("comment", "pi"):
+            seg.add_text(el.tail)
+        elif event == "start":
+            visited += 1
+            if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
+                break
+            if tag is None or tag in DROP_TAGS or _is_hidden(el):
+                seg.skipping = True
+                walker.skip_subtree()
+            elif tag in BLOCK_TAGS or visited == 1:
+                _start_block(seg, walker, el, tag)
+            elif tag == "br":
+                seg.flush()
+            else:
+                seg.link_depth += tag == "a"
+                seg.add_text(el.text)
+        else:
+            _end_element(seg, el, tag)
+    seg.flush()
+    return seg.blocks
+
+
+def _end_element(seg: _Segmenter, el: Any, tag: str | None) -> None:
+    if seg.skipping:
+        seg.skipping = False
+    elif tag in BLOCK_TAGS or el is seg.root:
+        seg.flush()
+        seg.pop()
+    elif tag == "a":
+        seg.link_depth -= 1
+    seg.add_text(el.tail)

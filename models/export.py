@@ -1,0 +1,114 @@
+"""Export a trained BlockNet to ONNX, quantize it to int8 and write config.json."""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from crawler.neural import features as feat
+from models.dataset import ALIGN_N, BLOCK_CONTENT_SHARE, HOLDOUT_PERCENT, MIN_GT_COVERAGE, Example
+from models.net import BlockNet
+
+logger = logging.getLogger(__name__)
+
+OPSET = 17
+VERSION = "v1"
+#: Window size and overlap used at run time (the training crop size, and an eighth of it).
+RUN_MAX_LEN = 512
+RUN_OVERLAP = 64
+INPUT_NAMES = ["dense", "struct_ids", "word_ids"]
+
+
+def _example_inputs(n: int = 40) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(0)
+    return (
+        torch.rand(1, n, feat.DENSE_SIZE, generator=gen),
+        torch.randint(0, feat.HASH_SIZE, (1, n, feat.STRUCT_SLOTS), generator=gen),
+        torch.randint(0, feat.HASH_SIZE, (1, n, feat.WORD_SLOTS), generator=gen),
+    )
+
+
+def export_float(model: BlockNet, path: Path) -> None:
+    model.eval()
+    axes = {name: {1: "blocks"} for name in INPUT_NAMES}
+    torch.onnx.export(
+        model,
+        _example_inputs(),
+        str(path),
+        input_names=INPUT_NAMES,
+        output_names=["logits"],
+        dynamic_axes={**axes, "logits": {1: "blocks"}},
+        opset_version=OPSET,
+        dynamo=False,
+    )
+
+
+def quantize(src: Path, dst: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+
+
+def _summary(train: list[Example], val: list[Example]) -> dict[str, Any]:
+    pages = Counter(e.dataset for e in train)
+    blocks = sum(len(e.labels) for e in train)
+    positive = float(sum(e.labels.sum() for e in train)) / max(blocks, 1)
+    return {
+        "train_pages": dict(sorted(pages.items())),
+        "validation_pages": dict(sorted(Counter(e.dataset for e in val).items())),
+        "train_blocks": blocks,
+        "positive_share": round(positive, 4),
+        "holdout_percent_by_site": HOLDOUT_PERCENT,
+        "min_gt_coverage": MIN_GT_COVERAGE,
+        "label_alignment": f"token {ALIGN_N}-grams, block content share >= {BLOCK_CONTENT_SHARE}",
+    }
+
+
+def write_config(out: Path, model: BlockNet, decoding: dict[str, Any], extra: dict[str, Any]) -> None:
+    config = {
+        "version": VERSION,
+        "max_len": RUN_MAX_LEN,
+        "overlap": RUN_OVERLAP,
+        **{k: decoding[k] for k in ("threshold", "smooth_margin", "min_confidence", "min_chars")},
+        "dense_size": feat.DENSE_SIZE,
+        "hash_size": feat.HASH_SIZE,
+        "struct_slots": feat.STRUCT_SLOTS,
+        "word_slots": feat.WORD_SLOTS,
+        "net": model.cfg.to_dict(),
+        "validation": decoding.get("validation", {}),
+        **extra,
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def agreement(float_path: Path, int8_path: Path) -> float:
+    """Max absolute difference of sigmoid outputs between the two models on random inputs."""
+    import onnxruntime as ort
+
+    inputs = {k: v.numpy() for k, v in zip(INPUT_NAMES, _example_inputs(300), strict=True)}
+    outs = []
+    for path in (float_path, int8_path):
+        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        outs.append(1 / (1 + np.exp(-sess.run(["logits"], inputs)[0])))
+    return float(np.abs(outs[0] - outs[1]).max())
+
+
+def export_model(model: BlockNet, out: Path, decoding: dict[str, Any], train: list[Example],
+                 val: list[Example], train_seconds: float) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        float_path = Path(tmp) / "model.float.onnx"
+        export_float(model, float_path)
+        quantize(float_path, out / "model.onnx")
+        diff = agreement(float_path, out / "model.onnx")
+    logger.info("int8 vs float max prob difference on random input: %.4f", diff)
+    extra = {"training": {**_summary(train, val), "train_seconds": round(train_seconds)}}
+    write_config(out, model, decoding, extra)
+    torch.save(model.state_dict(), Path(tempfile.gettempdir()) / f"blocknet-{VERSION}.pt")

@@ -1,0 +1,95 @@
+"""The block classifier: per-block embedding, local convolution, small transformer encoder.
+
+Attention is written out with plain matmuls so that the ONNX export is simple and quantizes
+well (``MatMul`` nodes become int8 with ``quantize_dynamic``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class NetConfig:
+    dense_size: int
+    hash_size: int
+    embed_dim: int = 32
+    d_model: int = 96
+    heads: int = 4
+    layers: int = 2
+    ff_dim: int = 192
+    conv_kernel: int = 5
+    dropout: float = 0.1
+
+    def to_dict(self) -> dict[str, int | float]:
+        return asdict(self)
+
+
+def _pool(emb: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
+    """Mean of the embeddings of the non-padding ids: (B, N, K) -> (B, N, E)."""
+    mask = (ids > 0).to(torch.float32).unsqueeze(-1)
+    summed = (emb(ids) * mask).sum(dim=2)
+    return summed / mask.sum(dim=2).clamp(min=1.0)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, cfg: NetConfig) -> None:
+        super().__init__()
+        self.heads = cfg.heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model)
+        self.norm1 = nn.LayerNorm(cfg.d_model)
+        self.norm2 = nn.LayerNorm(cfg.d_model)
+        self.ff = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.ff_dim), nn.GELU(), nn.Linear(cfg.ff_dim, cfg.d_model)
+        )
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.norm1(x)).reshape(b, n, 3, h, d // h).permute(2, 0, 3, 1, 4)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // h) + bias
+        att = torch.matmul(torch.softmax(scores, dim=-1), v)
+        x = x + self.drop(self.out(att.transpose(1, 2).reshape(b, n, d)))
+        return x + self.drop(self.ff(self.norm2(x)))
+
+
+class BlockNet(nn.Module):
+    def __init__(self, cfg: NetConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.emb = nn.Embedding(cfg.hash_size, cfg.embed_dim, padding_idx=0)
+        self.dense = nn.Linear(cfg.dense_size, cfg.d_model)
+        self.mix = nn.Linear(cfg.d_model + 2 * cfg.embed_dim, cfg.d_model)
+        pad = cfg.conv_kernel // 2
+        self.conv = nn.Conv1d(cfg.d_model, cfg.d_model, cfg.conv_kernel, padding=pad)
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, 1)
+
+    def forward(
+        self,
+        dense: torch.Tensor,
+        struct_ids: torch.Tensor,
+        word_ids: torch.Tensor,
+        pad_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Logits (B, N); ``pad_mask`` (B, N) is True on padding (training only)."""
+        feats = [torch.relu(self.dense(dense)), _pool(self.emb, struct_ids)]
+        x = torch.relu(self.mix(torch.cat([*feats, _pool(self.emb, word_ids)], dim=-1)))
+        if pad_mask is not None:
+            # Padding must look like the conv's own zero padding at run time.
+            x = x * (~pad_mask).to(torch.float32).unsqueeze(-1)
+        x = x + torch.relu(self.conv(x.transpose(1, 2)).transpose(1, 2))
+        if pad_mask is None:
+            bias = torch.zeros(1, 1, 1, 1)
+        else:
+            bias = (pad_mask.to(torch.float32) * -1e4)[:, None, None, :]
+        for layer in self.layers:
+            x = layer(x, bias)
+        return self.head(self.norm(x)).squeeze(-1)
