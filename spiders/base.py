@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ logger = logging.getLogger(__name__)
 #: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
+RUN_META = "discovery_run"
 
 
 def _truthy(value: Any) -> bool:
@@ -88,6 +90,9 @@ class DiscoverySpider(scrapy.Spider):
         self.plan = CrawlPlan(self.url_policy, self.plan_options)
         self._outstanding = 0
         self._pages_scheduled = 0
+        # Discovery requests of an interrupted earlier run may come back from a JOBDIR
+        # queue; they must not disturb this run's count of outstanding discovery.
+        self.run_id = uuid.uuid4().hex
 
     @property
     def discovery(self) -> DiscoverySettings:
@@ -101,6 +106,7 @@ class DiscoverySpider(scrapy.Spider):
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
         self._outstanding += 1
         meta[SKIP_META] = True
+        meta[RUN_META] = self.run_id
         return scrapy.Request(
             url,
             callback=callback,
@@ -109,6 +115,10 @@ class DiscoverySpider(scrapy.Spider):
             dont_filter=True,  # discovery re-runs when a JOBDIR crawl resumes
             meta=meta,
         )
+
+    def is_stale(self, response: Response) -> bool:
+        """True for a discovery response requested by an earlier (interrupted) run."""
+        return response.meta.get(RUN_META) != self.run_id
 
     def discovery_done(self) -> Iterator[scrapy.Request]:
         """Call at the end of every discovery callback: schedules pages once all are in."""
@@ -132,6 +142,8 @@ class DiscoverySpider(scrapy.Spider):
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
         request = failure.request  # type: ignore[attr-defined]
+        if request.meta.get(RUN_META) != self.run_id:
+            return
         self.inc_stat(f"discovery/errors/{_failure_reason(failure)}")
         logger.info("Discovery request %s failed: %s", request.url, _failure_reason(failure))
         yield from self.discovery_done()

@@ -33,6 +33,8 @@ class FeedDiscoveryMixin(_Base):
         return self.discovery_request(url, self.parse_feed)
 
     def parse_home_for_feeds(self, response: Response) -> Iterator[scrapy.Request]:
+        if self.is_stale(response):
+            return
         links = []
         if isinstance(response, TextResponse):
             links = find_feed_links(response.body, response.url)
@@ -44,6 +46,8 @@ class FeedDiscoveryMixin(_Base):
         yield from self.discovery_done()
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
+        if self.is_stale(response):
+            return
         result = parse_feed(response.body, response.url)
         if result.error:
             if getattr(self, "feeds_guessed", False) and result.error == "not-a-feed":

@@ -54,6 +54,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
         )
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        if self.is_stale(response):
+            return
         found = sitemaps_from_robots(response.body) if response.status < 400 else []
         self.inc_stat("discovery/robots_sitemaps", len(found))
         urls = found or [f"{self.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
@@ -72,6 +74,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
         yield self.discovery_request(url, self.parse_sitemap, sitemap_depth=depth)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
+        if self.is_stale(response):
+            return
         result = parse_sitemap(response.body, response.url)
         if result.error:
             self._count_invalid(response, result.error)

@@ -158,7 +158,10 @@ def test_feed_links_on_a_home_page() -> None:
 
 
 def test_robots_sitemap_lines() -> None:
-    body = b"User-agent: *\nDisallow: /a\nSitemap: https://x.org/s1.xml\nsitemap: https://x.org/s2.xml?x=1\nSitemap: https://x.org/s1.xml\n"
+    body = (
+        b"User-agent: *\nDisallow: /a\nSitemap: https://x.org/s1.xml\n"
+        b"sitemap: https://x.org/s2.xml?x=1\nSitemap: https://x.org/s1.xml\n"
+    )
     assert sitemaps_from_robots(body) == ["https://x.org/s1.xml", "https://x.org/s2.xml?x=1"]
 
 

@@ -65,6 +65,12 @@ class SiteServer:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
+    def reset(self) -> None:
+        """Forget the request log and which pages already answered 429."""
+        with self._lock:
+            self.hits.clear()
+            self._answered_429.clear()
+
     def paths(self) -> list[str]:
         with self._lock:
             return [h.path for h in self.hits]

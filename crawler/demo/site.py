@@ -35,7 +35,9 @@ class SiteOptions:
     articles: int = 12
     crawl_delay: float | None = 1.0
     hostile: bool = False
-    #: Also publish a feed (RSS, Atom, JSON Feed announced on the home page, RSS 1.0).
+    #: Publish sitemaps (named in robots.txt).
+    sitemaps: bool = True
+    #: Publish feeds (RSS 2.0, Atom, JSON Feed, RSS 1.0), announced on the home page.
     feeds: bool = True
 
 
@@ -65,10 +67,12 @@ def page_html(article: Article, others: list[Article]) -> str:
 <meta name="description" content="{html.escape(article.paragraphs[0][:120])}">
 <link rel="alternate" type="application/rss+xml" href="/feed.xml" title="RSS">
 </head><body>
-<div class="cookie-banner">We use cookies to improve your experience. <a href="/privacy.html">Learn more</a></div>
+<div class="cookie-banner">We use cookies to improve your experience.
+<a href="/privacy.html">Learn more</a></div>
 <header class="site-header"><a href="/">Valley Chronicle</a>
 <nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/about.html">About us</a></li>
-<li><a href="/contact.html">Contact</a></li><li><a href="/archive.html">Archive</a></li></ul></nav></header>
+<li><a href="/contact.html">Contact</a></li><li><a href="/archive.html">Archive</a></li>
+</ul></nav></header>
 <main><article class="post">
 <h1>{html.escape(article.title)}</h1>
 <p class="byline">By <span class="author">{html.escape(article.author)}</span>,
@@ -191,7 +195,8 @@ def _rss(base: str, arts: list[Article]) -> bytes:
         f"<pubDate>{_rfc822(a.date)}</pubDate></item>"
         for a in arts
     )
-    items += f"<item><title>dup</title><link>{base}/articles/{arts[0].slug}.html?utm_campaign=rss</link></item>"
+    tracked = f"{base}/articles/{arts[0].slug}.html?utm_campaign=rss"
+    items += f"<item><title>dup</title><link>{tracked}</link></item>"
     return (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>Valley Chronicle</title>'
         f"{items}</channel></rss>"
@@ -278,7 +283,9 @@ def _hostile(base: str, arts: list[Article]) -> dict[str, Route]:
         "/sitemaps/huge.xml.gz": Route(bomb, "application/x-gzip"),
         "/sitemaps/broken.xml": Route(b"<urlset><url><loc>", "application/xml"),
         "/sitemaps/latin1.xml": Route(
-            _urlset([_url(base, "/about.html")]).replace(b"<urlset", b"<!-- caf\xe9 --><urlset"),
+            _urlset([_url(base, f"/articles/{arts[0].slug}.html")]).replace(
+                b"<urlset", b"<!-- caf\xe9 --><urlset"
+            ),
             "application/xml",
         ),
         "/xxe.xml": Route(XXE, "application/rss+xml"),
@@ -295,8 +302,9 @@ def _robots(base: str, options: SiteOptions) -> bytes:
     lines = ["User-agent: *", "Disallow: /private/"]
     if options.crawl_delay:
         lines.append(f"Crawl-delay: {options.crawl_delay:g}")
-    lines.append(f"Sitemap: {base}/sitemap_index.xml")
-    if options.hostile:
+    if options.sitemaps:
+        lines.append(f"Sitemap: {base}/sitemap_index.xml")
+    if options.hostile and options.sitemaps:
         for path in ("bomb.xml", "huge.xml.gz", "broken.xml", "latin1.xml", "missing.xml"):
             lines.append(f"Sitemap: {base}/sitemaps/{path}")
     return ("\n".join(lines) + "\n").encode()
@@ -317,7 +325,8 @@ def build_site(base: str, options: SiteOptions | None = None) -> Site:
     for i, article in enumerate(arts):
         others = [arts[(i + k) % len(arts)] for k in (1, 2, 3)]
         routes[f"/articles/{article.slug}.html"] = Route(page_html(article, others).encode())
-    routes.update(_sitemaps(base, arts, options.hostile))
+    if options.sitemaps:
+        routes.update(_sitemaps(base, arts, options.hostile))
     if options.feeds:
         routes.update(_feeds(base, arts))
     expected = {f"/articles/{a.slug}.html" for a in arts} | {"/about.html", "/de/about.html"}

@@ -1,0 +1,43 @@
+"""Shared fixtures: local fixture sites served on 127.0.0.1 for the whole session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from crawler.demo.server import SiteServer
+from crawler.demo.site import SiteOptions
+
+#: Crawl-delay of the fixture sites (seconds): above the tests' DOWNLOAD_DELAY, so the gaps
+#: the server sees prove that robots.txt set them.
+CRAWL_DELAY = 0.4
+
+
+def _serve(options: SiteOptions) -> Iterator[SiteServer]:
+    with SiteServer(options) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _hostile_server() -> Iterator[SiteServer]:
+    yield from _serve(SiteOptions(hostile=True, crawl_delay=CRAWL_DELAY))
+
+
+@pytest.fixture
+def hostile_site(_hostile_server: SiteServer) -> SiteServer:
+    """Sitemaps, feeds, articles and every hostile corner; the request log starts empty."""
+    _hostile_server.reset()
+    return _hostile_server
+
+
+@pytest.fixture(scope="session")
+def _bare_server() -> Iterator[SiteServer]:
+    yield from _serve(SiteOptions(sitemaps=False, feeds=False, crawl_delay=None))
+
+
+@pytest.fixture
+def bare_site(_bare_server: SiteServer) -> SiteServer:
+    """A site with neither sitemap nor feed, and no Crawl-delay."""
+    _bare_server.reset()
+    return _bare_server

@@ -1,0 +1,161 @@
+"""``scrapy crawl sitemap`` against the hostile fixture site, checked from the server's side."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from pathlib import Path
+
+from crawl import run_crawl
+
+from crawler.demo.server import SERVE_TIME, SiteServer
+from tests.conftest import CRAWL_DELAY
+
+#: Scheduling slack between Scrapy's timer and the server's clock (seconds).
+TOLERANCE = 0.05
+#: Requests that are not pages: discovery documents.
+DISCOVERY = ("/robots.txt", "/sitemap", "/sitemaps/", "/feed", "/atom.xml", "/index.rdf", "/xxe")
+
+
+def page_hits(server: SiteServer) -> Counter[str]:
+    return Counter(p for p in server.paths() if not p.startswith(DISCOVERY))
+
+
+def test_sitemap_crawl_fetches_each_allowed_page_once(
+    hostile_site: SiteServer, tmp_path: Path
+) -> None:
+    site = hostile_site.site
+    assert site is not None
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": hostile_site.base_url},
+        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+
+    exported = Counter(result.paths(hostile_site.base_url))
+    assert set(exported) == site.expected_pages
+    assert max(exported.values()) == 1
+
+    hits = page_hits(hostile_site)
+    assert not set(hits) & site.disallowed, "robots.txt Disallow was not obeyed"
+    assert "/files/report.pdf" not in hits
+    for path in site.expected_pages - {"/busy.html"}:
+        assert hits[path] == 1, path
+    assert hits["/busy.html"] == 2  # 429 once, then the page
+    assert hostile_site.paths().count("/robots.txt") == 1
+
+    stats = result.stats
+    assert stats["discovery/invalid/hostile-xml"] == 1
+    assert stats["discovery/invalid/gzip-bomb"] == 1
+    assert stats["discovery/rejected/duplicate"] >= 1
+    assert stats["discovery/page_errors/http_404"] == 1
+    assert stats["discovery/page_errors/robots_forbidden"] == 1
+    assert stats["discovery/skipped/non_html"] == 1
+    assert stats["politeness/retry_after"] == 1
+
+
+def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> None:
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": hostile_site.base_url, "max_pages": "6"},
+        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    hits = list(hostile_site.hits)
+    assert all(h.in_flight == 1 for h in hits), "more than one request at a time"
+    assert all(h.user_agent.startswith("scrapy-maintext/") for h in hits)
+    assert "Scrapy/" not in hits[0].user_agent
+    # After robots.txt is read, every gap honours its Crawl-delay (the answer itself takes
+    # SERVE_TIME, which Scrapy counts in the gap).
+    gaps = [b.time - a.time for a, b in itertools.pairwise(hits[1:])]
+    assert gaps and min(gaps) >= CRAWL_DELAY - TOLERANCE, gaps
+    assert SERVE_TIME < CRAWL_DELAY
+
+
+def test_retry_after_pauses_the_domain(hostile_site: SiteServer, tmp_path: Path) -> None:
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": hostile_site.base_url},
+        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+    )
+    assert result.returncode == 0
+    hits = hostile_site.hits
+    index = next(i for i, h in enumerate(hits) if h.status == 429)
+    retry_after = 1.0
+    assert hits[index + 1].time - hits[index].time >= retry_after - TOLERANCE
+
+
+def test_since_and_max_pages_fetch_newest_first(hostile_site: SiteServer, tmp_path: Path) -> None:
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": hostile_site.base_url, "since": "2026-03-01", "max_pages": "3"},
+        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+    )
+    assert result.returncode == 0
+    fetched = [p for p in hostile_site.paths() if p.startswith("/articles/")]
+    assert fetched == [
+        "/articles/bakery-12.html",  # 2026-05-22
+        "/articles/vineyard-8.html",  # 2026-03-22 (news sitemap)
+        "/articles/bridge-7.html",  # 2026-03-15 (news sitemap)
+    ]
+    news = {i["url"].rsplit("/", 1)[-1]: i for i in result.items}["vineyard-8.html"]
+    assert news["source_date"] == "2026-03-22T08:00:00+00:00"
+    assert news["source_title"] == "The story of the terraced vineyard, part 1"
+    assert news["discovered_via"] == "sitemap"
+    assert news["source_url"].endswith("/sitemaps/news.xml")
+    assert news["status"] == 200 and news["fetched_at"]
+
+
+def test_lang_picks_hreflang_alternate(hostile_site: SiteServer, tmp_path: Path) -> None:
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": hostile_site.base_url, "lang": "de"},
+        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+    )
+    paths = set(result.paths(hostile_site.base_url))
+    assert "/de/about.html" in paths and "/about.html" not in paths
+
+
+def test_no_sitemap_then_explore_follows_links(bare_site: SiteServer, tmp_path: Path) -> None:
+    plain = run_crawl(
+        "sitemap", tmp_path, {"domain": bare_site.base_url}, {"DOWNLOAD_DELAY": "0.05"}
+    )
+    assert plain.returncode == 0 and plain.items == []
+    assert "explore=1" in plain.log
+
+    bare_site.reset()
+    explored = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": bare_site.base_url, "explore": "1", "max_pages": "8"},
+        {"DOWNLOAD_DELAY": "0.05", "EXTRACT_ENABLED": "False"},
+    )
+    assert explored.returncode == 0, explored.log[-3000:]
+    paths = explored.paths(bare_site.base_url)
+    assert len(paths) == len(set(paths)) == 8
+    assert paths[0] in ("", "/")  # the home page (courlan drops a bare trailing slash)
+    assert all(p.startswith("/articles/") for p in paths[1:])  # breadth first: home's links
+    assert not any("utm_" in p for p in bare_site.paths())  # tracking parameters stripped
+    assert {i["discovered_via"] for i in explored.items[1:]} == {"link"}
+
+
+def test_default_politeness_is_one_request_per_second(
+    bare_site: SiteServer, tmp_path: Path
+) -> None:
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": bare_site.base_url, "explore": "1", "max_pages": "3"},
+        {"EXTRACT_ENABLED": "False"},
+    )
+    assert result.returncode == 0 and len(result.items) == 3
+    hits = bare_site.hits
+    gaps = [b.time - a.time for a, b in itertools.pairwise(hits)]
+    assert len(gaps) >= 4 and min(gaps) >= 1.0 - TOLERANCE, gaps
+    assert all(h.in_flight == 1 for h in hits)
