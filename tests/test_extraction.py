@@ -157,6 +157,11 @@ WRONG_CHARSET = (
             '<?xml version="1.0" encoding="utf-8"?>' + WRONG_CHARSET, "café", id="xml-declaration"
         ),
         pytest.param(WRONG_CHARSET.encode("utf-16"), "café", id="utf16-bom"),
+        pytest.param(
+            '<?xml version="1.0" encoding="utf-8, broken > declaration"?>' + WRONG_CHARSET,
+            "café",
+            id="malformed-xml-declaration",
+        ),
     ],
 )
 def test_encodings(raw: str | bytes, expected: str) -> None:

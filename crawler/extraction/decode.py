@@ -123,14 +123,31 @@ def parse_text(text: str, options: ExtractOptions) -> ParsedPage:
         return ParsedPage(reason="not-html")
     # The parser chokes on NUL and keeps other C0 controls, which XML output cannot hold.
     text = _CONTROL.sub(" ", text)
-    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
-    try:
-        tree = lxml.html.document_fromstring(text, parser=parser)
-    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+    tree = _parse(text)
+    if tree is None:
         return ParsedPage(reason="unparsable")
     if _exceeds(tree, options.max_elements):
         return ParsedPage(reason="too-large")
     return ParsedPage(tree=tree)
+
+
+def _parse(text: str) -> lxml.html.HtmlElement | None:
+    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
+    try:
+        return lxml.html.document_fromstring(text, parser=parser)
+    except ValueError:
+        # lxml refuses str input that still carries an encoding declaration (a malformed
+        # one the regex above missed): hand it UTF-8 bytes and say so.
+        utf8 = lxml.html.HTMLParser(
+            remove_comments=True, remove_pis=True, collect_ids=False, encoding="utf-8"
+        )
+        data = text.encode("utf-8", errors="replace")
+        try:
+            return lxml.html.document_fromstring(data, parser=utf8)
+        except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+            return None
+    except (etree.ParserError, etree.XMLSyntaxError):
+        return None
 
 
 def _exceeds(tree: lxml.html.HtmlElement, limit: int) -> bool:
