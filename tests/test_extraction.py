@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -95,12 +96,28 @@ def test_without_metadata_only_url_fields_are_set() -> None:
     assert "tidal lagoon" in doc.text
 
 
-def test_auto_engine_without_neural_model_degrades_to_trafilatura(article: Document) -> None:
-    if neural_available():
-        pytest.skip("the neural model is installed; degradation cannot be observed")
-    doc = extract(page("article.html"), URL)
-    assert doc.extractor == "trafilatura"
-    assert doc.text == article.text
+def test_auto_engine_without_neural_module_degrades_to_trafilatura(article: Document) -> None:
+    # A fresh interpreter where ``crawler.neural`` cannot be imported, as before its
+    # model ships: "auto" must give trafilatura's text and warn exactly once.
+    code = (
+        "import json, logging, sys\n"
+        "sys.modules['crawler.neural'] = None\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        "from crawler import extract\n"
+        f"doc = extract(sys.stdin.buffer.read(), {URL!r})\n"
+        "extract('<p>a second page</p>')\n"
+        "print(json.dumps([doc.extractor, doc.text]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        input=page("article.html"),
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    extractor, text = json.loads(result.stdout)
+    assert (extractor, text) == ("trafilatura", article.text)
+    assert result.stderr.decode().count("Neural extractor unavailable") == 1
 
 
 def test_neural_engine_when_its_model_is_installed() -> None:
