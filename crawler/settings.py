@@ -6,11 +6,17 @@ this module only names the project's spiders and what a standalone crawl wants o
 
 from __future__ import annotations
 
+from crawler.exporters import FEED_EXPORTERS as _FEED_EXPORTERS
+
 BOT_NAME = "crawler"
 SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
 
 ADDONS = {"crawler.Addon": 500}
+
+# The add-on registers these too, but ``scrapy crawl -O file:tei`` checks formats before
+# add-ons run, so command-line use needs them here.
+FEED_EXPORTERS = dict(_FEED_EXPORTERS)
 
 #: Who to contact about this crawler; it goes into the User-Agent. Set your own.
 CRAWLER_CONTACT = "https://github.com/scrapy-maintext/scrapy-maintext"
