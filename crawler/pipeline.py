@@ -74,6 +74,7 @@ class ExtractConfig:
     date_field: str = "source_date"
     title_field: str = "source_title"
     include_comments: bool = False
+    include_tables: bool = True
     favor_precision: bool = False
     favor_recall: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -100,6 +101,7 @@ class ExtractConfig:
             date_field=settings.get("EXTRACT_DATE_FALLBACK_FIELD", "source_date") or "",
             title_field=settings.get("EXTRACT_TITLE_FALLBACK_FIELD", "source_title") or "",
             include_comments=settings.getbool("EXTRACT_INCLUDE_COMMENTS", False),
+            include_tables=settings.getbool("EXTRACT_INCLUDE_TABLES", True),
             favor_precision=settings.getbool("EXTRACT_FAVOR_PRECISION", False),
             favor_recall=settings.getbool("EXTRACT_FAVOR_RECALL", False),
             max_bytes=settings.getint("EXTRACT_MAX_BYTES", DEFAULT_MAX_BYTES),
@@ -110,6 +112,7 @@ class ExtractConfig:
         return ExtractOptions(
             engine=self.engine,
             include_comments=self.include_comments,
+            include_tables=self.include_tables,
             favor_precision=self.favor_precision,
             favor_recall=self.favor_recall,
             max_bytes=self.max_bytes,

@@ -46,6 +46,7 @@ def test_config_defaults_and_overrides() -> None:
                 "EXTRACT_HTML_FIELD": "body_html",
                 "EXTRACT_KEEP_HTML": "true",
                 "EXTRACT_MIN_TEXT_LENGTH": 200,
+                "EXTRACT_INCLUDE_TABLES": False,
                 "JOBDIR": "/tmp/job",
             }
         )
@@ -54,6 +55,7 @@ def test_config_defaults_and_overrides() -> None:
     assert (config.html_field, config.keep_html, config.min_text_length) == ("body_html", True, 200)
     assert config.jobdir == "/tmp/job"
     assert config.options().engine == "trafilatura"
+    assert config.options().include_tables is False
 
 
 def test_config_rejects_unknown_engine() -> None:
