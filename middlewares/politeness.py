@@ -100,7 +100,7 @@ class RetryAfterMiddleware:
         return retry
 
     def _pause_slot(self, request: Request, delay: float) -> None:
-        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        downloader = self.crawler.engine.downloader
         slot = downloader.slots.get(downloader.get_slot_key(request))
         if slot is None:
             return

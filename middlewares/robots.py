@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,10 +68,12 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         self._bodies[netloc] = (response.status, response.body)
         await super()._parse_robots(response, netloc, request)
         parser = self._parsers.get(netloc)
-        if parser is None or not self.config.obey_crawl_delay or response.status >= 400:
+        if not self.config.obey_crawl_delay or response.status >= 400:
+            return
+        if parser is None or isinstance(parser, Deferred):
             return
         useragent = self._robotstxt_useragent or self._default_useragent
-        delay = parser.crawl_delay(useragent)  # type: ignore[union-attr]
+        delay = parser.crawl_delay(useragent)
         if delay:
             self._record_delay(netloc, float(delay))
 
@@ -95,7 +98,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         # AutoThrottle must not lower it after fast responses.
         delay = max(self._min_delay, crawl_delay)
         request.meta["autothrottle_dont_adjust_delay"] = True
-        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         slot = downloader.slots.get(key)
         if slot is None:

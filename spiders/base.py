@@ -185,7 +185,7 @@ class DiscoverySpider(scrapy.Spider):
             "source_date": meta.get("source_date"),
             "source_title": meta.get("source_title"),
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "content_type": response.headers.get("Content-Type", b"").decode("latin-1"),
+            "content_type": (response.headers.get("Content-Type") or b"").decode("latin-1"),
             "html": response.text,
         }
 
@@ -206,13 +206,23 @@ def is_html_response(response: Response) -> bool:
     """A text page worth extracting: declared HTML-ish and not binary in fact."""
     if not isinstance(response, TextResponse):
         return False
-    ctype = response.headers.get("Content-Type", b"").decode("latin-1").lower()
+    ctype = (response.headers.get("Content-Type") or b"").decode("latin-1").lower()
     if ctype and ctype.split(";")[0].strip() not in HTML_TYPES:
         return False
     # Scrapy trusts a ".html" URL over the body; a NUL byte says it is binary after all.
     return b"\x00" not in response.body[:_SNIFF_BYTES]
 
 
+_EXCEPTION_REASONS = {
+    "DownloadTimeoutError": "timeout",
+    "TimeoutError": "timeout",
+    "TCPTimedOutError": "timeout",
+    "DNSLookupError": "dns_error",
+    "ConnectionRefusedError": "connection_refused",
+    "ResponseNeverReceived": "connection_lost",
+    "ConnectionLost": "connection_lost",
+    "ConnectionDone": "connection_lost",
+}
 _IGNORE_REASONS = {
     "Forbidden by robots.txt": "robots_forbidden",
     "max redirections reached": "redirect_loop",
@@ -227,4 +237,5 @@ def _failure_reason(failure: Failure) -> str:
     for text, reason in _IGNORE_REASONS.items():
         if text in message:
             return reason
-    return type(failure.value).__name__
+    name = type(failure.value).__name__
+    return _EXCEPTION_REASONS.get(name, name)

@@ -50,7 +50,7 @@ class FeedDiscoveryMixin(_Base):
             return
         result = parse_feed(response.body, response.url)
         if result.error:
-            if getattr(self, "feeds_guessed", False) and result.error == "not-a-feed":
+            if getattr(self, "feeds_guessed", False) and result.error == "not_a_feed":
                 self.inc_stat("discovery/feeds/not_found")
             else:
                 self.inc_stat(f"discovery/invalid/{result.error}")
@@ -91,7 +91,7 @@ class ExploreMixin(FeedDiscoveryMixin):
         )
 
     def parse_page(self, response: Response) -> Iterator[Any]:
-        yield from super().parse_page(response)  # type: ignore[misc]
+        yield from super().parse_page(response)
         depth = response.meta.get("link_depth")
         if depth is None or not isinstance(response, TextResponse):
             return

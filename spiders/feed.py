@@ -19,7 +19,7 @@ def _split_urls(value: str | None) -> list[str]:
     return [u.strip() for u in (value or "").replace(",", " ").split() if u.strip()]
 
 
-class FeedSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
+class FeedSpider(ExploreMixin, DiscoverySpider):
     """Fetches the pages listed in a site's feeds (RSS 2.0, RSS 1.0/RDF, Atom, JSON Feed).
 
     Arguments: ``domain`` (feeds found on its home page or at usual paths), or ``url``

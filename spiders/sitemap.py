@@ -30,7 +30,7 @@ USUAL_SITEMAP_PATHS = (
 )
 
 
-class SitemapSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
+class SitemapSpider(ExploreMixin, DiscoverySpider):
     """Discovers sitemaps through robots.txt (or usual paths) and fetches every listed page.
 
     Arguments: ``domain`` (host or base URL), ``since`` (date), ``max_pages``, ``lang``
@@ -98,7 +98,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):  # type: ignore[misc]
 
     def _count_invalid(self, response: Response, error: str) -> None:
         # A guessed location answering with an HTML page is common and harmless.
-        if getattr(self, "_guessed", False) and error == "not-a-sitemap":
+        if getattr(self, "_guessed", False) and error == "not_a_sitemap":
             self.inc_stat("discovery/sitemaps/not_found")
             return
         self.inc_stat(f"discovery/invalid/{error}")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from crawl import run_crawl
-
 from crawler.demo.server import SiteServer
+from tests.crawl import run_crawl
 
 
 def test_resume_fetches_nothing_twice_and_loses_nothing(

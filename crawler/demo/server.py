@@ -98,9 +98,11 @@ class SiteServer:
                     in_flight = server._in_flight
                     route = server._answer(self.path)
                 started = time.monotonic()
-                time.sleep(SERVE_TIME)
+                time.sleep(SERVE_TIME + route.delay)
                 try:
                     self._send(route)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a download timeout): nothing to answer
                 finally:
                     with server._lock:
                         server._in_flight -= 1

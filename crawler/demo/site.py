@@ -28,6 +28,8 @@ class Route:
     headers: dict[str, str] = field(default_factory=dict)
     #: Answer 429 with this Retry-After (seconds) the first time, then normally.
     retry_after_once: int | None = None
+    #: Seconds to wait before answering (a slow or hanging server).
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -263,7 +265,11 @@ HOSTILE_PAGES = (
     "/gone.html",
     "/error.html",
     "/binary.html",
+    "/slow.html",
 )
+
+#: How long /slow.html takes to answer: longer than the tests' DOWNLOAD_TIMEOUT.
+SLOW_PAGE_DELAY = 2.5
 
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
@@ -295,6 +301,7 @@ def _hostile(base: str, arts: list[Article]) -> dict[str, Route]:
         "/gone.html": Route(b"not here", status=404),
         "/error.html": Route(b"boom", status=500),
         "/binary.html": Route(bytes(range(256)) * 64, "image/png"),
+        "/slow.html": Route(b"<html><body><p>Finally.</p></body></html>", delay=SLOW_PAGE_DELAY),
     }
 
 

@@ -68,7 +68,7 @@ def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
         return _parse_rdf(root, base_url)
     if name == "feed":
         return _parse_atom(root, base_url)
-    return FeedParseResult(kind="invalid", error="not-a-feed")
+    return FeedParseResult(kind="invalid", error="not_a_feed")
 
 
 def _absolute(url: str | None, base_url: str | None) -> str | None:
@@ -145,9 +145,9 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     try:
         doc: Any = json.loads(data.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
-        return FeedParseResult(kind="invalid", error="malformed-json")
+        return FeedParseResult(kind="invalid", error="malformed_json")
     if not isinstance(doc, dict) or "jsonfeed.org" not in str(doc.get("version", "")):
-        return FeedParseResult(kind="invalid", error="not-a-feed")
+        return FeedParseResult(kind="invalid", error="not_a_feed")
     title = doc.get("title") if isinstance(doc.get("title"), str) else None
     result = FeedParseResult(kind="json", title=title)
     items = doc.get("items")

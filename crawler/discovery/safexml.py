@@ -32,9 +32,9 @@ def gunzip_capped(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     try:
         out = decomp.decompress(data, limit + 1)
     except zlib.error as exc:
-        raise XmlError("bad-gzip", str(exc)) from exc
+        raise XmlError("bad_gzip", str(exc)) from exc
     if len(out) > limit or decomp.unconsumed_tail:
-        raise XmlError("gzip-bomb", f"more than {limit} bytes once decompressed")
+        raise XmlError("gzip_bomb", f"more than {limit} bytes once decompressed")
     return out
 
 
@@ -43,7 +43,7 @@ def maybe_gunzip(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     if data[:2] == GZIP_MAGIC:
         return gunzip_capped(data, limit)
     if len(data) > limit:
-        raise XmlError("too-large", f"{len(data)} bytes")
+        raise XmlError("too_large", f"{len(data)} bytes")
     return data
 
 
@@ -65,7 +65,7 @@ def parse_xml(data: bytes) -> etree._Element:
     if _ENTITY_DECL.search(data[:_PROLOGUE_SCAN_BYTES]) or (
         b"<!DOCTYPE" in data[:_PROLOGUE_SCAN_BYTES] and _ENTITY_DECL.search(data)
     ):
-        raise XmlError("hostile-xml", "entity declarations are refused")
+        raise XmlError("hostile_xml", "entity declarations are refused")
     data = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     try:
         root = etree.fromstring(data, parser=_parser(recover=False))
@@ -73,9 +73,9 @@ def parse_xml(data: bytes) -> etree._Element:
         try:
             root = etree.fromstring(data, parser=_parser(recover=True))
         except etree.XMLSyntaxError as exc:
-            raise XmlError("malformed-xml", str(exc)) from exc
+            raise XmlError("malformed_xml", str(exc)) from exc
     if root is None:
-        raise XmlError("malformed-xml", "no root element")
+        raise XmlError("malformed_xml", "no root element")
     return root
 
 

@@ -76,7 +76,7 @@ def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResul
         return _parse_index(root, base_url)
     if name == "urlset":
         return _parse_urlset(root, base_url)
-    return SitemapParseResult(kind="invalid", error="not-a-sitemap")
+    return SitemapParseResult(kind="invalid", error="not_a_sitemap")
 
 
 def _absolute(loc: str | None, base_url: str | None) -> str | None:
@@ -99,7 +99,7 @@ def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
             break
         result.entries.append(SitemapEntry(url=url))
     if not result.entries:
-        return SitemapParseResult(kind="invalid", error="not-a-sitemap")
+        return SitemapParseResult(kind="invalid", error="not_a_sitemap")
     return result
 
 
