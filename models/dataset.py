@@ -136,7 +136,7 @@ def align_labels(block_tokens: list[list[str]], gold: list[str]) -> np.ndarray:
 def build_example(page: Page) -> Example | None:
     try:
         tree = lxml_html.fromstring(page.html)
-    except Exception:  # noqa: BLE001 - unparsable training pages are skipped
+    except Exception:  # unparsable training pages are skipped
         return None
     blocks = segment(tree)
     if not blocks:
@@ -144,8 +144,14 @@ def build_example(page: Page) -> Example | None:
     block_tokens = [tokens(b.text) for b in blocks]
     gold = tokens(page.text)
     return Example(
-        page.id, page.dataset, page.split, page.site, featurize(blocks), align_labels(block_tokens, gold),
-        block_tokens, gold,
+        page.id,
+        page.dataset,
+        page.split,
+        page.site,
+        featurize(blocks),
+        align_labels(block_tokens, gold),
+        block_tokens,
+        gold,
     )
 
 

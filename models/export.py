@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,14 @@ import numpy as np
 import torch
 
 from crawler.neural import features as feat
-from models.dataset import ALIGN_N, BLOCK_CONTENT_SHARE, HOLDOUT_PERCENT, MIN_GT_COVERAGE, Example
+from models.dataset import (
+    ALIGN_N,
+    BLOCK_CONTENT_SHARE,
+    CACHE_DIR,
+    HOLDOUT_PERCENT,
+    MIN_GT_COVERAGE,
+    Example,
+)
 from models.net import BlockNet
 
 logger = logging.getLogger(__name__)
@@ -24,6 +30,9 @@ VERSION = "v1"
 RUN_MAX_LEN = 512
 RUN_OVERLAP = 64
 INPUT_NAMES = ["dense", "struct_ids", "word_ids"]
+#: Training by-products kept outside the repository (the float model is only for checks).
+FLOAT_MODEL = CACHE_DIR / "model.float.onnx"
+CHECKPOINT = CACHE_DIR / f"blocknet-{VERSION}.pt"
 
 
 def _example_inputs(n: int = 40) -> tuple[torch.Tensor, ...]:
@@ -71,7 +80,9 @@ def _summary(train: list[Example], val: list[Example]) -> dict[str, Any]:
     }
 
 
-def write_config(out: Path, model: BlockNet, decoding: dict[str, Any], extra: dict[str, Any]) -> None:
+def write_config(
+    out: Path, model: BlockNet, decoding: dict[str, Any], extra: dict[str, Any]
+) -> None:
     config = {
         "version": VERSION,
         "max_len": RUN_MAX_LEN,
@@ -88,27 +99,51 @@ def write_config(out: Path, model: BlockNet, decoding: dict[str, Any], extra: di
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
-def agreement(float_path: Path, int8_path: Path) -> float:
-    """Max absolute difference of sigmoid outputs between the two models on random inputs."""
+def agreement(
+    float_path: Path, int8_path: Path, pages: list[Example], threshold: float
+) -> dict[str, float]:
+    """How closely the int8 model follows the float one on real (validation) pages."""
     import onnxruntime as ort
 
-    inputs = {k: v.numpy() for k, v in zip(INPUT_NAMES, _example_inputs(300), strict=True)}
-    outs = []
-    for path in (float_path, int8_path):
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        outs.append(1 / (1 + np.exp(-sess.run(["logits"], inputs)[0])))
-    return float(np.abs(outs[0] - outs[1]).max())
+    sessions = [
+        ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+        for p in (float_path, int8_path)
+    ]
+    diffs, same = [], []
+    for ex in pages:
+        f = ex.features
+        inputs = {
+            "dense": f.dense[None],
+            "struct_ids": f.struct_ids[None],
+            "word_ids": f.word_ids[None],
+        }
+        probs = [1 / (1 + np.exp(-s.run(["logits"], inputs)[0][0])) for s in sessions]
+        diffs.append(np.abs(probs[0] - probs[1]))
+        same.append((probs[0] >= threshold) == (probs[1] >= threshold))
+    return {
+        "mean_abs_prob_diff": round(float(np.concatenate(diffs).mean()), 5),
+        "decision_agreement": round(float(np.concatenate(same).mean()), 5),
+    }
 
 
-def export_model(model: BlockNet, out: Path, decoding: dict[str, Any], train: list[Example],
-                 val: list[Example], train_seconds: float) -> None:
+def export_model(
+    model: BlockNet,
+    out: Path,
+    decoding: dict[str, Any],
+    train: list[Example],
+    val: list[Example],
+    train_seconds: float,
+) -> None:
+    """model.onnx (int8) and config.json in ``out``; the float model and weights in CACHE_DIR."""
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        float_path = Path(tmp) / "model.float.onnx"
-        export_float(model, float_path)
-        quantize(float_path, out / "model.onnx")
-        diff = agreement(float_path, out / "model.onnx")
-    logger.info("int8 vs float max prob difference on random input: %.4f", diff)
-    extra = {"training": {**_summary(train, val), "train_seconds": round(train_seconds)}}
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    export_float(model, FLOAT_MODEL)
+    quantize(FLOAT_MODEL, out / "model.onnx")
+    agree = agreement(FLOAT_MODEL, out / "model.onnx", val, decoding["threshold"])
+    logger.info("int8 vs float on validation pages: %s", agree)
+    extra = {
+        "training": {**_summary(train, val), "train_seconds": round(train_seconds)},
+        "int8_vs_float_validation": agree,
+    }
     write_config(out, model, decoding, extra)
-    torch.save(model.state_dict(), Path(tempfile.gettempdir()) / f"blocknet-{VERSION}.pt")
+    torch.save({"state": model.state_dict(), "net": model.cfg.to_dict()}, CHECKPOINT)

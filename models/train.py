@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 from crawler.neural.features import DENSE_SIZE, HASH_SIZE
+from crawler.neural.inference import windowed
 from models.dataset import Example, load_examples
-from models.export import export_model
+from models.export import FLOAT_MODEL, RUN_OVERLAP, export_model
 from models.metrics import token_f1
 from models.net import BlockNet, NetConfig
 
@@ -93,25 +94,16 @@ def batches(examples: list[Example], rng: random.Random) -> list[list[Example]]:
 
 
 def predict_page(model: BlockNet, ex: Example) -> np.ndarray:
-    """Probabilities with the same windowing as run time (whole page when short)."""
-    from crawler.neural.inference import BlockModel
+    """Probabilities with the same windowing as run time."""
+    feats = ex.features
 
-    class _TorchRunner(BlockModel):
-        def __init__(self) -> None:
-            self.config = _WindowConfig()
-
-        def _run(self, feats, lo, hi):  # type: ignore[no-untyped-def]
-            args = [torch.from_numpy(a[None, lo:hi]) for a in
-                    (feats.dense, feats.struct_ids, feats.word_ids)]
-            return model(*args)[0].numpy()
+    def run(lo: int, hi: int) -> np.ndarray:
+        arrays = (feats.dense, feats.struct_ids, feats.word_ids)
+        return model(*(torch.from_numpy(a[None, lo:hi]) for a in arrays))[0].numpy()
 
     with torch.no_grad():
-        return _TorchRunner().predict(ex.features)
-
-
-class _WindowConfig:
-    max_len = MAX_LEN
-    overlap = 64
+        logits = windowed(run, len(feats), MAX_LEN, RUN_OVERLAP)
+    return np.asarray(1.0 / (1.0 + np.exp(-logits)))
 
 
 def page_f1(ex: Example, keep: np.ndarray) -> float:
@@ -119,8 +111,13 @@ def page_f1(ex: Example, keep: np.ndarray) -> float:
     return token_f1(pred, ex.gold_tokens)
 
 
-def train_epoch(model: BlockNet, opt: torch.optim.Optimizer, sched: object,
-                train: list[Example], rng: random.Random) -> float:
+def train_epoch(
+    model: BlockNet,
+    opt: torch.optim.Optimizer,
+    sched: object,
+    train: list[Example],
+    rng: random.Random,
+) -> float:
     model.train()
     total = 0.0
     loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
@@ -184,6 +181,9 @@ def main(argv: list[str] | None = None) -> None:
 
     decoding = tune_decoding(model, val, args.data)
     export_model(model, Path(args.out), decoding, train, val, time.time() - t0)
+    from models.golden import write_goldens
+
+    write_goldens(Path(args.out), FLOAT_MODEL)
 
 
 if __name__ == "__main__":

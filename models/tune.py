@@ -86,6 +86,10 @@ def tune_decoding(model: Any, val: list[Example], data: str | Path) -> dict[str,
     logger.info("validation F1: neural %.4f auto %.4f trafilatura %.4f", alone, auto, traf)
     return {
         **asdict(params),
-        "validation": {"pages": len(val), "neural_f1": round(alone, 4),
-                       "auto_f1": round(auto, 4), "trafilatura_f1": round(traf, 4)},
+        "validation": {
+            "pages": len(val),
+            "neural_f1": round(alone, 4),
+            "auto_f1": round(auto, 4),
+            "trafilatura_f1": round(traf, 4),
+        },
     }

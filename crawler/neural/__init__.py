@@ -13,7 +13,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -41,8 +41,8 @@ class NeuralResult:
 class NeuralExtractor:
     """Finds the main-content blocks of a parsed page. Does not modify the tree."""
 
-    _cache: dict[Path, NeuralExtractor] = {}
-    _cache_lock = threading.Lock()
+    _cache: ClassVar[dict[Path, NeuralExtractor]] = {}
+    _cache_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, model: BlockModel) -> None:
         self.model = model
@@ -67,7 +67,7 @@ class NeuralExtractor:
         """Main-content blocks of ``tree``; never raises on hostile input."""
         try:
             return self._extract(tree)
-        except Exception as exc:  # noqa: BLE001 - hostile HTML must never break the caller
+        except Exception as exc:  # hostile HTML must never break the caller
             logger.warning("neural extraction failed for %s: %s", url, type(exc).__name__)
             return NeuralResult()
 

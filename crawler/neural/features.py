@@ -37,15 +37,16 @@ DENSE_SIZE = 26
 
 #: Frequent function words of the main languages in the training data (en, de, fr, es, it,
 #: nl, pt); their share separates running prose from navigation and labels.
-STOPWORDS = frozenset(
-    """the a an and or of to in on for with is are was were be been it this that as at by from
-    not but have has had will would can could you we they he she his her their our its which who
-    der die das und oder ist sind war ein eine einen dem den des zu im mit von auf für nicht
-    sich auch es er sie wir ich bei aus nach wie als dass le la les et ou est sont un une des
-    du de dans pour avec sur pas que qui il elle nous vous ce el los las y o es son una unos
-    del en con por para que se lo al il lo gli e di da per con non che è het een en van op te
-    voor niet dat zijn o os as um uma do da em com não""".split()
-)
+_STOPWORD_TEXT = """
+    the a an and or of to in on for with is are was were be been it this that as at by
+    from not but have has had will would can could you we they he she his her their our
+    its which who der die das und oder ist sind war ein eine einen dem den des zu im mit
+    von auf für nicht sich auch es er sie wir ich bei aus nach wie als dass le la les et
+    ou est sont un une des du de dans pour avec sur pas que qui il elle nous vous ce el
+    los las y o es son una unos del en con por para que se lo al il lo gli e di da per con
+    non che è het een en van op te voor niet dat zijn o os as um uma do da em com não
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD = re.compile(r"\w+")
 # Character classes counted with C-level regex scans (a Python loop per character is too slow).
@@ -54,7 +55,7 @@ _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _UPPER = re.compile(r"[A-ZÀ-ÖØ-ÞΑ-ΩА-Я]")
 _CJK = re.compile(r"[\u2e81-\U0010ffff]")
-_SENTENCE_END = frozenset(".!?。！？\"'”»)")
+_SENTENCE_END = frozenset(".!?。\uff01\uff1f\"'”»)")
 _ALWAYS_FAR_TAGS = frozenset({"html", "body"})
 
 

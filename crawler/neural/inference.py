@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,20 +76,29 @@ class BlockModel:
 
     def predict(self, feats: PageFeatures) -> np.ndarray:
         """Content probability per block; long pages run in overlapping windows."""
-        n = len(feats)
-        logits = np.zeros(n, dtype=np.float32)
-        if n == 0:
-            return logits
-        size, overlap = self.config.max_len, self.config.overlap
-        stride = size - 2 * overlap
-        start = 0
-        while True:
-            end = min(start + size, n)
-            out = self._run(feats, start, end)
-            # Each window overwrites from where its blocks have `overlap` blocks of left context.
-            keep_from = start if start == 0 else start + overlap
-            logits[keep_from:end] = out[keep_from - start :]
-            if end >= n:
-                break
-            start += stride
-        return 1.0 / (1.0 + np.exp(-logits))
+        logits = windowed(
+            lambda lo, hi: self._run(feats, lo, hi),
+            len(feats),
+            self.config.max_len,
+            self.config.overlap,
+        )
+        return np.asarray(1.0 / (1.0 + np.exp(-logits)), dtype=np.float32)
+
+
+def windowed(run: Callable[[int, int], np.ndarray], n: int, size: int, overlap: int) -> np.ndarray:
+    """Logits of ``n`` blocks from ``run(lo, hi)`` over windows of at most ``size`` blocks.
+
+    Each window overwrites the previous one's output from the point where its blocks have
+    ``overlap`` blocks of left context, so every block is judged with context on both sides.
+    """
+    logits = np.zeros(n, dtype=np.float32)
+    stride = size - 2 * overlap
+    start = 0
+    while start < n:
+        end = min(start + size, n)
+        keep_from = start if start == 0 else start + overlap
+        logits[keep_from:end] = run(start, end)[keep_from - start :]
+        if end >= n:
+            break
+        start += stride
+    return logits

@@ -21,16 +21,89 @@ from crawler.document import Block
 
 #: Elements whose text is never page content.
 DROP_TAGS = frozenset(
-    "script style noscript template svg math iframe object embed canvas head title meta link "
-    "select option textarea button input audio video source track map area applet frame "
-    "frameset datalist dialog".split()
+    [
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "embed",
+        "canvas",
+        "head",
+        "title",
+        "meta",
+        "link",
+        "select",
+        "option",
+        "textarea",
+        "button",
+        "input",
+        "audio",
+        "video",
+        "source",
+        "track",
+        "map",
+        "area",
+        "applet",
+        "frame",
+        "frameset",
+        "datalist",
+        "dialog",
+    ]
 )
 
 #: Elements that start a new block.
 BLOCK_TAGS = frozenset(
-    "address article aside blockquote body center dd details div dl dt fieldset figcaption "
-    "figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr html li main menu nav ol p pre "
-    "section summary table tbody td tfoot th thead tr ul legend caption".split()
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "center",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+        "legend",
+        "caption",
+    ]
 )
 
 #: Block tags that may appear inside a simple data row without making it a layout row.
@@ -51,6 +124,8 @@ _KIND_OF_TAG = {
 #: Far above real pages (the largest training page has ~40k elements and ~6k blocks).
 MAX_ELEMENTS = 400_000
 MAX_BLOCKS = 20_000
+#: Open elements remembered per block (nearest last); bounds memory on absurdly deep trees.
+MAX_PATH = 64
 #: Longest text kept for one block; longer runs are cut (a 20 MB text node is not a paragraph).
 MAX_BLOCK_CHARS = 100_000
 
@@ -156,7 +231,7 @@ class _Segmenter:
             self.emit(RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars))
 
     def emit(self, block: RawBlock) -> None:
-        block.path = tuple(self.stack)
+        block.path = tuple(self.stack[-MAX_PATH:])
         if len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block)
 
@@ -178,7 +253,9 @@ def _simple_row_cells(el: Any) -> tuple[str, ...] | None:
         return None
     if next(el.iterdescendants(*DROP_TAGS), None) is not None:
         return None
-    cells = tuple(normalize(c.text_content())[:MAX_BLOCK_CHARS] for c in el.iterchildren("td", "th"))
+    cells = tuple(
+        normalize(c.text_content())[:MAX_BLOCK_CHARS] for c in el.iterchildren("td", "th")
+    )
     return cells
 
 

@@ -1,0 +1,140 @@
+"""The extraction systems compared by ``models.evaluate``: html (+url) in, plain text out."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import lxml.html
+
+logger = logging.getLogger(__name__)
+
+System = Callable[[str, str | None], str]
+
+
+def parse_html(html: str) -> Any:
+    """lxml tree of a decoded page (lxml refuses str input that declares an encoding)."""
+    try:
+        return lxml.html.fromstring(html)
+    except ValueError:
+        parser = lxml.html.HTMLParser(encoding="utf-8")
+        return lxml.html.fromstring(html.encode("utf-8", "replace"), parser=parser)
+
+
+def neural() -> System:
+    from crawler.document import blocks_to_text
+    from crawler.neural import default_extractor
+
+    extractor = default_extractor()
+
+    def run(html: str, url: str | None) -> str:
+        return blocks_to_text(extractor.extract(parse_html(html), url).blocks)
+
+    return run
+
+
+def auto() -> System:
+    """crawler.extract(engine="auto") when it imports, else neural + trafilatura fallback here."""
+    try:
+        from crawler import ExtractOptions, extract
+
+        options = ExtractOptions(engine="auto", with_metadata=False, favor_recall=True)
+
+        def run(html: str, url: str | None) -> str:
+            return extract(html, url, options).text
+
+        return run
+    except Exception as exc:  # fall back to the local implementation
+        logger.warning("crawler.extract unavailable (%r); local auto path", exc)
+    return _local_auto()
+
+
+def _local_auto() -> System:
+    import trafilatura
+
+    from crawler.document import blocks_to_text
+    from crawler.neural import default_extractor
+
+    extractor = default_extractor()
+
+    def run(html: str, url: str | None) -> str:
+        result = extractor.extract(parse_html(html), url)
+        if result.fallback:
+            return trafilatura.extract(html, url=url, fast=True, favor_recall=True) or ""
+        return blocks_to_text(result.blocks)
+
+    return run
+
+
+def trafilatura_default() -> System:
+    import trafilatura
+
+    def run(html: str, url: str | None) -> str:
+        return trafilatura.extract(html, url=url, fast=True, favor_recall=True) or ""
+
+    return run
+
+
+def readability_lxml() -> System:
+    from readability import Document
+
+    def run(html: str, url: str | None) -> str:
+        summary = Document(html, url=url).summary(html_partial=True)
+        return str(parse_html(summary).text_content()) if summary.strip() else ""
+
+    return run
+
+
+def justext_system() -> System:
+    import justext
+
+    stoplist = justext.get_stoplist("English")
+
+    def run(html: str, url: str | None) -> str:
+        paragraphs = justext.justext(html.encode("utf-8", "replace"), stoplist, encoding="utf-8")
+        return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
+
+    return run
+
+
+def resiliparse_system() -> System:
+    from resiliparse.extract.html2text import extract_plain_text
+
+    def run(html: str, url: str | None) -> str:
+        return str(extract_plain_text(html, main_content=True))
+
+    return run
+
+
+def boilerpy3_system() -> System:
+    from boilerpy3 import extractors
+
+    extractor = extractors.ArticleExtractor(raise_on_failure=False)
+
+    def run(html: str, url: str | None) -> str:
+        return str(extractor.get_content(html) or "")
+
+    return run
+
+
+def html_text_system() -> System:
+    import html_text
+
+    def run(html: str, url: str | None) -> str:
+        return str(html_text.extract_text(html))
+
+    return run
+
+
+#: Name in the table -> factory. Factories import lazily so a missing package skips one row.
+FACTORIES: dict[str, Callable[[], System]] = {
+    "neural": neural,
+    "auto (neural + trafilatura fallback)": auto,
+    "trafilatura (fast, favor_recall)": trafilatura_default,
+    "readability-lxml": readability_lxml,
+    "jusText (English stoplist)": justext_system,
+    "resiliparse (main_content)": resiliparse_system,
+    "boilerpy3 (ArticleExtractor)": boilerpy3_system,
+    "html-text (all text)": html_text_system,
+}

@@ -1,0 +1,78 @@
+"""The shipped model loads and runs from an installed wheel (package data included)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = Path(__file__).parent / "fixtures" / "neural" / "article.html"
+MODEL_FILES = ("model.onnx", "config.json", "MODEL_CARD.md")
+
+RUN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import lxml.html
+import crawler.neural as neural
+assert neural.__file__.startswith(sys.argv[1]), neural.__file__
+tree = lxml.html.fromstring(open(sys.argv[2], encoding="utf-8").read())
+result = neural.default_extractor().extract(tree)
+print(neural.default_extractor().version, len(result.blocks))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        str(ROOT),
+        "-w",
+        str(out),
+    ]
+    subprocess.run(cmd, check=True, timeout=300, capture_output=True)
+    return next(out.glob("*.whl"))
+
+
+def test_wheel_ships_model_files(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in MODEL_FILES:
+        assert f"crawler/neural/models/v1/{name}" in names
+
+
+def test_model_runs_from_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "-q",
+        "--target",
+        str(target),
+        str(wheel),
+    ]
+    subprocess.run(cmd, check=True, timeout=300, capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN, str(target), str(FIXTURE)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    version, kept = proc.stdout.split()
+    assert version == "v1"
+    assert int(kept) > 0
