@@ -138,9 +138,22 @@ def _padded(ids: list[int], slots: int) -> list[int]:
     return unique + [0] * (slots - len(unique))
 
 
-def _word_tokens(words: list[str]) -> list[str]:
+_word_id_cache: dict[str, int] = {}
+
+
+def _word_id(word: str) -> int:
+    cached = _word_id_cache.get(word)
+    if cached is None:
+        cached = hash_id(f"w:{'<num>' if word.isdigit() else word}")
+        if len(_word_id_cache) < 500_000:
+            _word_id_cache[word] = cached
+    return cached
+
+
+def _word_ids(words: list[str]) -> list[int]:
+    """Ids of the first HEAD_WORDS and the last TAIL_WORDS words."""
     picked = words[:HEAD_WORDS] + words[HEAD_WORDS:][-TAIL_WORDS:]
-    return [f"w:{'<num>' if w.isdigit() else w}" for w in picked]
+    return [_word_id(w) for w in picked]
 
 
 def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
@@ -193,7 +206,7 @@ def featurize(blocks: list[RawBlock]) -> PageFeatures:
         before += len(block.text)
         ids = _struct_ids(block, memo) + list(far.ids(block.path))
         struct.append(_padded(ids, STRUCT_SLOTS))
-        word.append(_padded([hash_id(t) for t in _word_tokens(words)], WORD_SLOTS))
+        word.append(_padded(_word_ids(words), WORD_SLOTS))
     return PageFeatures(
         np.array(dense, dtype=np.float32).reshape(n, DENSE_SIZE),
         np.array(struct, dtype=np.int64).reshape(n, STRUCT_SLOTS),

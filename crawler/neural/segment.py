@@ -129,7 +129,6 @@ MAX_PATH = 64
 #: Longest text kept for one block; longer runs are cut (a 20 MB text node is not a paragraph).
 MAX_BLOCK_CHARS = 100_000
 
-_WS = re.compile(r"\s+")
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
@@ -176,7 +175,8 @@ class _Run:
 
 
 def normalize(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    """Whitespace runs collapsed to one space, ends stripped (same as ``\\s+`` -> " ")."""
+    return " ".join(text.split())
 
 
 def _attrs(el: Any) -> str:
@@ -193,12 +193,18 @@ def _is_hidden(el: Any) -> bool:
     return bool(style and _HIDDEN_STYLE.search(style))
 
 
+_tag_names: dict[Any, str | None] = {}
+
+
 def _tag_of(el: Any) -> str | None:
+    """Lowercase local tag name; None for comments, processing instructions and entities."""
     tag = el.tag
-    if not isinstance(tag, str):
-        return None
-    # lxml.html lowercases tag names; other trees may not, or may carry a namespace.
-    return tag if tag.islower() and "}" not in tag else tag.rsplit("}", 1)[-1].lower()
+    name = _tag_names.get(tag, "")
+    if name == "":
+        name = tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else None
+        if len(_tag_names) < 10_000:
+            _tag_names[tag] = name
+    return name
 
 
 class _Segmenter:
@@ -215,7 +221,8 @@ class _Segmenter:
         self.skipping = False
 
     def add_text(self, text: str | None) -> None:
-        if text:
+        # Whitespace opening a run is stripped anyway; skipping it saves most flushes.
+        if text and (self.run.pieces or not text.isspace()):
             self.run.pieces.append(text)
             if self.link_depth:
                 self.run.link_chars += len(text.strip())
