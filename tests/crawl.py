@@ -12,6 +12,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: Discovery-only crawls: short delays (robots.txt Crawl-delay still applies), no extraction,
+#: and a download timeout below the fixture site's slow page.
+DISCOVERY_ONLY = {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False", "DOWNLOAD_TIMEOUT": "1"}
+
 
 @dataclass
 class CrawlResult:

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from crawler.demo.server import SiteServer
-from tests.crawl import run_crawl
+from tests.crawl import DISCOVERY_ONLY, run_crawl
 
 
 def test_feed_crawl_discovers_all_feed_formats(hostile_site: SiteServer, tmp_path: Path) -> None:
@@ -16,7 +16,7 @@ def test_feed_crawl_discovers_all_feed_formats(hostile_site: SiteServer, tmp_pat
         "feed",
         tmp_path,
         {"domain": hostile_site.base_url},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0, result.log[-3000:]
     articles = {f"/articles/{a.slug}.html" for a in site.articles}
@@ -46,7 +46,7 @@ def test_feed_url_argument_and_since(hostile_site: SiteServer, tmp_path: Path) -
         "feed",
         tmp_path,
         {"url": feeds, "since": "2026-03-01"},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0, result.log[-3000:]
     in_feeds = site.articles[4:10]
@@ -64,7 +64,7 @@ def test_urls_file(hostile_site: SiteServer, tmp_path: Path) -> None:
         "feed",
         tmp_path,
         {"urls_file": str(urls)},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0
     assert len(result.items) == 2

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from crawler.demo.server import SERVE_TIME, SiteServer
 from tests.conftest import CRAWL_DELAY
-from tests.crawl import run_crawl
+from tests.crawl import DISCOVERY_ONLY, run_crawl
 
-#: Scheduling slack between Scrapy's timer and the server's clock (seconds).
-TOLERANCE = 0.05
+#: Slack between Scrapy's send times and the server's arrival times (seconds): a loaded
+#: 2-core machine delays single connections by tens of milliseconds. Still far below the
+#: gap between Crawl-delay (0.4 s) and the DOWNLOAD_DELAY (0.1 s) the tests set.
+TOLERANCE = 0.1
 #: Requests that are not pages: discovery documents.
 DISCOVERY = ("/robots.txt", "/sitemap", "/sitemaps/", "/feed", "/atom.xml", "/index.rdf", "/xxe")
 
@@ -29,7 +31,7 @@ def test_sitemap_crawl_fetches_each_allowed_page_once(
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False", "DOWNLOAD_TIMEOUT": "1"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0, result.log[-3000:]
 
@@ -61,7 +63,7 @@ def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> No
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url, "max_pages": "6"},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0, result.log[-3000:]
     hits = list(hostile_site.hits)
@@ -80,7 +82,7 @@ def test_retry_after_pauses_the_domain(hostile_site: SiteServer, tmp_path: Path)
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0
     hits = hostile_site.hits
@@ -94,7 +96,7 @@ def test_since_and_max_pages_fetch_newest_first(hostile_site: SiteServer, tmp_pa
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url, "since": "2026-03-01", "max_pages": "3"},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     assert result.returncode == 0
     fetched = [p for p in hostile_site.paths() if p.startswith("/articles/")]
@@ -116,7 +118,7 @@ def test_lang_picks_hreflang_alternate(hostile_site: SiteServer, tmp_path: Path)
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url, "lang": "de"},
-        {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False"},
+        DISCOVERY_ONLY,
     )
     paths = set(result.paths(hostile_site.base_url))
     assert "/de/about.html" in paths and "/about.html" not in paths
