@@ -18,8 +18,9 @@ ADDONS = {"crawler.Addon": 500}
 # add-ons run, so command-line use needs them here.
 FEED_EXPORTERS = dict(_FEED_EXPORTERS)
 
-#: Who to contact about this crawler; it goes into the User-Agent. Set your own.
-CRAWLER_CONTACT = "https://github.com/scrapy-maintext/scrapy-maintext"
+#: Who to contact about this crawler (URL or mailto:); it goes into the User-Agent so that
+#: site owners can reach you. Set yours: ``-s CRAWLER_CONTACT=mailto:you@example.org``.
+CRAWLER_CONTACT = ""
 
 FEED_EXPORT_ENCODING = "utf-8"
 LOG_LEVEL = "INFO"
