@@ -24,7 +24,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 
 from crawler.document import Document
@@ -203,6 +203,9 @@ class ExtractionPipeline:
         self.stats = crawler.stats
         self.runner: ExtractionRunner | None = None
         self.seen: SeenFingerprints | None = None
+        # Items are judged (no text? duplicate?) in the order they arrived, whatever order
+        # the workers finish in, so which near-duplicate is kept does not depend on timing.
+        self._last_turn: Deferred = succeed(None)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -242,8 +245,22 @@ class ExtractionPipeline:
         self._inc("extract/items")
         if self.runner is None:
             raise RuntimeError("ExtractionPipeline used before open_spider")
+        turn: Deferred = Deferred()
+        previous, self._last_turn = self._last_turn, turn
         try:
-            doc = await maybe_deferred_to_future(self.runner.submit(html, url, self.options))
+            doc = await self._extract(html, url)
+            await maybe_deferred_to_future(previous)
+            self._count(doc)
+            self._check(doc, url)
+        finally:
+            turn.callback(None)
+        logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
+        return merge_document(item, doc, self.config)
+
+    async def _extract(self, html: str | bytes, url: str | None) -> Document:
+        assert self.runner is not None
+        try:
+            return await maybe_deferred_to_future(self.runner.submit(html, url, self.options))
         except FutureTimeout:
             self._inc("extract/timeout")
             message = f"Extraction timed out after {self.config.timeout:.0f}s: {url}"
@@ -251,10 +268,6 @@ class ExtractionPipeline:
         except Exception as exc:
             self._inc("extract/error")
             raise DropItem(f"Extraction failed ({type(exc).__name__}): {url}") from exc
-        self._count(doc)
-        self._check(doc, url)
-        logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
-        return merge_document(item, doc, self.config)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:
