@@ -34,11 +34,14 @@ def run_crawl(
     args: dict[str, str],
     settings: dict[str, Any] | None = None,
     timeout: float = 240,
+    extra_outputs: tuple[str, ...] = (),
 ) -> CrawlResult:
-    """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl`` in the repository root."""
+    """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl [-O extra ...]`` in the repo root."""
     out = out_dir / "items.jsonl"
     stats_file = out_dir / "stats.json"
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(out)]
+    for extra in extra_outputs:
+        cmd += ["-O", extra]
     for key, value in args.items():
         cmd += ["-a", f"{key}={value}"]
     merged = {
