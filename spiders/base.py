@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
 RUN_META = "discovery_run"
+SITE_META = "site"
 
 
 def _truthy(value: Any) -> bool:
@@ -63,12 +65,47 @@ class DiscoverySettings:
         )
 
 
+@dataclass
+class SiteState:
+    """Discovery state of one site of a crawl."""
+
+    base_url: str
+    plan: CrawlPlan
+    #: Discovery requests of this site not answered yet.
+    outstanding: int = 0
+    #: "sitemaps", "feeds" or "links" (explore mode moves through them in that order).
+    stage: str = "sitemaps"
+    pages_scheduled: int = 0
+    sitemaps_seen: set[str] = field(default_factory=set)
+    links_seen: set[str] = field(default_factory=set)
+    #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
+    guessing: bool = False
+
+
+def split_list(value: str | None) -> list[str]:
+    """Comma- or space-separated values of a spider argument."""
+    return [v.strip() for v in (value or "").replace(",", " ").split() if v.strip()]
+
+
+def read_list_file(path: str | None) -> list[str]:
+    """One value per line; blank lines and ``#`` comments skipped."""
+    if not path:
+        return []
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+
+
 class DiscoverySpider(scrapy.Spider):
-    """Base: parses the common ``-a`` arguments and turns a finished plan into page requests."""
+    """Base: parses the common ``-a`` arguments and turns finished plans into page requests.
+
+    Every site (``domain``, several comma-separated, or ``domains_file``) gets its own plan,
+    pruned and ordered on its own, and is crawled under its own politeness slot.
+    """
 
     def __init__(
         self,
         domain: str | None = None,
+        domains_file: str | None = None,
         since: str | None = None,
         max_pages: str | int | None = None,
         lang: str | None = None,
@@ -77,19 +114,20 @@ class DiscoverySpider(scrapy.Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.base_url = base_url_of(domain) if domain else None
-        site_urls = [self.base_url] if self.base_url else []
-        site_urls += getattr(self, "feed_urls", [])
-        self.url_policy = UrlPolicy.for_urls(site_urls, allow_subdomains=_truthy(subdomains))
+        domains = split_list(domain) + read_list_file(domains_file)
+        domains += getattr(self, "feed_urls", [])
         self.plan_options = PlanOptions(
             since=parse_since(since),
             max_pages=int(max_pages) if max_pages not in (None, "") else None,
             lang=lang or None,
         )
+        allow_subdomains = _truthy(subdomains)
+        self.sites: dict[str, SiteState] = {}
+        for base in dict.fromkeys(base_url_of(d) for d in domains):
+            policy = UrlPolicy.for_urls([base], allow_subdomains=allow_subdomains)
+            self.sites[base] = SiteState(base, CrawlPlan(policy, self.plan_options))
+        self.url_policy = UrlPolicy.for_urls(list(self.sites), allow_subdomains)
         self.explore = _truthy(explore)
-        self.plan = CrawlPlan(self.url_policy, self.plan_options)
-        self._outstanding = 0
-        self._pages_scheduled = 0
         # Discovery requests of an interrupted earlier run may come back from a JOBDIR
         # queue; they must not disturb this run's count of outstanding discovery.
         self.run_id = uuid.uuid4().hex
@@ -98,15 +136,23 @@ class DiscoverySpider(scrapy.Spider):
     def discovery(self) -> DiscoverySettings:
         return DiscoverySettings.from_settings(self.settings)
 
+    def require_sites(self) -> None:
+        if not self.sites:
+            raise ValueError(f"{self.name} spider: pass -a domain=example.com")
+
+    def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
+        return self.sites[response_or_request.meta[SITE_META]]
+
     def inc_stat(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key, count)
 
-    def discovery_request(self, url: str, callback: Any, **meta: Any) -> scrapy.Request:
+    def discovery_request(
+        self, site: SiteState, url: str, callback: Any, **meta: Any
+    ) -> scrapy.Request:
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
-        self._outstanding += 1
-        meta[SKIP_META] = True
-        meta[RUN_META] = self.run_id
+        site.outstanding += 1
+        meta.update({SKIP_META: True, RUN_META: self.run_id, SITE_META: site.base_url})
         return scrapy.Request(
             url,
             callback=callback,
@@ -120,24 +166,24 @@ class DiscoverySpider(scrapy.Spider):
         """True for a discovery response requested by an earlier (interrupted) run."""
         return response.meta.get(RUN_META) != self.run_id
 
-    def discovery_done(self) -> Iterator[scrapy.Request]:
+    def discovery_done(self, site: SiteState) -> Iterator[scrapy.Request]:
         """Call at the end of every discovery callback: schedules pages once all are in."""
-        self._outstanding -= 1
-        if self._outstanding > 0:
+        site.outstanding -= 1
+        if site.outstanding > 0:
             return
-        for reason, count in self.plan.rejected.items():
+        for reason, count in site.plan.rejected.items():
             self.inc_stat(f"discovery/rejected/{reason}", count)
-        self.plan.rejected.clear()
-        pages = self.plan.ordered()
+        site.plan.rejected.clear()
+        pages = site.plan.ordered()
         if not pages:
-            yield from self.nothing_found()
+            yield from self.nothing_found(site)
             return
-        logger.info("Discovery done: %d pages to fetch from %s", len(pages), self.base_url)
+        logger.info("Discovery done: %d pages to fetch from %s", len(pages), site.base_url)
         for rank, candidate in enumerate(pages):
-            yield self.page_request(candidate, priority=-rank)
+            yield self.page_request(site, candidate, priority=-rank)
 
-    def nothing_found(self) -> Iterator[scrapy.Request]:
-        logger.warning("No pages found on %s", self.base_url)
+    def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
+        logger.warning("No pages found on %s", site.base_url)
         return iter(())
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
@@ -146,10 +192,12 @@ class DiscoverySpider(scrapy.Spider):
             return
         self.inc_stat(f"discovery/errors/{_failure_reason(failure)}")
         logger.info("Discovery request %s failed: %s", request.url, _failure_reason(failure))
-        yield from self.discovery_done()
+        yield from self.discovery_done(self.site_of(request))
 
-    def page_request(self, candidate: Candidate, priority: int = 0, **meta: Any) -> scrapy.Request:
-        self._pages_scheduled += 1
+    def page_request(
+        self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
+    ) -> scrapy.Request:
+        site.pages_scheduled += 1
         self.inc_stat(f"discovery/pages/{candidate.discovered_via}")
         meta.update(
             discovered_via=candidate.discovered_via,
@@ -157,6 +205,7 @@ class DiscoverySpider(scrapy.Spider):
             source_date=to_iso(candidate.date),
             source_title=candidate.title,
         )
+        meta[SITE_META] = site.base_url
         return scrapy.Request(
             candidate.url,
             callback=self.parse_page,

@@ -14,7 +14,7 @@ from crawler.discovery.plan import Candidate
 from crawler.discovery.urls import normalize_url
 
 if TYPE_CHECKING:
-    from spiders.base import DiscoverySpider
+    from spiders.base import DiscoverySpider, SiteState
 
     _Base = DiscoverySpider
 else:
@@ -24,33 +24,35 @@ logger = logging.getLogger(__name__)
 
 
 class FeedDiscoveryMixin(_Base):
-    """Finds feeds announced by the home page (or at usual paths) and plans their entries."""
+    """Finds feeds announced by a home page (or at usual paths) and plans their entries."""
 
-    def feed_home_request(self) -> scrapy.Request:
-        return self.discovery_request(f"{self.base_url}/", self.parse_home_for_feeds)
+    def feed_home_request(self, site: SiteState) -> scrapy.Request:
+        return self.discovery_request(site, f"{site.base_url}/", self.parse_home_for_feeds)
 
-    def feed_request(self, url: str) -> scrapy.Request:
-        return self.discovery_request(url, self.parse_feed)
+    def feed_request(self, site: SiteState, url: str) -> scrapy.Request:
+        return self.discovery_request(site, url, self.parse_feed)
 
     def parse_home_for_feeds(self, response: Response) -> Iterator[scrapy.Request]:
         if self.is_stale(response):
             return
+        site = self.site_of(response)
         links = []
         if isinstance(response, TextResponse):
             links = find_feed_links(response.body, response.url)
         self.inc_stat("discovery/feeds/announced", len(links))
-        self.feeds_guessed = not links
-        urls = [link.url for link in links] or [f"{self.base_url}{p}" for p in USUAL_FEED_PATHS]
+        site.guessing = not links
+        urls = [link.url for link in links] or [f"{site.base_url}{p}" for p in USUAL_FEED_PATHS]
         for url in urls:
-            yield self.feed_request(url)
-        yield from self.discovery_done()
+            yield self.feed_request(site, url)
+        yield from self.discovery_done(site)
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         if self.is_stale(response):
             return
+        site = self.site_of(response)
         result = parse_feed(response.body, response.url)
         if result.error:
-            if getattr(self, "feeds_guessed", False) and result.error == "not_a_feed":
+            if site.guessing and result.error == "not_a_feed":
                 self.inc_stat("discovery/feeds/not_found")
             else:
                 self.inc_stat(f"discovery/invalid/{result.error}")
@@ -59,36 +61,36 @@ class FeedDiscoveryMixin(_Base):
             self.inc_stat("discovery/feeds")
             self.inc_stat(f"discovery/feeds/{result.kind}")
         for entry in result.entries:
-            self.plan.add_feed_entry(entry, response.url)
-        yield from self.discovery_done()
+            site.plan.add_feed_entry(entry, response.url)
+        yield from self.discovery_done(site)
 
 
 class ExploreMixin(FeedDiscoveryMixin):
     """``explore=1``: when discovery finds nothing, try feeds, then follow internal links."""
 
-    def start_explore(self) -> Iterator[scrapy.Request]:
-        if getattr(self, "stage", "sitemaps") == "sitemaps":
-            self.stage = "feeds"
-            yield self.feed_home_request()
+    def start_explore(self, site: SiteState) -> Iterator[scrapy.Request]:
+        if site.stage == "sitemaps":
+            site.stage = "feeds"
+            yield self.feed_home_request(site)
             return
-        self.stage = "links"
-        self._links_seen: set[str] = set()
-        yield from self._link_request(f"{self.base_url}/", self.base_url or "", depth=0)
+        site.stage = "links"
+        yield from self._link_request(site, f"{site.base_url}/", site.base_url, depth=0)
 
-    def _link_request(self, url: str, source: str, depth: int) -> Iterator[scrapy.Request]:
+    def _link_request(
+        self, site: SiteState, url: str, source: str, depth: int
+    ) -> Iterator[scrapy.Request]:
         normalized = normalize_url(url)
-        if normalized is None or normalized in self._links_seen:
+        if normalized is None or normalized in site.links_seen:
             return
-        if self.url_policy.reject_reason(normalized):
+        if site.plan.policy.reject_reason(normalized):
             return
         max_pages = self.plan_options.max_pages
-        if max_pages is not None and self._pages_scheduled >= max_pages:
+        if max_pages is not None and site.pages_scheduled >= max_pages:
             return
-        self._links_seen.add(normalized)
+        site.links_seen.add(normalized)
         # Breadth first: shallower pages get higher priority.
-        yield self.page_request(
-            Candidate(normalized, "link", source), priority=-depth, link_depth=depth
-        )
+        candidate = Candidate(normalized, "link", source)
+        yield self.page_request(site, candidate, priority=-depth, link_depth=depth)
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         yield from super().parse_page(response)
@@ -97,5 +99,6 @@ class ExploreMixin(FeedDiscoveryMixin):
             return
         if depth >= self.discovery.explore_max_depth:
             return
+        site = self.site_of(response)
         for href in response.css("a::attr(href)").getall():
-            yield from self._link_request(response.urljoin(href), response.url, depth + 1)
+            yield from self._link_request(site, response.urljoin(href), response.url, depth + 1)

@@ -4,52 +4,45 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import scrapy
 
-from spiders.base import DiscoverySpider, base_url_of
+from spiders.base import DiscoverySpider, SiteState, base_url_of, read_list_file, split_list
 from spiders.explore import ExploreMixin
 
 logger = logging.getLogger(__name__)
 
 
-def _split_urls(value: str | None) -> list[str]:
-    return [u.strip() for u in (value or "").replace(",", " ").split() if u.strip()]
-
-
 class FeedSpider(ExploreMixin, DiscoverySpider):
-    """Fetches the pages listed in a site's feeds (RSS 2.0, RSS 1.0/RDF, Atom, JSON Feed).
+    """Fetches the pages listed in feeds (RSS 2.0, RSS 1.0/RDF, Atom, JSON Feed).
 
-    Arguments: ``domain`` (feeds found on its home page or at usual paths), or ``url``
-    (one or more feed URLs, comma- or space-separated) or ``urls_file`` (one URL per line);
-    plus ``since``, ``max_pages``, ``subdomains``, ``explore`` as for the sitemap spider.
+    Arguments: ``domain`` (feeds found on each home page or at usual paths; several
+    comma-separated) or ``domains_file``, and/or ``url`` (feed URLs, comma- or
+    space-separated) or ``urls_file`` (one feed URL per line); plus ``since``,
+    ``max_pages`` (per site), ``subdomains``, ``explore`` as for the sitemap spider.
     """
 
     name = "feed"
 
     def __init__(self, url: str | None = None, urls_file: str | None = None, **kwargs: Any) -> None:
-        self.feed_urls = _split_urls(url)
-        if urls_file:
-            lines = Path(urls_file).read_text(encoding="utf-8").splitlines()
-            self.feed_urls += [ln.strip() for ln in lines if ln.strip() and ln[0] != "#"]
-        if not kwargs.get("domain") and self.feed_urls:
-            kwargs["domain"] = base_url_of(self.feed_urls[0])
+        # Read by DiscoverySpider.__init__: each feed's site becomes a site of the crawl.
+        self.feed_urls = split_list(url) + read_list_file(urls_file)
+        self.home_sites = {base_url_of(d) for d in split_list(kwargs.get("domain"))}
+        self.home_sites |= {base_url_of(d) for d in read_list_file(kwargs.get("domains_file"))}
         super().__init__(**kwargs)
 
     async def start(self) -> AsyncIterator[Any]:
-        if not self.base_url:
-            raise ValueError("feed spider: pass -a domain=example.com or -a url=FEED_URL")
-        self.stage = "feeds"
-        if self.feed_urls:
-            for url in self.feed_urls:
-                yield self.feed_request(url)
-        else:
-            yield self.feed_home_request()
+        self.require_sites()
+        for site in self.sites.values():
+            site.stage = "feeds"
+        for url in self.feed_urls:
+            yield self.feed_request(self.sites[base_url_of(url)], url)
+        for base in self.home_sites:
+            yield self.feed_home_request(self.sites[base])
 
-    def nothing_found(self) -> Iterator[scrapy.Request]:
+    def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
-            yield from self.start_explore()
+            yield from self.start_explore(site)
             return
-        logger.warning("No feed with entries found for %s", self.base_url)
+        logger.warning("No feed with entries found for %s", site.base_url)

@@ -12,7 +12,7 @@ from scrapy.http import Response
 from crawler.discovery.robots import sitemaps_from_robots
 from crawler.discovery.sitemaps import parse_sitemap
 from middlewares.robots import ROBOTS_DISCOVERY_META
-from spiders.base import DiscoverySpider
+from spiders.base import DiscoverySpider, SiteState
 from spiders.explore import ExploreMixin
 
 logger = logging.getLogger(__name__)
@@ -33,52 +33,54 @@ USUAL_SITEMAP_PATHS = (
 class SitemapSpider(ExploreMixin, DiscoverySpider):
     """Discovers sitemaps through robots.txt (or usual paths) and fetches every listed page.
 
-    Arguments: ``domain`` (host or base URL), ``since`` (date), ``max_pages``, ``lang``
-    (hreflang), ``subdomains`` (1 to include them), ``explore`` (1: follow links when the
-    site has no sitemap and no feed).
+    Arguments: ``domain`` (host or base URL; several comma-separated) or ``domains_file``
+    (one per line), ``since`` (date), ``max_pages`` (per site), ``lang`` (hreflang),
+    ``subdomains`` (1 to include them), ``explore`` (1: follow links when a site has no
+    sitemap and no feed).
     """
 
     name = "sitemap"
 
     async def start(self) -> AsyncIterator[Any]:
-        if not self.base_url:
-            raise ValueError("sitemap spider: pass -a domain=example.com")
-        self._sitemaps_seen: set[str] = set()
-        self.stage = "sitemaps"
-        yield self.discovery_request(
-            f"{self.base_url}/robots.txt",
-            self.parse_robots,
-            # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
-            handle_httpstatus_all=True,
-            **{ROBOTS_DISCOVERY_META: True},
-        )
+        self.require_sites()
+        for site in self.sites.values():
+            yield self.discovery_request(
+                site,
+                f"{site.base_url}/robots.txt",
+                self.parse_robots,
+                # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
+                handle_httpstatus_all=True,
+                **{ROBOTS_DISCOVERY_META: True},
+            )
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         if self.is_stale(response):
             return
+        site = self.site_of(response)
         found = sitemaps_from_robots(response.body) if response.status < 400 else []
         self.inc_stat("discovery/robots_sitemaps", len(found))
-        urls = found or [f"{self.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
-        self._guessed = not found
+        urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
+        site.guessing = not found
         for url in urls:
-            yield from self._sitemap_request(url, depth=0)
-        yield from self.discovery_done()
+            yield from self._sitemap_request(site, url, depth=0)
+        yield from self.discovery_done(site)
 
-    def _sitemap_request(self, url: str, depth: int) -> Iterator[scrapy.Request]:
-        if url in self._sitemaps_seen:
+    def _sitemap_request(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
+        if url in site.sitemaps_seen:
             return
-        if len(self._sitemaps_seen) >= self.discovery.max_sitemaps:
+        if len(site.sitemaps_seen) >= self.discovery.max_sitemaps:
             self.inc_stat("discovery/sitemaps/over_limit")
             return
-        self._sitemaps_seen.add(url)
-        yield self.discovery_request(url, self.parse_sitemap, sitemap_depth=depth)
+        site.sitemaps_seen.add(url)
+        yield self.discovery_request(site, url, self.parse_sitemap, sitemap_depth=depth)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         if self.is_stale(response):
             return
+        site = self.site_of(response)
         result = parse_sitemap(response.body, response.url)
         if result.error:
-            self._count_invalid(response, result.error)
+            self._count_invalid(site, response, result.error)
         else:
             self.inc_stat("discovery/sitemaps")
             self.inc_stat(f"discovery/sitemaps/{result.kind}")
@@ -91,22 +93,22 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 self.inc_stat("discovery/sitemaps/too_deep")
                 logger.warning("Sitemap index nesting too deep at %s", response.url)
                 break
-            yield from self._sitemap_request(ref.url, depth + 1)
+            yield from self._sitemap_request(site, ref.url, depth + 1)
         for entry in result.entries:
-            self.plan.add_sitemap_entry(entry, response.url)
-        yield from self.discovery_done()
+            site.plan.add_sitemap_entry(entry, response.url)
+        yield from self.discovery_done(site)
 
-    def _count_invalid(self, response: Response, error: str) -> None:
+    def _count_invalid(self, site: SiteState, response: Response, error: str) -> None:
         # A guessed location answering with an HTML page is common and harmless.
-        if getattr(self, "_guessed", False) and error == "not_a_sitemap":
+        if site.guessing and error == "not_a_sitemap":
             self.inc_stat("discovery/sitemaps/not_found")
             return
         self.inc_stat(f"discovery/invalid/{error}")
         logger.warning("Skipped sitemap %s: %s", response.url, error)
 
-    def nothing_found(self) -> Iterator[scrapy.Request]:
+    def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
-            logger.info("No sitemap on %s: looking for feeds, then links", self.base_url)
-            yield from self.start_explore()
+            logger.info("No sitemap on %s: looking for feeds, then links", site.base_url)
+            yield from self.start_explore(site)
             return
-        logger.warning("No sitemap with pages on %s (try -a explore=1)", self.base_url)
+        logger.warning("No sitemap with pages on %s (try -a explore=1)", site.base_url)

@@ -161,3 +161,29 @@ def test_default_politeness_is_one_request_per_second(
     gaps = [b.time - a.time for a, b in itertools.pairwise(hits)]
     assert len(gaps) >= 4 and min(gaps) >= 1.0 - TOLERANCE, gaps
     assert all(h.in_flight == 1 for h in hits)
+
+
+def test_several_sites_in_parallel_each_polite(
+    hostile_site: SiteServer, bare_site: SiteServer, tmp_path: Path
+) -> None:
+    domains = tmp_path / "domains.txt"
+    domains.write_text(f"# sites\n{bare_site.base_url}\n")
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {
+            "domain": hostile_site.base_url,
+            "domains_file": str(domains),
+            "explore": "1",
+            "max_pages": "3",
+        },
+        DISCOVERY_ONLY,
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    hosts = Counter(item["url"].split("/")[2] for item in result.items)
+    assert hosts == {hostile_site.base_url[7:]: 3, bare_site.base_url[7:]: 3}
+    for server in (hostile_site, bare_site):
+        assert all(h.in_flight == 1 for h in server.hits)
+    # The two sites were crawled at the same time, not one after the other.
+    assert bare_site.hits[0].time < hostile_site.hits[-1].time
+    assert hostile_site.hits[0].time < bare_site.hits[-1].time

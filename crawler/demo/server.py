@@ -65,8 +65,12 @@ class SiteServer:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def reset(self) -> None:
-        """Forget the request log and which pages already answered 429."""
+    def reset(self, idle_timeout: float = 10.0) -> None:
+        """Wait until no request is being answered (a client that timed out leaves its
+        handler running), then forget the request log and which pages answered 429."""
+        deadline = time.monotonic() + idle_timeout
+        while self._in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
         with self._lock:
             self.hits.clear()
             self._answered_429.clear()
