@@ -6,13 +6,20 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin
 
 import lxml.html
 from lxml import etree
 
 from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import XmlError, child_text, local_name, maybe_gunzip, parse_xml
+from crawler.discovery.safexml import (
+    XmlError,
+    child_text,
+    leading_bytes,
+    local_name,
+    maybe_gunzip,
+    parse_xml,
+)
+from crawler.discovery.urls import absolute_http_url
 
 #: Entries kept from one feed; real feeds hold tens, a hostile one could hold millions.
 MAX_FEED_ENTRIES = 10_000
@@ -54,7 +61,7 @@ def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
         data = maybe_gunzip(body)
     except XmlError as exc:
         return FeedParseResult(kind="invalid", error=exc.reason)
-    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = leading_bytes(data, 64)
     if head.startswith((b"{", b"[")):
         return _parse_json_feed(data, base_url)
     try:
@@ -69,13 +76,6 @@ def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
     if name == "feed":
         return _parse_atom(root, base_url)
     return FeedParseResult(kind="invalid", error="not_a_feed")
-
-
-def _absolute(url: str | None, base_url: str | None) -> str | None:
-    if not url or not isinstance(url, str):
-        return None
-    url = urljoin(base_url, url.strip()) if base_url else url.strip()
-    return url if url.startswith(("http://", "https://")) else None
 
 
 def _add(result: FeedParseResult, entry: FeedEntry | None) -> None:
@@ -102,7 +102,7 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
             guid = next((c for c in item if local_name(c) == "guid"), None)
             if guid is not None and guid.get("isPermaLink", "true") != "false":
                 link = (guid.text or "").strip()
-        url = _absolute(link, base_url)
+        url = absolute_http_url(link, base_url)
         if url:
             _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
     return result
@@ -116,7 +116,7 @@ def _parse_rdf(root: etree._Element, base_url: str | None) -> FeedParseResult:
         if local_name(item) != "item":
             continue
         about = next((v for k, v in item.attrib.items() if str(k).endswith("about")), None)
-        url = _absolute(child_text(item, "link") or about, base_url)
+        url = absolute_http_url(child_text(item, "link") or about, base_url)
         if url:
             _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
     return result
@@ -126,7 +126,7 @@ def _atom_link(entry: etree._Element, base_url: str | None) -> str | None:
     links = [c for c in entry if local_name(c) == "link"]
     for link in links:
         if link.get("rel", "alternate") == "alternate" and link.get("href"):
-            return _absolute(link.get("href"), base_url)
+            return absolute_http_url(link.get("href"), base_url)
     return None
 
 
@@ -154,7 +154,7 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
-        url = _absolute(item.get("url") or item.get("external_url"), base_url)
+        url = absolute_http_url(item.get("url") or item.get("external_url"), base_url)
         if url:
             date = parse_date(_str(item.get("date_published")) or _str(item.get("date_modified")))
             _add(result, FeedEntry(url, date, _str(item.get("title"))))
@@ -183,7 +183,7 @@ def find_feed_links(html: bytes | str, base_url: str) -> list[FeedLink]:
     for link in tree.iter("link"):
         rels = (link.get("rel") or "").lower().split()
         kind = FEED_TYPES.get((link.get("type") or "").lower().split(";")[0].strip())
-        url = _absolute(link.get("href"), base_url)
+        url = absolute_http_url(link.get("href"), base_url)
         if "alternate" in rels and kind and url and url not in found:
             found[url] = FeedLink(url, kind)
     return list(found.values())

@@ -47,6 +47,11 @@ def maybe_gunzip(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     return data
 
 
+def leading_bytes(data: bytes, size: int) -> bytes:
+    """The first bytes of a document after a UTF-8 BOM and whitespace, to sniff its format."""
+    return data[:size].lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
 def _parser(recover: bool) -> etree.XMLParser:
     return etree.XMLParser(
         resolve_entities=False,

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from urllib.parse import urljoin
 
 from lxml import etree
 
 from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import XmlError, child_text, local_name, maybe_gunzip, parse_xml
+from crawler.discovery.safexml import (
+    XmlError,
+    child_text,
+    leading_bytes,
+    local_name,
+    maybe_gunzip,
+    parse_xml,
+)
+from crawler.discovery.urls import absolute_http_url
 
 #: A text sitemap lists at most 50,000 URLs (sitemaps.org); more is a broken or hostile file.
 MAX_URLS_PER_SITEMAP = 50_000
@@ -64,7 +71,7 @@ def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResul
         data = maybe_gunzip(body)
     except XmlError as exc:
         return SitemapParseResult(kind="invalid", error=exc.reason)
-    head = data[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
+    head = leading_bytes(data, 512)
     if not head.startswith(b"<"):
         return _parse_text(data, base_url)
     try:
@@ -79,19 +86,11 @@ def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResul
     return SitemapParseResult(kind="invalid", error="not_a_sitemap")
 
 
-def _absolute(loc: str | None, base_url: str | None) -> str | None:
-    if not loc:
-        return None
-    loc = loc.strip()
-    url = urljoin(base_url, loc) if base_url else loc
-    return url if url.startswith(("http://", "https://")) else None
-
-
 def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
     text = data.decode("utf-8-sig", errors="replace")
     result = SitemapParseResult(kind="text")
     for line in text.splitlines():
-        url = _absolute(line, base_url) if line.strip().startswith("http") else None
+        url = absolute_http_url(line, base_url) if line.strip().startswith("http") else None
         if url is None:
             continue
         if len(result.entries) >= MAX_URLS_PER_SITEMAP:
@@ -108,7 +107,7 @@ def _parse_index(root: etree._Element, base_url: str | None) -> SitemapParseResu
     for el in root:
         if local_name(el) != "sitemap":
             continue
-        url = _absolute(child_text(el, "loc"), base_url)
+        url = absolute_http_url(child_text(el, "loc"), base_url)
         if url:
             result.sitemaps.append(SitemapRef(url, parse_date(child_text(el, "lastmod"))))
     return result
@@ -130,7 +129,7 @@ def _parse_urlset(root: etree._Element, base_url: str | None) -> SitemapParseRes
 
 
 def _parse_url(el: etree._Element, base_url: str | None) -> SitemapEntry | None:
-    url = _absolute(child_text(el, "loc"), base_url)
+    url = absolute_http_url(child_text(el, "loc"), base_url)
     if url is None:
         return None
     news_date = news_title = None
@@ -141,7 +140,7 @@ def _parse_url(el: etree._Element, base_url: str | None) -> SitemapEntry | None:
             news_date = parse_date(child_text(child, "publication_date"))
             news_title = child_text(child, "title")
         elif name == "link" and child.get("rel") == "alternate":
-            href = _absolute(child.get("href"), base_url)
+            href = absolute_http_url(child.get("href"), base_url)
             lang = (child.get("hreflang") or "").strip()
             if href and lang:
                 alternates.append(Alternate(lang, href))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from courlan import clean_url, is_not_crawlable, is_valid_url
 from courlan.filters import extension_filter, type_filter
@@ -19,6 +19,14 @@ def normalize_url(url: str) -> str | None:
         return None
     # Fragments never change what the server sends.
     return cleaned.split("#", 1)[0]
+
+
+def absolute_http_url(url: object, base_url: str | None) -> str | None:
+    """``url`` resolved against ``base_url``; None unless it is an http(s) URL."""
+    if not url or not isinstance(url, str):
+        return None
+    url = urljoin(base_url, url.strip()) if base_url else url.strip()
+    return url if url.startswith(("http://", "https://")) else None
 
 
 def host_of(url: str) -> str:
