@@ -57,7 +57,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         if self.is_stale(response):
             return
         site = self.site_of(response)
-        found = sitemaps_from_robots(response.body) if response.status < 400 else []
+        found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
         self.inc_stat("discovery/robots_sitemaps", len(found))
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
         site.guessing = not found

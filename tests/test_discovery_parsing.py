@@ -163,6 +163,10 @@ def test_robots_sitemap_lines() -> None:
         b"sitemap: https://x.org/s2.xml?x=1\nSitemap: https://x.org/s1.xml\n"
     )
     assert sitemaps_from_robots(body) == ["https://x.org/s1.xml", "https://x.org/s2.xml?x=1"]
+    relative = b"Sitemap: /sitemap_index.xml\nSitemap: ftp://x.org/no.xml\n"
+    assert sitemaps_from_robots(relative, "https://x.org/robots.txt") == [
+        "https://x.org/sitemap_index.xml"
+    ]
 
 
 def test_normalisation_strips_tracking_and_fragments() -> None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from protego import Protego
 
+from crawler.discovery.urls import absolute_http_url
+
 #: robots.txt bodies beyond this are truncated before parsing (Google reads 500 KiB).
 MAX_ROBOTS_BYTES = 500 * 1024
 
 
-def sitemaps_from_robots(body: bytes) -> list[str]:
-    """Absolute sitemap URLs from ``Sitemap:`` lines, in order, without duplicates."""
+def sitemaps_from_robots(body: bytes, robots_url: str | None = None) -> list[str]:
+    """Sitemap URLs from ``Sitemap:`` lines (relative ones resolved against ``robots_url``),
+    in order, without duplicates."""
     text = body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
     parser = Protego.parse(text)
     seen: dict[str, None] = {}
-    for url in parser.sitemaps:
-        url = url.strip()
-        if url.startswith(("http://", "https://")):
+    for line in parser.sitemaps:
+        url = absolute_http_url(line, robots_url)
+        if url:
             seen.setdefault(url, None)
     return list(seen)
