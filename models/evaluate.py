@@ -140,7 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="pages per dataset")
     parser.add_argument("--out", default=None, help="also write the table here (markdown)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    # Baseline libraries log a warning per odd page; keep only this package's progress.
+    logging.basicConfig(level=logging.ERROR, format="%(asctime)s %(message)s")
+    logging.getLogger("models").setLevel(logging.INFO)
     result = evaluate(args.data, args.limit)
     print(result)
     if args.out:

@@ -23,7 +23,7 @@ class NetConfig:
     layers: int = 2
     ff_dim: int = 192
     conv_kernel: int = 5
-    dropout: float = 0.1
+    dropout: float = 0.15
 
     def to_dict(self) -> dict[str, int | float]:
         return asdict(self)

@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from crawler.neural.decode import DecodeParams, decide
+from crawler.neural.inference import windowed
 from models.dataset import Example, iter_pages
+from models.export import RUN_MAX_LEN, RUN_OVERLAP
 from models.metrics import token_f1, tokens
 
 logger = logging.getLogger(__name__)
@@ -28,6 +31,19 @@ class Scored:
     lengths: np.ndarray
     example: Example
     fallback_f1: float
+
+
+def predict_page(model: Any, ex: Example) -> np.ndarray:
+    """Probabilities with the same windowing as run time."""
+    feats = ex.features
+
+    def run(lo: int, hi: int) -> np.ndarray:
+        arrays = (feats.dense, feats.struct_ids, feats.word_ids)
+        return model(*(torch.from_numpy(a[None, lo:hi]) for a in arrays))[0].numpy()
+
+    with torch.no_grad():
+        logits = windowed(run, len(feats), RUN_MAX_LEN, RUN_OVERLAP)
+    return np.asarray(1.0 / (1.0 + np.exp(-logits)))
 
 
 def block_lengths(ex: Example) -> np.ndarray:
@@ -64,8 +80,6 @@ def trafilatura_f1(examples: list[Example], data: str | Path) -> dict[str, float
 
 
 def tune_decoding(model: Any, val: list[Example], data: str | Path) -> dict[str, Any]:
-    from models.train import predict_page
-
     fallback = trafilatura_f1(val, data)
     scored = [
         Scored(predict_page(model, ex), block_lengths(ex), ex, fallback.get(ex.id, 0.0))

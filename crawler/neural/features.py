@@ -57,6 +57,7 @@ _UPPER = re.compile(r"[A-ZÀ-ÖØ-ÞΑ-ΩА-Я]")
 _CJK = re.compile(r"[\u2e81-\U0010ffff]")
 _SENTENCE_END = frozenset(".!?。\uff01\uff1f\"'”»)")
 _ALWAYS_FAR_TAGS = frozenset({"html", "body"})
+_DIST_PREFIX = tuple(str(d) for d in range(NEAR_ANCESTORS))
 
 
 @dataclass
@@ -88,6 +89,38 @@ def _context_tokens(ctx: Context, prefix: str) -> list[str]:
     return out
 
 
+#: Hashed ids per (tag, class/id attributes, prefix) and per (kind, tag path): the same few
+#: element shapes recur across a site's pages, so these are shared between pages (bounded).
+_context_cache: dict[tuple[str, str, str], list[int]] = {}
+_path_cache: dict[tuple[str, ...], list[int]] = {}
+_CACHE_LIMIT = 200_000
+
+
+def _context_ids(ctx: Context, prefix: str) -> list[int]:
+    key = (ctx.tag, ctx.attrs, prefix)
+    ids = _context_cache.get(key)
+    if ids is None:
+        ids = [hash_id(t) for t in _context_tokens(ctx, prefix)]
+        if len(_context_cache) < _CACHE_LIMIT:
+            _context_cache[key] = ids
+    return ids
+
+
+def _path_ids(kind: str, tags: tuple[str, ...]) -> list[int]:
+    """Ids of the block kind and the tag paths of its two and three nearest elements."""
+    key = (kind, *tags)
+    ids = _path_cache.get(key)
+    if ids is None:
+        ids = [hash_id(f"k:{kind}")]
+        if len(tags) >= 2:
+            ids.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
+        if len(tags) >= 3:
+            ids.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+        if len(_path_cache) < _CACHE_LIMIT:
+            _path_cache[key] = ids
+    return ids
+
+
 class _FarAncestors:
     """Ids of tags and class/id tokens of ancestors beyond NEAR_ANCESTORS, memoised per page."""
 
@@ -108,28 +141,21 @@ class _FarAncestors:
         acc = self.memo[id(far[start])] if start >= 0 else ()
         for k in range(start + 1, last + 1):
             ctx = far[k]
-            own = [] if ctx.tag in _ALWAYS_FAR_TAGS else _context_tokens(ctx, "a")
-            merged = dict.fromkeys((*(hash_id(t) for t in own), *acc))
+            own = [] if ctx.tag in _ALWAYS_FAR_TAGS else _context_ids(ctx, "a")
+            merged = dict.fromkeys((*own, *acc))
             acc = tuple(merged)[:STRUCT_SLOTS]
             self.memo[id(ctx)] = acc
         return acc
 
 
-def _struct_ids(block: RawBlock, memo: dict[tuple[int, int], list[int]]) -> list[int]:
+def _struct_ids(block: RawBlock) -> list[int]:
     """Ids of the kind, the nearest ancestors' tags and class/id tokens, and tag paths."""
     near = block.path[-NEAR_ANCESTORS:][::-1]
-    ids = [hash_id(f"k:{block.kind}")]
+    path_ids = _path_ids(block.kind, tuple(c.tag for c in near))
+    ids = path_ids[:1]
     for dist, ctx in enumerate(near):
-        key = (id(ctx), dist)
-        cached = memo.get(key)
-        if cached is None:
-            cached = memo[key] = [hash_id(t) for t in _context_tokens(ctx, str(dist))]
-        ids.extend(cached)
-    tags = [c.tag for c in near]
-    if len(tags) >= 2:
-        ids.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
-    if len(tags) >= 3:
-        ids.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+        ids.extend(_context_ids(ctx, _DIST_PREFIX[dist]))
+    ids.extend(path_ids[1:])
     return ids
 
 
@@ -156,25 +182,61 @@ def _word_ids(words: list[str]) -> list[int]:
     return [_word_id(w) for w in picked]
 
 
+@dataclass
+class _CharCounts:
+    letters: int
+    upper: int
+    digits: int
+    punct: int
+    cjk: int
+
+
+_ASCII_DIGITS = b"0123456789"
+_ASCII_UPPER = bytes(range(65, 91))
+_ASCII_LETTERS = _ASCII_UPPER + bytes(range(97, 123))
+_ASCII_PUNCT = b".,;:!?"
+
+
+def _char_counts(text: str) -> _CharCounts:
+    """Character class counts; ASCII text takes a bytes fast path with identical results."""
+    if text.isascii():
+        raw = text.encode("ascii")
+        size = len(raw)
+        return _CharCounts(
+            letters=size - len(raw.translate(None, _ASCII_LETTERS)),
+            upper=size - len(raw.translate(None, _ASCII_UPPER)),
+            digits=size - len(raw.translate(None, _ASCII_DIGITS)),
+            punct=size - len(raw.translate(None, _ASCII_PUNCT)),
+            cjk=0,
+        )
+    return _CharCounts(
+        letters=len(_LETTER.findall(text)),
+        upper=len(_UPPER.findall(text)),
+        digits=len(_DIGIT.findall(text)),
+        punct=len(_PUNCT.findall(text)),
+        cjk=len(_CJK.findall(text)),
+    )
+
+
 def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
     text = block.text
     n_chars = max(len(text), 1)
     n_words = len(words)
-    letters = len(_LETTER.findall(text))
+    counts = _char_counts(text)
     return [
         math.log1p(len(text)) / 8.0,
         math.log1p(n_words) / 6.0,
         min(block.link_chars / n_chars, 1.0),
         (sum(map(len, words)) / n_words / 10.0) if n_words else 0.0,
-        len(_PUNCT.findall(text)) / n_chars * 5.0,
-        len(_DIGIT.findall(text)) / n_chars,
-        len(_UPPER.findall(text)) / max(letters, 1),
+        counts.punct / n_chars * 5.0,
+        counts.digits / n_chars,
+        counts.upper / max(counts.letters, 1),
         (sum(map(STOPWORDS.__contains__, words)) / n_words) if n_words else 0.0,
         float(text[-1] in _SENTENCE_END) if text else 0.0,
         float(text[:1].isupper()),
         min(text.count(",") / max(n_words, 1) * 5.0, 1.0),
         float(block.link_chars >= len(text) > 0),
-        len(_CJK.findall(text)) / n_chars,
+        counts.cjk / n_chars,
     ]
 
 
@@ -197,14 +259,13 @@ def featurize(blocks: list[RawBlock]) -> PageFeatures:
     n = len(blocks)
     total = sum(len(b.text) for b in blocks)
     far = _FarAncestors()
-    memo: dict[tuple[int, int], list[int]] = {}
     dense, struct, word = [], [], []
     before = 0
     for i, block in enumerate(blocks):
         words = _WORD.findall(block.text.lower())
         dense.append(_text_stats(block, words) + _page_stats(block, i, n, before, total))
         before += len(block.text)
-        ids = _struct_ids(block, memo) + list(far.ids(block.path))
+        ids = _struct_ids(block) + list(far.ids(block.path))
         struct.append(_padded(ids, STRUCT_SLOTS))
         word.append(_padded(_word_ids(words), WORD_SLOTS))
     return PageFeatures(
