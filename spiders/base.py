@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,8 @@ logger = logging.getLogger(__name__)
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
 RUN_META = "discovery_run"
+#: A discovery callback's work: parse one response of a site, yield further requests.
+DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 SITE_META = "site"
 
 
@@ -75,7 +77,9 @@ class SiteState:
     outstanding: int = 0
     #: "sitemaps", "feeds" or "links" (explore mode moves through them in that order).
     stage: str = "sitemaps"
-    pages_scheduled: int = 0
+    #: Page URLs already requested (a site's discovery can finish more than once in
+    #: explore mode; nothing is requested twice).
+    scheduled: set[str] = field(default_factory=set)
     sitemaps_seen: set[str] = field(default_factory=set)
     links_seen: set[str] = field(default_factory=set)
     #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
@@ -101,6 +105,16 @@ class DiscoverySpider(scrapy.Spider):
     Every site (``domain``, several comma-separated, or ``domains_file``) gets its own plan,
     pruned and ordered on its own, and is crawled under its own politeness slot.
     """
+
+    custom_settings: dict[str, Any] | None = {  # noqa: RUF012 -- Scrapy reads it as is
+        # One queue per download slot, served by how busy each slot is: a big site's pages
+        # cannot starve the other sites of a crawl. FIFO inside a slot keeps each site's
+        # pages newest first without one priority value per page (with JOBDIR, every
+        # priority value is a file kept open).
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    }
 
     def __init__(
         self,
@@ -148,19 +162,38 @@ class DiscoverySpider(scrapy.Spider):
             self.crawler.stats.inc_value(key, count)
 
     def discovery_request(
-        self, site: SiteState, url: str, callback: Any, **meta: Any
+        self,
+        site: SiteState,
+        url: str,
+        callback: Any,
+        errback: Any = None,
+        **meta: Any,
     ) -> scrapy.Request:
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
-        site.outstanding += 1
         meta.update({SKIP_META: True, RUN_META: self.run_id, SITE_META: site.base_url})
-        return scrapy.Request(
+        request = scrapy.Request(
             url,
             callback=callback,
-            errback=self.discovery_error,
+            errback=errback or self.discovery_error,
             priority=DISCOVERY_PRIORITY,
             dont_filter=True,  # discovery re-runs when a JOBDIR crawl resumes
             meta=meta,
         )
+        site.outstanding += 1
+        return request
+
+    def discovery_step(self, response: Response, step: DiscoveryStep) -> Iterator[scrapy.Request]:
+        """Run one discovery callback's work; whatever happens, count the response as in."""
+        if self.is_stale(response):
+            return
+        site = self.site_of(response)
+        try:
+            yield from step(site, response)
+        except Exception:
+            # A parser bug must not leave the site waiting forever for this response.
+            self.inc_stat("discovery/errors/parse_exception")
+            logger.exception("Discovery failed on %s", response.url)
+        yield from self.discovery_done(site)
 
     def is_stale(self, response: Response) -> bool:
         """True for a discovery response requested by an earlier (interrupted) run."""
@@ -174,13 +207,14 @@ class DiscoverySpider(scrapy.Spider):
         for reason, count in site.plan.rejected.items():
             self.inc_stat(f"discovery/rejected/{reason}", count)
         site.plan.rejected.clear()
-        pages = site.plan.ordered()
-        if not pages:
+        pages = site.plan.to_fetch(site.scheduled)
+        if not pages and not site.scheduled:
             yield from self.nothing_found(site)
             return
         logger.info("Discovery done: %d pages to fetch from %s", len(pages), site.base_url)
-        for rank, candidate in enumerate(pages):
-            yield self.page_request(site, candidate, priority=-rank)
+        # Equal priorities in FIFO queues: fetched in this (newest first) order.
+        for candidate in pages:
+            yield self.page_request(site, candidate)
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         logger.warning("No pages found on %s", site.base_url)
@@ -197,7 +231,7 @@ class DiscoverySpider(scrapy.Spider):
     def page_request(
         self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
     ) -> scrapy.Request:
-        site.pages_scheduled += 1
+        site.scheduled.add(candidate.url)
         self.inc_stat(f"discovery/pages/{candidate.discovered_via}")
         meta.update(
             discovered_via=candidate.discovered_via,

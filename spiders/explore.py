@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response, TextResponse
+from twisted.python.failure import Failure
 
 from crawler.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from crawler.discovery.plan import Candidate
 from crawler.discovery.urls import normalize_url
+from spiders.base import RUN_META
 
 if TYPE_CHECKING:
     from spiders.base import DiscoverySpider, SiteState
@@ -27,29 +29,43 @@ class FeedDiscoveryMixin(_Base):
     """Finds feeds announced by a home page (or at usual paths) and plans their entries."""
 
     def feed_home_request(self, site: SiteState) -> scrapy.Request:
-        return self.discovery_request(site, f"{site.base_url}/", self.parse_home_for_feeds)
+        return self.discovery_request(
+            site, f"{site.base_url}/", self.parse_home_for_feeds, errback=self.home_error
+        )
 
     def feed_request(self, site: SiteState, url: str) -> scrapy.Request:
         return self.discovery_request(site, url, self.parse_feed)
 
     def parse_home_for_feeds(self, response: Response) -> Iterator[scrapy.Request]:
-        if self.is_stale(response):
-            return
-        site = self.site_of(response)
+        yield from self.discovery_step(response, self._read_home)
+
+    def _read_home(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         links = []
         if isinstance(response, TextResponse):
             links = find_feed_links(response.body, response.url)
         self.inc_stat("discovery/feeds/announced", len(links))
-        site.guessing = not links
-        urls = [link.url for link in links] or [f"{site.base_url}{p}" for p in USUAL_FEED_PATHS]
-        for url in urls:
-            yield self.feed_request(site, url)
-        yield from self.discovery_done(site)
+        if links:
+            for link in links:
+                yield self.feed_request(site, link.url)
+        else:
+            yield from self._usual_feed_requests(site)
+
+    def _usual_feed_requests(self, site: SiteState) -> Iterator[scrapy.Request]:
+        site.guessing = True
+        for path in USUAL_FEED_PATHS:
+            yield self.feed_request(site, f"{site.base_url}{path}")
+
+    def home_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """The home page failed (403, 5xx, timeout, ...): feeds may still be at usual paths."""
+        request = failure.request  # type: ignore[attr-defined]
+        if request.meta.get(RUN_META) == self.run_id:
+            yield from self._usual_feed_requests(self.site_of(request))
+        yield from self.discovery_error(failure)
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
-        if self.is_stale(response):
-            return
-        site = self.site_of(response)
+        yield from self.discovery_step(response, self._read_feed)
+
+    def _read_feed(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         result = parse_feed(response.body, response.url)
         if result.error:
             if site.guessing and result.error == "not_a_feed":
@@ -62,7 +78,7 @@ class FeedDiscoveryMixin(_Base):
             self.inc_stat(f"discovery/feeds/{result.kind}")
         for entry in result.entries:
             site.plan.add_feed_entry(entry, response.url)
-        yield from self.discovery_done(site)
+        return iter(())
 
 
 class ExploreMixin(FeedDiscoveryMixin):
@@ -85,7 +101,7 @@ class ExploreMixin(FeedDiscoveryMixin):
         if site.plan.policy.reject_reason(normalized):
             return
         max_pages = self.plan_options.max_pages
-        if max_pages is not None and site.pages_scheduled >= max_pages:
+        if max_pages is not None and len(site.scheduled) >= max_pages:
             return
         site.links_seen.add(normalized)
         # Breadth first: shallower pages get higher priority.
@@ -101,4 +117,8 @@ class ExploreMixin(FeedDiscoveryMixin):
             return
         site = self.site_of(response)
         for href in response.css("a::attr(href)").getall():
-            yield from self._link_request(site, response.urljoin(href), response.url, depth + 1)
+            try:
+                url = response.urljoin(href)
+            except ValueError:  # "http://[x": one broken link must not end the page's links
+                continue
+            yield from self._link_request(site, url, response.url, depth + 1)

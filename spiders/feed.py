@@ -36,10 +36,12 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
         self.require_sites()
         for site in self.sites.values():
             site.stage = "feeds"
-        for url in self.feed_urls:
-            yield self.feed_request(self.sites[base_url_of(url)], url)
-        for base in self.home_sites:
-            yield self.feed_home_request(self.sites[base])
+        # Built (and counted per site) before the first is yielded: Scrapy reads start()
+        # lazily, and a site must not finish discovery before all its feeds are asked for.
+        requests = [self.feed_request(self.sites[base_url_of(u)], u) for u in self.feed_urls]
+        requests += [self.feed_home_request(self.sites[base]) for base in self.home_sites]
+        for request in requests:
+            yield request
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:

@@ -54,16 +54,15 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             )
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
-        if self.is_stale(response):
-            return
-        site = self.site_of(response)
+        yield from self.discovery_step(response, self._read_robots)
+
+    def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
         self.inc_stat("discovery/robots_sitemaps", len(found))
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
         site.guessing = not found
         for url in urls:
             yield from self._sitemap_request(site, url, depth=0)
-        yield from self.discovery_done(site)
 
     def _sitemap_request(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
         if url in site.sitemaps_seen:
@@ -75,9 +74,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         yield self.discovery_request(site, url, self.parse_sitemap, sitemap_depth=depth)
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
-        if self.is_stale(response):
-            return
-        site = self.site_of(response)
+        yield from self.discovery_step(response, self._read_sitemap)
+
+    def _read_sitemap(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         result = parse_sitemap(response.body, response.url)
         if result.error:
             self._count_invalid(site, response, result.error)
@@ -96,7 +95,6 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             yield from self._sitemap_request(site, ref.url, depth + 1)
         for entry in result.entries:
             site.plan.add_sitemap_entry(entry, response.url)
-        yield from self.discovery_done(site)
 
     def _count_invalid(self, site: SiteState, response: Response, error: str) -> None:
         # A guessed location answering with an HTML page is common and harmless.

@@ -60,7 +60,7 @@ def test_hreflang_alternates_and_language_choice() -> None:
     plan = CrawlPlan(UrlPolicy(frozenset({"www.example.com"})), PlanOptions(lang="de"))
     for entry in entries:
         plan.add_sitemap_entry(entry, "https://www.example.com/sitemap.xml")
-    assert [c.url for c in plan.ordered()] == [
+    assert [c.url for c in plan.to_fetch(set())] == [
         "https://www.example.com/deutsch/page.html",
         "https://www.example.com/english/only.html",  # no alternates: language unknown, kept
     ]
@@ -196,6 +196,46 @@ def test_plan_orders_newest_first_prunes_and_dedupes() -> None:
     plan.add(Candidate("https://x.org/undated", "sitemap", "s"))
     plan.add(Candidate("https://x.org/new?utm_medium=x", "feed", "f", title="New"))
     plan.add(Candidate("https://x.org/late", "sitemap", "s", datetime(2026, 3, 1, tzinfo=UTC)))
-    assert [c.url.rsplit("/", 1)[-1] for c in plan.ordered()] == ["new", "mid", "late"]
+    assert [c.url.rsplit("/", 1)[-1] for c in plan.to_fetch(set())] == ["new", "mid", "late"]
+    assert [c.url.rsplit("/", 1)[-1] for c in plan.to_fetch({"https://x.org/new"})] == [
+        "mid",
+        "late",
+    ]
     assert plan.candidates["https://x.org/new"].title == "New"  # merged from the duplicate
     assert plan.rejected == {"before_since": 1, "duplicate": 1}
+
+
+def test_hostile_values_never_raise() -> None:
+    base = "https://ex.com/s.xml"
+    bad_loc = b"<urlset><url><loc>http://[bad/x</loc></url><url><loc>/ok</loc></url></urlset>"
+    assert [e.url for e in parse_sitemap(bad_loc, base).entries] == ["https://ex.com/ok"]
+    for lastmod in (b"0000", b"0001-01-01T00:00:00+05:00", b"9999-12-31T23:00:00-05:00", b"x"):
+        doc = b"<urlset><url><loc>/a</loc><lastmod>" + lastmod + b"</lastmod></url></urlset>"
+        (entry,) = parse_sitemap(doc, base).entries
+        assert entry.lastmod is None
+    assert (
+        parse_feed(b"<rss><channel><item><link>http://[x</link></item></channel></rss>").entries
+        == []
+    )
+    assert sitemaps_from_robots(b"Sitemap: http://[bad\n", "https://ex.com/robots.txt") == []
+    assert (
+        find_feed_links(b'<link rel="alternate" type="application/rss+xml" href="http://[x">', base)
+        == []
+    )
+
+
+def test_encodings_and_compression_variants() -> None:
+    bom_json = b'\xef\xbb\xbf{"version":"https://jsonfeed.org/version/1.1","items":[{"url":"/a"}]}'
+    assert [e.url for e in parse_feed(bom_json, "https://ex.com/f").entries] == ["https://ex.com/a"]
+    two_members = gzip.compress(b"https://ex.com/a\n") + gzip.compress(b"https://ex.com/b\n")
+    assert [e.url for e in parse_sitemap(two_members).entries] == [
+        "https://ex.com/a",
+        "https://ex.com/b",
+    ]
+    truncated = gzip.compress(b"https://ex.com/a\n" * 1000)[:-20]
+    assert parse_sitemap(truncated).error == "truncated_gzip"
+    assert [e.url for e in parse_sitemap(b"HTTPS://EX.COM/A\n").entries] == ["HTTPS://EX.COM/A"]
+    utf16 = read("yoast-post-sitemap.xml").decode().replace('encoding="UTF-8"', 'encoding="UTF-16"')
+    assert len(parse_sitemap(utf16.encode("utf-16")).entries) == 3
+    padded = b"<?xml version='1.0'?><!--" + b"x" * 10_000 + b"-->" + BILLION_LAUGHS[22:]
+    assert parse_sitemap(padded).error == "hostile_xml"

@@ -11,12 +11,16 @@ def parse_date(value: str | None) -> datetime | None:
     if not value:
         return None
     value = value.strip()
-    parsed = _parse_iso(value) or _parse_rfc822(value)
-    if parsed is None:
+    try:
+        parsed = _parse_iso(value) or _parse_rfc822(value)
+        if parsed is None:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
+        # Year 0, or a date at the edge of the calendar that a time zone pushes over it.
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def _parse_iso(value: str) -> datetime | None:
@@ -25,11 +29,8 @@ def _parse_iso(value: str) -> datetime | None:
         return datetime.fromisoformat(text)
     except ValueError:
         pass
-    if len(value) == 7 and value[4] == "-":  # W3C "YYYY-MM"
-        try:
-            return datetime(int(value[:4]), int(value[5:7]), 1)
-        except ValueError:
-            return None
+    if len(value) == 7 and value[4] == "-" and value[:4].isdigit() and value[5:].isdigit():
+        return datetime(int(value[:4]), int(value[5:7]), 1)  # W3C "YYYY-MM"
     if len(value) == 4 and value.isdigit():  # W3C "YYYY"
         return datetime(int(value), 1, 1)
     return None

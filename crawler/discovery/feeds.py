@@ -14,6 +14,7 @@ from crawler.discovery.dates import parse_date
 from crawler.discovery.safexml import (
     XmlError,
     child_text,
+    decode_text,
     leading_bytes,
     local_name,
     maybe_gunzip,
@@ -143,7 +144,7 @@ def _parse_atom(root: etree._Element, base_url: str | None) -> FeedParseResult:
 
 def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     try:
-        doc: Any = json.loads(data.decode("utf-8", errors="replace"))
+        doc: Any = json.loads(decode_text(data))
     except (ValueError, RecursionError):
         return FeedParseResult(kind="invalid", error="malformed_json")
     if not isinstance(doc, dict) or "jsonfeed.org" not in str(doc.get("version", "")):

@@ -97,12 +97,18 @@ class CrawlPlan:
         self.add(Candidate(entry.url, "feed", source_url, entry.date, entry.title))
 
     def ordered(self) -> list[Candidate]:
-        """Newest first (undated last, then in discovery order), cut to ``max_pages``."""
+        """Newest first (undated last, in discovery order)."""
         items = list(self.candidates.values())
         items.sort(key=lambda c: c.date or _OLDEST, reverse=True)
-        if self.options.max_pages is not None:
-            items = items[: self.options.max_pages]
         return items
+
+    def to_fetch(self, scheduled: set[str]) -> list[Candidate]:
+        """The pages to request now: newest first, none of ``scheduled``, and no more than
+        ``max_pages`` counting those already scheduled."""
+        pages = [c for c in self.ordered() if c.url not in scheduled]
+        if self.options.max_pages is not None:
+            pages = pages[: max(0, self.options.max_pages - len(scheduled))]
+        return pages
 
 
 def _pick_language(entry: SitemapEntry, lang: str) -> str | None:

@@ -15,7 +15,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 # A DOCTYPE with an internal subset is how entity bombs and XXE arrive; feeds and sitemaps
 # never need one.
 _ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
-_PROLOGUE_SCAN_BYTES = 4096
 
 
 class XmlError(ValueError):
@@ -27,15 +26,21 @@ class XmlError(ValueError):
 
 
 def gunzip_capped(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
-    """Decompress gzip data, refusing to produce more than ``limit`` bytes."""
-    decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = decomp.decompress(data, limit + 1)
-    except zlib.error as exc:
-        raise XmlError("bad_gzip", str(exc)) from exc
-    if len(out) > limit or decomp.unconsumed_tail:
-        raise XmlError("gzip_bomb", f"more than {limit} bytes once decompressed")
-    return out
+    """Decompress gzip data (every member), refusing to produce more than ``limit`` bytes."""
+    out = bytearray()
+    rest = data
+    while rest[:2] == GZIP_MAGIC:
+        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += decomp.decompress(rest, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise XmlError("bad_gzip", str(exc)) from exc
+        if len(out) > limit or decomp.unconsumed_tail:
+            raise XmlError("gzip_bomb", f"more than {limit} bytes once decompressed")
+        if not decomp.eof:
+            raise XmlError("truncated_gzip", "the gzip stream ends early")
+        rest = decomp.unused_data
+    return bytes(out)
 
 
 def maybe_gunzip(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
@@ -47,9 +52,23 @@ def maybe_gunzip(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
     return data
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def leading_bytes(data: bytes, size: int) -> bytes:
-    """The first bytes of a document after a UTF-8 BOM and whitespace, to sniff its format."""
+    """The first bytes of a document after a BOM and whitespace, to sniff its format
+    (UTF-16 is decoded, so a UTF-16 document sniffs like a UTF-8 one)."""
+    if data[:2] in UTF16_BOMS:
+        head = data[: size * 2].decode("utf-16", errors="replace")
+        return head.encode("utf-8", errors="replace")[:size].lstrip(b" \t\r\n")
     return data[:size].lstrip(b"\xef\xbb\xbf \t\r\n")
+
+
+def decode_text(data: bytes) -> str:
+    """Plain text (a text sitemap) in UTF-8 or BOM-marked UTF-16."""
+    if data[:2] in UTF16_BOMS:
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _parser(recover: bool) -> etree.XMLParser:
@@ -67,11 +86,12 @@ def _parser(recover: bool) -> etree.XMLParser:
 
 def parse_xml(data: bytes) -> etree._Element:
     """Parse untrusted XML, refusing entity declarations; recover from minor breakage."""
-    if _ENTITY_DECL.search(data[:_PROLOGUE_SCAN_BYTES]) or (
-        b"<!DOCTYPE" in data[:_PROLOGUE_SCAN_BYTES] and _ENTITY_DECL.search(data)
-    ):
+    # The whole document is scanned: a long comment can push a DOCTYPE far down.
+    text_for_scan = data.decode("utf-16", "replace").encode() if data[:2] in UTF16_BOMS else data
+    if _ENTITY_DECL.search(text_for_scan):
         raise XmlError("hostile_xml", "entity declarations are refused")
-    data = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if data[:2] not in UTF16_BOMS:
+        data = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     try:
         root = etree.fromstring(data, parser=_parser(recover=False))
     except etree.XMLSyntaxError:

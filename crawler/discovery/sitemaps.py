@@ -11,6 +11,7 @@ from crawler.discovery.dates import parse_date
 from crawler.discovery.safexml import (
     XmlError,
     child_text,
+    decode_text,
     leading_bytes,
     local_name,
     maybe_gunzip,
@@ -87,10 +88,10 @@ def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResul
 
 
 def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
-    text = data.decode("utf-8-sig", errors="replace")
     result = SitemapParseResult(kind="text")
-    for line in text.splitlines():
-        url = absolute_http_url(line, base_url) if line.strip().startswith("http") else None
+    for line in decode_text(data).splitlines():
+        is_url = line.strip()[:4].lower() == "http"
+        url = absolute_http_url(line, base_url) if is_url else None
         if url is None:
             continue
         if len(result.entries) >= MAX_URLS_PER_SITEMAP:

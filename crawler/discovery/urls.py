@@ -25,13 +25,21 @@ def absolute_http_url(url: object, base_url: str | None) -> str | None:
     """``url`` resolved against ``base_url``; None unless it is an http(s) URL."""
     if not url or not isinstance(url, str):
         return None
-    url = urljoin(base_url, url.strip()) if base_url else url.strip()
-    return url if url.startswith(("http://", "https://")) else None
+    try:
+        url = urljoin(base_url, url.strip()) if base_url else url.strip()
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a malformed port
+    except ValueError:  # e.g. "http://[bad": an unbalanced IPv6 bracket
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
 def host_of(url: str) -> str:
-    """Lower-case host name without port."""
-    return (urlsplit(url).hostname or "").lower()
+    """Lower-case host name without port ("" when there is none or the URL is broken)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ class UrlPolicy:
             return "offsite"
         # extension_filter drops documents that are not HTML (PDF, images, archives, ...);
         # type_filter drops feeds and site-structure pages (login, cart, ...).
-        path = urlsplit(url).path
+        path = urlsplit(url).path  # parses: on_site() got a host out of it
         if not extension_filter(path) or not type_filter(url, strict=True, with_nav=True):
             return "non_html"
         if is_not_crawlable(url):
