@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 if TYPE_CHECKING:
@@ -21,6 +23,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_META = "retry_after_times"
+#: Meta key: the pause (seconds) chosen when the response arrived.
+PAUSE_META = "retry_after_pause"
+_SECONDS = re.compile(r"\d{1,9}", re.ASCII)
+#: A slot with no delay never waits; this tiny one makes the downloader honour a pause.
+_MIN_PAUSE_DELAY = 0.001
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ def parse_retry_after(value: str | bytes | None, now: datetime | None = None) ->
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
     text = text.strip()
-    if text.isdigit():
+    if _SECONDS.fullmatch(text):
         return float(text)
     try:
         when = parsedate_to_datetime(text)
@@ -66,20 +73,40 @@ def parse_retry_after(value: str | bytes | None, now: datetime | None = None) ->
 
 
 class RetryAfterMiddleware:
-    """Pauses the whole domain for Retry-After seconds, then retries the request."""
+    """Pauses the whole domain for Retry-After seconds, then retries the request.
+
+    The pause starts when the response arrives (``response_downloaded``), before the
+    downloader sends the domain's next request; the retry happens in ``process_response``.
+    """
 
     def __init__(self, crawler: Crawler) -> None:
         self.config = RetryAfterSettings.from_settings(crawler.settings)
         if not self.config.enabled:
             raise NotConfigured("RETRY_AFTER_ENABLED is off")
         self.crawler = crawler
+        crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
+    def _applies(self, request: Request, response: Response) -> bool:
+        return response.status in self.config.http_codes and not request.meta.get("dont_retry")
+
+    def response_downloaded(self, response: Response, request: Request, spider: object) -> None:
+        if not self._applies(request, response):
+            return
+        if request.meta.get(RETRY_AFTER_META, 0) >= self.config.max_retries:
+            return
+        delay = parse_retry_after(response.headers.get("Retry-After"))
+        if delay is None:
+            delay = self.config.default_delay
+        delay = min(delay, self.config.max_delay)
+        request.meta[PAUSE_META] = delay
+        self._pause_slot(request, delay)
+
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        if response.status not in self.config.http_codes or request.meta.get("dont_retry"):
+        if not self._applies(request, response):
             return response
         stats = self.crawler.stats
         assert stats is not None
@@ -87,13 +114,11 @@ class RetryAfterMiddleware:
         if retries >= self.config.max_retries:
             stats.inc_value("politeness/retry_after/gave_up")
             logger.warning("Gave up on %s after %d Retry-After pauses", request.url, retries)
+            # Scrapy's RetryMiddleware would retry it again, without any pause.
+            request.meta["dont_retry"] = True
             return response
-        delay = parse_retry_after(response.headers.get("Retry-After"))
-        if delay is None:
-            delay = self.config.default_delay
-        delay = min(delay, self.config.max_delay)
-        self._pause_slot(request, delay)
         stats.inc_value("politeness/retry_after")
+        delay = request.meta.pop(PAUSE_META, self.config.default_delay)
         logger.info("%s answered %d: pausing its domain %.1fs", request.url, response.status, delay)
         retry = request.replace(dont_filter=True, priority=request.priority + 1)
         retry.meta[RETRY_AFTER_META] = retries + 1
@@ -104,6 +129,7 @@ class RetryAfterMiddleware:
         slot = downloader.slots.get(downloader.get_slot_key(request))
         if slot is None:
             return
+        slot.delay = max(slot.delay, _MIN_PAUSE_DELAY)
         # The downloader waits until ``lastseen + delay``; moving lastseen into the future
         # pauses this domain alone, without changing its delay for later requests.
         slot.lastseen = max(slot.lastseen, time.monotonic() + delay - slot.delay)

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -20,6 +22,7 @@ logger = logging.getLogger(__name__)
 #: Meta key: a spider's own request for robots.txt (to read its Sitemap lines) is answered
 #: from the copy this middleware already fetched, so a site sees robots.txt fetched once.
 ROBOTS_DISCOVERY_META = "robots_discovery"
+DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 
 
 @dataclass(frozen=True)
@@ -30,12 +33,15 @@ class RobotsPolitenessSettings:
     obey_crawl_delay: bool = True
     #: Upper bound on an honoured Crawl-delay (seconds); a larger value is capped with a warning.
     max_crawl_delay: float = 60.0
+    #: A robots.txt answering 5xx or not at all forbids the whole site (RFC 9309).
+    unreachable_disallows: bool = True
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsPolitenessSettings:
         return cls(
             obey_crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY_ENABLED", True),
             max_crawl_delay=settings.getfloat("ROBOTSTXT_CRAWL_DELAY_MAX", 60.0),
+            unreachable_disallows=settings.getbool("ROBOTSTXT_UNREACHABLE_DISALLOW", True),
         )
 
 
@@ -66,16 +72,33 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
 
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         self._bodies[netloc] = (response.status, response.body)
+        if response.status >= 500 and self.config.unreachable_disallows:
+            self._unreachable(netloc, f"HTTP {response.status}")
+            response = response.replace(body=DISALLOW_ALL)
+        elif response.status < 400 and self.config.obey_crawl_delay:
+            # Recorded before the parent hands the parser to the requests waiting for it.
+            parser = build_from_crawler(self._parserimpl, self.crawler, response.body)
+            delay = parser.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+            if delay:
+                self._record_delay(netloc, float(delay))
         await super()._parse_robots(response, netloc, request)
-        parser = self._parsers.get(netloc)
-        if not self.config.obey_crawl_delay or response.status >= 400:
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        if isinstance(exc, IgnoreRequest) or not self.config.unreachable_disallows:
+            super()._robots_error(exc, netloc)
             return
-        if parser is None or isinstance(parser, Deferred):
-            return
-        useragent = self._robotstxt_useragent or self._default_useragent
-        delay = parser.crawl_delay(useragent)
-        if delay:
-            self._record_delay(netloc, float(delay))
+        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        self._unreachable(netloc, type(exc).__name__)
+        waiting = self._parsers[netloc]
+        parser = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)
+        self._parsers[netloc] = parser
+        if isinstance(waiting, Deferred):
+            waiting.callback(parser)
+
+    def _unreachable(self, netloc: str, why: str) -> None:
+        # RFC 9309, 2.3.1.4: when robots.txt is unreachable, assume complete disallow.
+        self._stats.inc_value("politeness/robots_unreachable")
+        logger.warning("robots.txt of %s unreachable (%s): nothing there is crawled", netloc, why)
 
     def _record_delay(self, netloc: str, delay: float) -> None:
         if delay > self.config.max_crawl_delay:

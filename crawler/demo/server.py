@@ -87,8 +87,9 @@ class SiteServer:
             return Route(
                 b"slow down",
                 "text/plain",
-                429,
+                route.retry_status,
                 {"Retry-After": str(route.retry_after_once)},
+                delay=route.delay,
             )
         return route
 

@@ -26,8 +26,9 @@ class Route:
     content_type: str = "text/html; charset=utf-8"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    #: Answer 429 with this Retry-After (seconds) the first time, then normally.
+    #: Answer ``retry_status`` with this Retry-After (seconds) the first time, then normally.
     retry_after_once: int | None = None
+    retry_status: int = 429
     #: Seconds to wait before answering (a slow or hanging server).
     delay: float = 0.0
 

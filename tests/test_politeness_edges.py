@@ -1,0 +1,81 @@
+"""Politeness corner cases, each on a tiny site of its own served on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crawler.demo.server import SiteServer
+from crawler.demo.site import Route, SiteOptions
+from tests.crawl import DISCOVERY_ONLY, run_crawl
+
+PAGE = b"<html><body><p>A page.</p></body></html>"
+
+
+@pytest.fixture
+def tiny_site() -> Iterator[SiteServer]:
+    """robots.txt naming a text sitemap of three pages; tests replace routes as needed."""
+    with SiteServer(SiteOptions(articles=1, sitemaps=False, feeds=False, crawl_delay=None)) as srv:
+        assert srv.site is not None
+        pages = ["/a.html", "/b.html", "/c.html"]
+        srv.site.routes.update(
+            {
+                "/robots.txt": Route(f"User-agent: *\nSitemap: {srv.base_url}/s.txt\n".encode()),
+                "/s.txt": Route("".join(f"{srv.base_url}{p}\n" for p in pages).encode()),
+                **{p: Route(PAGE) for p in pages},
+            }
+        )
+        yield srv
+
+
+def page_hits(server: SiteServer) -> list[tuple[float, str, int]]:
+    return [(h.time, h.path, h.status) for h in server.hits if h.path.endswith(".html")]
+
+
+def test_slow_503_pauses_the_domain_from_when_it_arrives(
+    tiny_site: SiteServer, tmp_path: Path
+) -> None:
+    assert tiny_site.site is not None
+    serve_time = 0.6  # longer than the slot delay: the next request is due on arrival
+    tiny_site.site.routes["/b.html"] = Route(
+        PAGE, retry_after_once=1, retry_status=503, delay=serve_time
+    )
+    result = run_crawl("sitemap", tmp_path, {"domain": tiny_site.base_url}, DISCOVERY_ONLY)
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == 3
+    hits = page_hits(tiny_site)
+    index = next(i for i, (_, _, status) in enumerate(hits) if status == 503)
+    gap = hits[index + 1][0] - hits[index][0]
+    assert gap >= serve_time + 1.0 - 0.1, hits
+
+
+def test_retry_after_gives_up_without_extra_retries(tiny_site: SiteServer, tmp_path: Path) -> None:
+    assert tiny_site.site is not None
+    tiny_site.site.routes["/b.html"] = Route(b"busy", status=429, headers={"Retry-After": "0"})
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": tiny_site.base_url},
+        {**DISCOVERY_ONLY, "RETRY_AFTER_MAX_RETRIES": "2"},
+    )
+    assert result.returncode == 0
+    assert [p for _, p, _ in page_hits(tiny_site)].count("/b.html") == 3  # 1 + 2 retries
+    assert result.stats["politeness/retry_after"] == 2
+    assert result.stats["politeness/retry_after/gave_up"] == 1
+    assert len(result.items) == 2
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_robots_txt_server_error_forbids_the_site(
+    tiny_site: SiteServer, tmp_path: Path, status: int
+) -> None:
+    assert tiny_site.site is not None
+    tiny_site.site.routes["/robots.txt"] = Route(b"oops", status=status)
+    tiny_site.site.routes["/sitemap.xml"] = Route(b"<urlset><url><loc>/a.html</loc></url></urlset>")
+    result = run_crawl("sitemap", tmp_path, {"domain": tiny_site.base_url}, DISCOVERY_ONLY)
+    assert result.returncode == 0
+    assert result.items == []
+    assert not any(h.path.endswith(".html") for h in tiny_site.hits)
+    assert result.stats["politeness/robots_unreachable"] == 1
