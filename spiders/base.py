@@ -297,6 +297,7 @@ def is_html_response(response: Response) -> bool:
 
 
 _EXCEPTION_REASONS = {
+    "DownloadCancelledError": "too_large",  # over DOWNLOAD_MAXSIZE
     "DownloadTimeoutError": "timeout",
     "TimeoutError": "timeout",
     "TCPTimedOutError": "timeout",

@@ -79,3 +79,22 @@ def test_robots_txt_server_error_forbids_the_site(
     assert result.items == []
     assert not any(h.path.endswith(".html") for h in tiny_site.hits)
     assert result.stats["politeness/robots_unreachable"] == 1
+
+
+def test_huge_and_broken_pages_are_counted_skips(tiny_site: SiteServer, tmp_path: Path) -> None:
+    assert tiny_site.site is not None
+    huge = b"<html><body>" + b"<p>big</p>" * 20_000 + b"</body></html>"
+    tiny_site.site.routes["/a.html"] = Route(huge)
+    # Declared UTF-8, but Latin-1 bytes: decoded with replacement characters, still an item.
+    tiny_site.site.routes["/b.html"] = Route(
+        "<html><body><p>Caf\u00e9 cr\u00e8me</p></body></html>".encode("latin-1")
+    )
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": tiny_site.base_url},
+        {**DISCOVERY_ONLY, "DOWNLOAD_MAXSIZE": "100000", "DOWNLOAD_WARNSIZE": "0"},
+    )
+    assert result.returncode == 0
+    assert result.stats["discovery/page_errors/too_large"] == 1
+    assert sorted(i["url"].rsplit("/", 1)[-1] for i in result.items) == ["b.html", "c.html"]
