@@ -40,6 +40,10 @@ MIN_GT_COVERAGE = 0.8
 ALIGN_N = 3
 BLOCK_CONTENT_SHARE = 0.5
 CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural-blocks"))
+#: Training by-products kept outside the repository (the float model is only for checks).
+FLOAT_MODEL = CACHE_DIR / "model.float.onnx"
+#: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
+VALIDATION_PERCENT = 15
 
 
 @dataclass
@@ -81,6 +85,10 @@ def site_split(dataset: str, rec: dict[str, Any]) -> str:
     if dataset == "dragnet":
         return "test" if rec.get("split") == "test" else "train"
     return "test" if zlib.crc32(site_of(rec).encode()) % 100 < HOLDOUT_PERCENT else "train"
+
+
+def is_validation(ex: Example) -> bool:
+    return zlib.crc32(b"val:" + ex.site.encode()) % 100 < VALIDATION_PERCENT
 
 
 def iter_pages(data: str | Path, datasets: tuple[str, ...] = DATASETS) -> Iterator[Page]:

@@ -16,6 +16,7 @@ from models.dataset import (
     ALIGN_N,
     BLOCK_CONTENT_SHARE,
     CACHE_DIR,
+    FLOAT_MODEL,
     HOLDOUT_PERCENT,
     MIN_GT_COVERAGE,
     Example,
@@ -30,8 +31,6 @@ VERSION = "v1"
 RUN_MAX_LEN = 512
 RUN_OVERLAP = 64
 INPUT_NAMES = ["dense", "struct_ids", "word_ids"]
-#: Training by-products kept outside the repository (the float model is only for checks).
-FLOAT_MODEL = CACHE_DIR / "model.float.onnx"
 CHECKPOINT = CACHE_DIR / f"blocknet-{VERSION}.pt"
 
 
@@ -60,9 +59,15 @@ def export_float(model: BlockNet, path: Path) -> None:
 
 
 def quantize(src: Path, dst: Path) -> None:
+    """int8 dynamic quantization of every MatMul and Gather (embedding) weight.
+
+    Unsigned weights: on the AMD EPYC (AVX-512 VNNI) development machine they ran ~25% faster
+    than signed ones at 150 blocks (s8 weights were even slower than the float model), with
+    the same agreement with the float model.
+    """
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QUInt8)
 
 
 def _summary(train: list[Example], val: list[Example]) -> dict[str, Any]:
@@ -147,3 +152,35 @@ def export_model(
     }
     write_config(out, model, decoding, extra)
     torch.save({"state": model.state_dict(), "net": model.cfg.to_dict()}, CHECKPOINT)
+
+
+def requantize(out: Path, data: str | Path) -> None:
+    """Quantize the last training run's float model again (no retraining) and refresh checks."""
+    from models.dataset import is_validation, load_examples
+    from models.golden import write_goldens
+
+    quantize(FLOAT_MODEL, out / "model.onnx")
+    val = [e for e in load_examples(data) if e.split == "train" and is_validation(e)]
+    config_path = out / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["int8_vs_float_validation"] = agreement(
+        FLOAT_MODEL, out / "model.onnx", val, config["threshold"]
+    )
+    config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    logger.info("int8 vs float on validation pages: %s", config["int8_vs_float_validation"])
+    write_goldens(out, FLOAT_MODEL)
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Re-quantize the float model of the last run")
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--out", default="crawler/neural/models/v1")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    requantize(Path(args.out), args.data)
+
+
+if __name__ == "__main__":
+    main()

@@ -23,7 +23,7 @@ from crawler.neural import NeuralExtractor
 from crawler.neural.features import featurize
 from crawler.neural.inference import MODELS_DIR
 from crawler.neural.segment import segment
-from models.export import FLOAT_MODEL
+from models.dataset import FLOAT_MODEL
 from models.systems import parse_html
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ import argparse
 import logging
 import random
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +19,8 @@ import numpy as np
 import torch
 
 from crawler.neural.features import DENSE_SIZE, HASH_SIZE
-from models.dataset import Example, load_examples
-from models.export import FLOAT_MODEL, export_model
+from models.dataset import FLOAT_MODEL, Example, is_validation, load_examples
+from models.export import export_model
 from models.golden import write_goldens
 from models.metrics import token_f1
 from models.net import BlockNet, NetConfig
@@ -37,8 +36,6 @@ BATCH_PAGES = 16
 EPOCHS = 8
 LEARNING_RATE = 2e-3
 WEIGHT_DECAY = 1e-2
-#: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
-VALIDATION_PERCENT = 15
 
 
 @dataclass
@@ -49,10 +46,6 @@ class Batch:
     labels: torch.Tensor
     weights: torch.Tensor
     pad_mask: torch.Tensor
-
-
-def is_validation(ex: Example) -> bool:
-    return zlib.crc32(b"val:" + ex.site.encode()) % 100 < VALIDATION_PERCENT
 
 
 def block_weights(ex: Example) -> np.ndarray:
