@@ -17,6 +17,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -159,6 +160,29 @@ def _struct_ids(block: RawBlock) -> list[int]:
     return ids
 
 
+class _StructRows:
+    """Padded structure ids per block, shared between blocks of the same shape on a page.
+
+    The ids depend only on the kind, the tag and class/id of the three nearest elements and
+    the far ancestors; sibling paragraphs or list items share all of these.
+    """
+
+    def __init__(self) -> None:
+        self.far = _FarAncestors()
+        self.memo: dict[tuple[Any, ...], list[int]] = {}
+
+    def row(self, block: RawBlock) -> list[int]:
+        path = block.path
+        far_key = id(path[-NEAR_ANCESTORS - 1]) if len(path) > NEAR_ANCESTORS else None
+        near = path[-NEAR_ANCESTORS:]
+        key = (block.kind, far_key, *((c.tag, c.attrs) for c in near))
+        cached = self.memo.get(key)
+        if cached is None:
+            ids = _struct_ids(block) + list(self.far.ids(path))
+            cached = self.memo[key] = _padded(ids, STRUCT_SLOTS)
+        return cached
+
+
 def _padded(ids: list[int], slots: int) -> list[int]:
     unique = list(dict.fromkeys(ids))[:slots]
     return unique + [0] * (slots - len(unique))
@@ -258,15 +282,14 @@ def featurize(blocks: list[RawBlock]) -> PageFeatures:
     """Model inputs for a page's blocks, in block order."""
     n = len(blocks)
     total = sum(len(b.text) for b in blocks)
-    far = _FarAncestors()
+    rows = _StructRows()
     dense, struct, word = [], [], []
     before = 0
     for i, block in enumerate(blocks):
         words = _WORD.findall(block.text.lower())
         dense.append(_text_stats(block, words) + _page_stats(block, i, n, before, total))
         before += len(block.text)
-        ids = _struct_ids(block) + list(far.ids(block.path))
-        struct.append(_padded(ids, STRUCT_SLOTS))
+        struct.append(rows.row(block))
         word.append(_padded(_word_ids(words), WORD_SLOTS))
     return PageFeatures(
         np.array(dense, dtype=np.float32).reshape(n, DENSE_SIZE),
