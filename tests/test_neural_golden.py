@@ -23,6 +23,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 PAGES = sorted(FIXTURES.glob("*.html"))
 #: int8 vs float probabilities: dynamic quantisation moves them by ~0.01 on real pages.
 INT8_TOLERANCE = 0.06
+#: Same model, other CPU: float kernels (softmax, layer norm) may round differently and shift
+#: an activation by one quantisation step; the fixtures keep every block >= 0.1 from the
+#: threshold, so the kept blocks must still match exactly.
+RUN_TOLERANCE = 0.01
 
 
 def _load(page: Path) -> tuple[Any, dict[str, Any]]:
@@ -48,7 +52,7 @@ def test_predictions_match_golden(page: Path) -> None:
     extractor = default_extractor()
     assert extractor.version == golden["model_version"]
     probs = extractor.model.predict(featurize(segment(tree)))
-    np.testing.assert_allclose(probs, np.array(golden["probs"]), atol=1e-3)
+    np.testing.assert_allclose(probs, np.array(golden["probs"]), atol=RUN_TOLERANCE)
     result = extractor.extract(tree)
     assert [b.to_dict() for b in result.blocks] == golden["kept"]
     assert result.fallback == golden["fallback"]
