@@ -39,7 +39,8 @@ def auto() -> System:
     try:
         from crawler import ExtractOptions, extract
 
-        options = ExtractOptions(engine="auto", with_metadata=False, favor_recall=True)
+        # The product's defaults (as the pipeline runs it), minus metadata, which no score uses.
+        options = ExtractOptions(engine="auto", with_metadata=False)
 
         def run(html: str, url: str | None) -> str:
             return extract(html, url, options).text
@@ -61,19 +62,24 @@ def _local_auto() -> System:
     def run(html: str, url: str | None) -> str:
         result = extractor.extract(parse_html(html), url)
         if result.fallback:
-            return trafilatura.extract(html, url=url, fast=True, favor_recall=True) or ""
+            return trafilatura.extract(html, url=url) or ""
         return blocks_to_text(result.blocks)
 
     return run
 
 
-def trafilatura_default() -> System:
-    import trafilatura
+def trafilatura_system(**kwargs: bool) -> Callable[[], System]:
+    """trafilatura.extract with the given options (none: its defaults)."""
 
-    def run(html: str, url: str | None) -> str:
-        return trafilatura.extract(html, url=url, fast=True, favor_recall=True) or ""
+    def factory() -> System:
+        import trafilatura
 
-    return run
+        def run(html: str, url: str | None) -> str:
+            return trafilatura.extract(html, url=url, **kwargs) or ""
+
+        return run
+
+    return factory
 
 
 def readability_lxml() -> System:
@@ -131,7 +137,9 @@ def html_text_system() -> System:
 FACTORIES: dict[str, Callable[[], System]] = {
     "neural": neural,
     "auto (neural + trafilatura fallback)": auto,
-    "trafilatura (fast, favor_recall)": trafilatura_default,
+    "trafilatura (default)": trafilatura_system(),
+    "trafilatura (fast)": trafilatura_system(fast=True),
+    "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),
     "readability-lxml": readability_lxml,
     "jusText (English stoplist)": justext_system,
     "resiliparse (main_content)": resiliparse_system,

@@ -58,3 +58,13 @@ def test_tree_not_modified() -> None:
 def test_fragment_root_and_empty() -> None:
     assert [b.text for b in segment(lxml.html.fromstring("<span>x <i>y</i></span>"))] == ["x y"]
     assert segment(lxml.html.fromstring("<div><script>1</script></div>")) == []
+
+
+def test_extractor_leaves_the_tree_alone() -> None:
+    # crawler.extraction hands the same tree to trafilatura after a neural fallback.
+    from crawler.neural import default_extractor
+
+    tree = lxml.html.fromstring(PAGE)
+    before = etree.tostring(tree)
+    default_extractor().extract(tree, "https://example.org/")
+    assert etree.tostring(tree) == before

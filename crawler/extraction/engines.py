@@ -48,7 +48,8 @@ def run_engine(
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
     try:
-        result = extractor.extract(copy.deepcopy(tree), url)
+        # The neural extractor never modifies the tree (tests/test_neural_segment.py).
+        result = extractor.extract(tree, url)
     except Exception as exc:
         if options.engine == "neural":
             raise
