@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -11,15 +12,7 @@ import lxml.html
 from lxml import etree
 
 from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import (
-    XmlError,
-    child_text,
-    decode_text,
-    leading_bytes,
-    local_name,
-    maybe_gunzip,
-    parse_xml,
-)
+from crawler.discovery.safexml import child_text, decode_text, load_document, local_name
 from crawler.discovery.urls import absolute_http_url
 
 #: Entries kept from one feed; real feeds hold tens, a hostile one could hold millions.
@@ -58,25 +51,15 @@ class FeedParseResult:
 
 def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
     """Parse a feed of any supported format; never raises on bad input."""
-    try:
-        data = maybe_gunzip(body)
-    except XmlError as exc:
-        return FeedParseResult(kind="invalid", error=exc.reason)
-    head = leading_bytes(data, 64)
-    if head.startswith((b"{", b"[")):
-        return _parse_json_feed(data, base_url)
-    try:
-        root = parse_xml(data)
-    except XmlError as exc:
-        return FeedParseResult(kind="invalid", error=exc.reason)
-    name = local_name(root)
-    if name == "rss":
-        return _parse_rss(root, base_url)
-    if name == "rdf":
-        return _parse_rdf(root, base_url)
-    if name == "feed":
-        return _parse_atom(root, base_url)
-    return FeedParseResult(kind="invalid", error="not_a_feed")
+    loaded = load_document(body, is_xml=lambda head: not head.startswith((b"{", b"[")))
+    if loaded.error:
+        return FeedParseResult(kind="invalid", error=loaded.error)
+    if loaded.root is None:
+        return _parse_json_feed(loaded.data, base_url)
+    parse = _ROOTS.get(local_name(loaded.root))
+    if parse is None:
+        return FeedParseResult(kind="invalid", error="not_a_feed")
+    return parse(loaded.root, base_url)
 
 
 def _add(result: FeedParseResult, entry: FeedEntry | None) -> None:
@@ -164,6 +147,13 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+_ROOTS: dict[str, Callable[[etree._Element, str | None], FeedParseResult]] = {
+    "rss": _parse_rss,
+    "rdf": _parse_rdf,
+    "feed": _parse_atom,
+}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from lxml import etree
 
@@ -12,9 +14,22 @@ from lxml import etree
 MAX_DECOMPRESSED_BYTES = 50 * 1024 * 1024
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: Bytes looked at to tell XML from text or JSON.
+SNIFF_BYTES = 512
 # A DOCTYPE with an internal subset is how entity bombs and XXE arrive; feeds and sitemaps
 # never need one.
 _ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """A sitemap or feed body, decompressed and, when it is XML, parsed."""
+
+    data: bytes = b""
+    #: The parsed root; None when the document is not XML (a text sitemap, a JSON Feed).
+    root: etree._Element | None = None
+    #: Why the document was refused ("gzip_bomb", "hostile_xml", ...), else None.
+    error: str | None = None
 
 
 class XmlError(ValueError):
@@ -102,6 +117,18 @@ def parse_xml(data: bytes) -> etree._Element:
     if root is None:
         raise XmlError("malformed_xml", "no root element")
     return root
+
+
+def load_document(body: bytes, is_xml: Callable[[bytes], bool]) -> LoadedDocument:
+    """Decompress ``body`` (capped) and parse it when ``is_xml(first bytes)`` says it is XML;
+    never raises on bad input."""
+    try:
+        data = maybe_gunzip(body)
+        if not is_xml(leading_bytes(data, SNIFF_BYTES)):
+            return LoadedDocument(data)
+        return LoadedDocument(data, parse_xml(data))
+    except XmlError as exc:
+        return LoadedDocument(error=exc.reason)
 
 
 def local_name(el: etree._Element) -> str:

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from lxml import etree
 
 from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import (
-    XmlError,
-    child_text,
-    decode_text,
-    leading_bytes,
-    local_name,
-    maybe_gunzip,
-    parse_xml,
-)
+from crawler.discovery.safexml import child_text, decode_text, load_document, local_name
 from crawler.discovery.urls import absolute_http_url
 
 #: A text sitemap lists at most 50,000 URLs (sitemaps.org); more is a broken or hostile file.
@@ -68,23 +61,15 @@ class SitemapParseResult:
 
 def parse_sitemap(body: bytes, base_url: str | None = None) -> SitemapParseResult:
     """Parse a sitemap (XML, gzip'd XML or plain text); never raises on bad input."""
-    try:
-        data = maybe_gunzip(body)
-    except XmlError as exc:
-        return SitemapParseResult(kind="invalid", error=exc.reason)
-    head = leading_bytes(data, 512)
-    if not head.startswith(b"<"):
-        return _parse_text(data, base_url)
-    try:
-        root = parse_xml(data)
-    except XmlError as exc:
-        return SitemapParseResult(kind="invalid", error=exc.reason)
-    name = local_name(root)
-    if name == "sitemapindex":
-        return _parse_index(root, base_url)
-    if name == "urlset":
-        return _parse_urlset(root, base_url)
-    return SitemapParseResult(kind="invalid", error="not_a_sitemap")
+    loaded = load_document(body, is_xml=lambda head: head.startswith(b"<"))
+    if loaded.error:
+        return SitemapParseResult(kind="invalid", error=loaded.error)
+    if loaded.root is None:
+        return _parse_text(loaded.data, base_url)
+    parse = _ROOTS.get(local_name(loaded.root))
+    if parse is None:
+        return SitemapParseResult(kind="invalid", error="not_a_sitemap")
+    return parse(loaded.root, base_url)
 
 
 def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
@@ -152,3 +137,9 @@ def _parse_url(el: etree._Element, base_url: str | None) -> SitemapEntry | None:
         news_title=news_title,
         alternates=tuple(alternates),
     )
+
+
+_ROOTS: dict[str, Callable[[etree._Element, str | None], SitemapParseResult]] = {
+    "sitemapindex": _parse_index,
+    "urlset": _parse_urlset,
+}
