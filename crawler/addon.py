@@ -29,6 +29,11 @@ DOWNLOADER_MIDDLEWARES = {
 SPIDER_MIDDLEWARES = {
     "middlewares.urlfilter.UrlFilterMiddleware": 600,
 }
+EXTENSIONS = {
+    # Same AutoThrottle, but never below a site's robots.txt Crawl-delay.
+    "scrapy.extensions.throttle.AutoThrottle": None,
+    "middlewares.throttle.PoliteAutoThrottle": 0,
+}
 USER_AGENT_PRODUCT = f"scrapy-maintext/{crawler.__version__}"
 
 
@@ -39,6 +44,7 @@ class Addon:
         merge_components(settings, "ITEM_PIPELINES", ITEM_PIPELINES)
         merge_components(settings, "DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES)
         merge_components(settings, "SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES)
+        merge_components(settings, "EXTENSIONS", EXTENSIONS)
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
         apply_politeness(settings)
 

@@ -13,6 +13,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from twisted.internet.defer import Deferred
 
+from middlewares.throttle import FLOOR_KEY
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -117,17 +119,17 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         crawl_delay = self._delays.get(urlparse_cached(request).netloc)
         if crawl_delay is None:
             return
-        # The site said how often it wants to be asked: that fixes the domain's delay, and
-        # AutoThrottle must not lower it after fast responses.
+        # The site said how often it wants to be asked: that is the domain's delay, never
+        # lowered (PoliteAutoThrottle reads the floor from the slot's settings), and
+        # without random jitter, which could shorten a gap below it.
         delay = max(self._min_delay, crawl_delay)
-        request.meta["autothrottle_dont_adjust_delay"] = True
         downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
+        # Read by the downloader when it creates (or re-creates) the slot for this key.
+        downloader.per_slot_settings.setdefault(key, {}).update(
+            {"delay": delay, "jitter": 0, FLOOR_KEY: delay}
+        )
         slot = downloader.slots.get(key)
-        if slot is None:
-            # Read by the downloader when it creates the slot for this key.
-            downloader.per_slot_settings.setdefault(key, {}).update(delay=delay, jitter=0)
-            return
-        slot.delay = delay
-        # Random jitter could shorten a gap below Crawl-delay.
-        slot.jitter = 0.0
+        if slot is not None:
+            slot.delay = max(slot.delay, delay)
+            slot.jitter = 0.0
