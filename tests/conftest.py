@@ -14,8 +14,8 @@ from crawler.demo.site import SiteOptions
 CRAWL_DELAY = 0.4
 
 
-def _serve(options: SiteOptions) -> Iterator[SiteServer]:
-    with SiteServer(options) as server:
+def _serve(options: SiteOptions, host: str = "127.0.0.1") -> Iterator[SiteServer]:
+    with SiteServer(options, host=host) as server:
         yield server
 
 
@@ -33,7 +33,8 @@ def hostile_site(_hostile_server: SiteServer) -> SiteServer:
 
 @pytest.fixture(scope="session")
 def _bare_server() -> Iterator[SiteServer]:
-    yield from _serve(SiteOptions(sitemaps=False, feeds=False, crawl_delay=None))
+    # Another loopback host than the hostile site: its own download slot in multi-site crawls.
+    yield from _serve(SiteOptions(sitemaps=False, feeds=False, crawl_delay=None), "127.0.0.2")
 
 
 @pytest.fixture

@@ -185,6 +185,9 @@ def test_several_sites_in_parallel_each_polite(
     assert hosts == {hostile_site.base_url[7:]: 3, bare_site.base_url[7:]: 3}
     for server in (hostile_site, bare_site):
         assert all(h.in_flight == 1 for h in server.hits)
-    # The two sites were crawled at the same time, not one after the other.
+    # The two sites were crawled at the same time, each under its own slot: one shared slot
+    # would space every request of the crawl by the hostile site's Crawl-delay.
     assert bare_site.hits[0].time < hostile_site.hits[-1].time
     assert hostile_site.hits[0].time < bare_site.hits[-1].time
+    merged = sorted(h.time for h in [*hostile_site.hits, *bare_site.hits])
+    assert min(b - a for a, b in itertools.pairwise(merged)) < CRAWL_DELAY / 2

@@ -34,6 +34,8 @@ class SiteServer:
 
     options: SiteOptions = field(default_factory=SiteOptions)
     port: int = 0
+    #: A loopback address: 127.0.0.2 and up give sites on other hosts (other download slots).
+    host: str = "127.0.0.1"
     hits: list[Hit] = field(default_factory=list)
     site: Site | None = None
 
@@ -41,7 +43,7 @@ class SiteServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._answered_429: set[str] = set()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        self._httpd = ThreadingHTTPServer((self.host, self.port), self._handler())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.site = build_site(self.base_url, self.options)
@@ -49,7 +51,7 @@ class SiteServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self) -> SiteServer:
         self._thread.start()
