@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -128,8 +129,10 @@ class DiscoverySpider(scrapy.Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        domains = split_list(domain) + read_list_file(domains_file)
-        domains += getattr(self, "feed_urls", [])
+        #: Base URLs of the sites named by ``domain``/``domains_file`` (not by feed URLs).
+        named = split_list(domain) + read_list_file(domains_file)
+        self.named_sites = [base_url_of(d) for d in named]
+        feed_sites = [base_url_of(u) for u in getattr(self, "feed_urls", [])]
         self.plan_options = PlanOptions(
             since=parse_since(since),
             max_pages=int(max_pages) if max_pages not in (None, "") else None,
@@ -137,7 +140,7 @@ class DiscoverySpider(scrapy.Spider):
         )
         allow_subdomains = _truthy(subdomains)
         self.sites: dict[str, SiteState] = {}
-        for base in dict.fromkeys(base_url_of(d) for d in domains):
+        for base in dict.fromkeys(self.named_sites + feed_sites):
             policy = UrlPolicy.for_urls([base], allow_subdomains=allow_subdomains)
             self.sites[base] = SiteState(base, CrawlPlan(policy, self.plan_options))
         self.url_policy = UrlPolicy.for_urls(list(self.sites), allow_subdomains)
@@ -146,8 +149,9 @@ class DiscoverySpider(scrapy.Spider):
         # queue; they must not disturb this run's count of outstanding discovery.
         self.run_id = uuid.uuid4().hex
 
-    @property
+    @functools.cached_property
     def discovery(self) -> DiscoverySettings:
+        # Read once, on first use in a callback (settings are frozen by then).
         return DiscoverySettings.from_settings(self.settings)
 
     def require_sites(self) -> None:
@@ -195,9 +199,9 @@ class DiscoverySpider(scrapy.Spider):
             logger.exception("Discovery failed on %s", response.url)
         yield from self.discovery_done(site)
 
-    def is_stale(self, response: Response) -> bool:
-        """True for a discovery response requested by an earlier (interrupted) run."""
-        return response.meta.get(RUN_META) != self.run_id
+    def is_stale(self, request_or_response: scrapy.Request | Response) -> bool:
+        """True for a discovery request (or its response) of an earlier, interrupted run."""
+        return request_or_response.meta.get(RUN_META) != self.run_id
 
     def discovery_done(self, site: SiteState) -> Iterator[scrapy.Request]:
         """Call at the end of every discovery callback: schedules pages once all are in."""
@@ -222,7 +226,7 @@ class DiscoverySpider(scrapy.Spider):
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
         request = failure.request  # type: ignore[attr-defined]
-        if request.meta.get(RUN_META) != self.run_id:
+        if self.is_stale(request):
             return
         self.inc_stat(f"discovery/errors/{_failure_reason(failure)}")
         logger.info("Discovery request %s failed: %s", request.url, _failure_reason(failure))

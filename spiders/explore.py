@@ -13,7 +13,6 @@ from twisted.python.failure import Failure
 from crawler.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from crawler.discovery.plan import Candidate
 from crawler.discovery.urls import normalize_url
-from spiders.base import RUN_META
 
 if TYPE_CHECKING:
     from spiders.base import DiscoverySpider, SiteState
@@ -58,7 +57,7 @@ class FeedDiscoveryMixin(_Base):
     def home_error(self, failure: Failure) -> Iterator[scrapy.Request]:
         """The home page failed (403, 5xx, timeout, ...): feeds may still be at usual paths."""
         request = failure.request  # type: ignore[attr-defined]
-        if request.meta.get(RUN_META) == self.run_id:
+        if not self.is_stale(request):
             yield from self._usual_feed_requests(self.site_of(request))
         yield from self.discovery_error(failure)
 

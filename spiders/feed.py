@@ -28,8 +28,6 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
     def __init__(self, url: str | None = None, urls_file: str | None = None, **kwargs: Any) -> None:
         # Read by DiscoverySpider.__init__: each feed's site becomes a site of the crawl.
         self.feed_urls = split_list(url) + read_list_file(urls_file)
-        self.home_sites = {base_url_of(d) for d in split_list(kwargs.get("domain"))}
-        self.home_sites |= {base_url_of(d) for d in read_list_file(kwargs.get("domains_file"))}
         super().__init__(**kwargs)
 
     async def start(self) -> AsyncIterator[Any]:
@@ -39,7 +37,9 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
         # Built (and counted per site) before the first is yielded: Scrapy reads start()
         # lazily, and a site must not finish discovery before all its feeds are asked for.
         requests = [self.feed_request(self.sites[base_url_of(u)], u) for u in self.feed_urls]
-        requests += [self.feed_home_request(self.sites[base]) for base in self.home_sites]
+        # Sites named by domain/domains_file: feeds are found through their home pages.
+        homes = dict.fromkeys(self.named_sites)
+        requests += [self.feed_home_request(self.sites[base]) for base in homes]
         for request in requests:
             yield request
 
