@@ -14,7 +14,7 @@ import os
 import re
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,7 +61,8 @@ class ExtractConfig:
     """The ``EXTRACT_*`` settings, read once."""
 
     enabled: bool = True
-    engine: str = "auto"
+    #: How each page is extracted (EXTRACT_ENGINE, EXTRACT_INCLUDE_*, EXTRACT_FAVOR_*, ...).
+    options: ExtractOptions = field(default_factory=ExtractOptions)
     workers: int = 1
     timeout: float = DEFAULT_TIMEOUT
     url_field: str = "url"
@@ -73,12 +74,11 @@ class ExtractConfig:
     drop_no_text: bool = True
     date_field: str = "source_date"
     title_field: str = "source_title"
-    include_comments: bool = False
-    include_tables: bool = True
-    favor_precision: bool = False
-    favor_recall: bool = False
-    max_bytes: int = DEFAULT_MAX_BYTES
     jobdir: str | None = None
+
+    @property
+    def engine(self) -> str:
+        return self.options.engine
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ExtractConfig:
@@ -86,9 +86,17 @@ class ExtractConfig:
         if engine not in ENGINES:
             raise ValueError(f"EXTRACT_ENGINE must be one of {ENGINES}, not {engine!r}")
         workers = settings.get("EXTRACT_WORKERS")
+        options = ExtractOptions(
+            engine=engine,
+            include_comments=settings.getbool("EXTRACT_INCLUDE_COMMENTS", False),
+            include_tables=settings.getbool("EXTRACT_INCLUDE_TABLES", True),
+            favor_precision=settings.getbool("EXTRACT_FAVOR_PRECISION", False),
+            favor_recall=settings.getbool("EXTRACT_FAVOR_RECALL", False),
+            max_bytes=settings.getint("EXTRACT_MAX_BYTES", DEFAULT_MAX_BYTES),
+        )
         return cls(
             enabled=settings.getbool("EXTRACT_ENABLED", True),
-            engine=engine,
+            options=options,
             workers=(os.cpu_count() or 1) if workers is None else int(workers),
             timeout=settings.getfloat("EXTRACT_TIMEOUT", DEFAULT_TIMEOUT),
             url_field=settings.get("EXTRACT_URL_FIELD", "url"),
@@ -100,22 +108,7 @@ class ExtractConfig:
             drop_no_text=settings.getbool("EXTRACT_DROP_NO_TEXT", True),
             date_field=settings.get("EXTRACT_DATE_FALLBACK_FIELD", "source_date") or "",
             title_field=settings.get("EXTRACT_TITLE_FALLBACK_FIELD", "source_title") or "",
-            include_comments=settings.getbool("EXTRACT_INCLUDE_COMMENTS", False),
-            include_tables=settings.getbool("EXTRACT_INCLUDE_TABLES", True),
-            favor_precision=settings.getbool("EXTRACT_FAVOR_PRECISION", False),
-            favor_recall=settings.getbool("EXTRACT_FAVOR_RECALL", False),
-            max_bytes=settings.getint("EXTRACT_MAX_BYTES", DEFAULT_MAX_BYTES),
             jobdir=settings.get("JOBDIR") or None,
-        )
-
-    def options(self) -> ExtractOptions:
-        return ExtractOptions(
-            engine=self.engine,
-            include_comments=self.include_comments,
-            include_tables=self.include_tables,
-            favor_precision=self.favor_precision,
-            favor_recall=self.favor_recall,
-            max_bytes=self.max_bytes,
         )
 
 
@@ -199,7 +192,7 @@ class ExtractionPipeline:
             raise NotConfigured("EXTRACT_ENABLED is off")
         if self.config.engine == "neural" and not neural_available():
             raise RuntimeError("EXTRACT_ENGINE is 'neural' but the neural extractor is missing")
-        self.options = self.config.options()
+        self.options = self.config.options
         self.stats = crawler.stats
         self.runner: ExtractionRunner | None = None
         self.seen: SeenFingerprints | None = None

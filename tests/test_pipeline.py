@@ -54,8 +54,8 @@ def test_config_defaults_and_overrides() -> None:
     assert (config.engine, config.workers, config.timeout) == ("trafilatura", 0, 2.5)
     assert (config.html_field, config.keep_html, config.min_text_length) == ("body_html", True, 200)
     assert config.jobdir == "/tmp/job"
-    assert config.options().engine == "trafilatura"
-    assert config.options().include_tables is False
+    assert config.options.engine == "trafilatura"
+    assert config.options.include_tables is False
 
 
 def test_config_rejects_unknown_engine() -> None:
