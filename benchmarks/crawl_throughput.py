@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from crawler.demo.server import SiteServer
-from crawler.demo.site import SiteOptions
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+
 from tests.crawl import run_crawl
 
 #: For a local benchmark only: no delay, several requests at once.

@@ -17,9 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from crawler.demo.server import SiteServer
-from crawler.demo.site import SiteOptions
-from models.metrics import token_f1, tokens
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.models.metrics import token_f1, tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 

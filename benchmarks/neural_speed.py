@@ -14,12 +14,11 @@ import time
 from collections import defaultdict
 
 import numpy as np
-
-from crawler.neural import default_extractor
-from crawler.neural.features import featurize
-from crawler.neural.segment import segment
-from models.dataset import DATASETS, iter_pages
-from models.systems import parse_html
+from scrapy_maintext.models.dataset import DATASETS, iter_pages
+from scrapy_maintext.models.systems import parse_html
+from scrapy_maintext.neural import default_extractor
+from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.segment import segment
 
 STAGES = ("parse", "segment", "features", "inference", "neural total", "trafilatura")
 

@@ -1,4 +1,4 @@
-"""Scrapy add-on: ``ADDONS = {"crawler.Addon": 500}`` in any Scrapy project.
+"""Scrapy add-on: ``ADDONS = {"scrapy_maintext.Addon": 500}`` in any Scrapy project.
 
 Enables the extraction pipeline (and the one-file-per-document pipeline, inactive until
 ``DOCDIR_PATH`` is set), registers the ``tei`` and ``txt`` feed formats and turns on the
@@ -10,31 +10,30 @@ from __future__ import annotations
 
 from typing import Any
 
+import scrapy_maintext
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
-
-import crawler
-from crawler.exporters import FEED_EXPORTERS
+from scrapy_maintext.exporters import FEED_EXPORTERS
 
 PRIORITY = "addon"
 ITEM_PIPELINES = {
-    "crawler.pipeline.ExtractionPipeline": 400,
-    "crawler.exporters.docdir.DocDirPipeline": 800,
+    "scrapy_maintext.pipeline.ExtractionPipeline": 400,
+    "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
 }
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "middlewares.robots.RobotsPolitenessMiddleware": 100,
-    "middlewares.politeness.RetryAfterMiddleware": 560,
+    "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware": 100,
+    "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
 }
 SPIDER_MIDDLEWARES = {
-    "middlewares.urlfilter.UrlFilterMiddleware": 600,
+    "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
 }
 EXTENSIONS = {
     # Same AutoThrottle, but never below a site's robots.txt Crawl-delay.
     "scrapy.extensions.throttle.AutoThrottle": None,
-    "middlewares.throttle.PoliteAutoThrottle": 0,
+    "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle": 0,
 }
-USER_AGENT_PRODUCT = f"scrapy-maintext/{crawler.__version__}"
+USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
 class Addon:

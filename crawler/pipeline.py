@@ -24,11 +24,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred, succeed
-from twisted.internet.threads import deferToThread
-
-from crawler.document import Document
-from crawler.extraction import (
+from scrapy_maintext.document import Document
+from scrapy_maintext.extraction import (
     ENGINES,
     ExtractOptions,
     FingerprintIndex,
@@ -36,8 +33,10 @@ from crawler.extraction import (
     is_fallback,
     neural_available,
 )
-from crawler.extraction.fingerprint import DEFAULT_MAX_DISTANCE
-from crawler.extraction.options import DEFAULT_MAX_BYTES
+from scrapy_maintext.extraction.fingerprint import DEFAULT_MAX_DISTANCE
+from scrapy_maintext.extraction.options import DEFAULT_MAX_BYTES
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.threads import deferToThread
 
 logger = logging.getLogger(__name__)
 

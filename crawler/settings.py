@@ -6,13 +6,13 @@ this module only names the project's spiders and what a standalone crawl wants o
 
 from __future__ import annotations
 
-from crawler.exporters import FEED_EXPORTERS as _FEED_EXPORTERS
+from scrapy_maintext.exporters import FEED_EXPORTERS as _FEED_EXPORTERS
 
-BOT_NAME = "crawler"
-SPIDER_MODULES = ["spiders"]
-NEWSPIDER_MODULE = "spiders"
+BOT_NAME = "scrapy_maintext"
+SPIDER_MODULES = ["scrapy_maintext.spiders"]
+NEWSPIDER_MODULE = "scrapy_maintext.spiders"
 
-ADDONS = {"crawler.Addon": 500}
+ADDONS = {"scrapy_maintext.Addon": 500}
 
 # The add-on registers these too, but ``scrapy crawl -O file:tei`` checks formats before
 # add-ons run, so command-line use needs them here.

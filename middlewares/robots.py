@@ -11,9 +11,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
+from scrapy_maintext.middlewares.throttle import FLOOR_KEY
 from twisted.internet.defer import Deferred
-
-from middlewares.throttle import FLOOR_KEY
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

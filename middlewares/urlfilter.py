@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-
-from crawler.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
 if TYPE_CHECKING:
     from typing import Self
@@ -39,7 +38,7 @@ class UrlFilterSettings:
 class UrlFilterMiddleware:
     """Normalises request URLs (tracking parameters, fragments, query order) so duplicates
     collapse in the dupefilter; drops off-site and non-HTML URLs for spiders that declare a
-    ``url_policy`` (:class:`crawler.discovery.urls.UrlPolicy`)."""
+    ``url_policy`` (:class:`scrapy_maintext.discovery.urls.UrlPolicy`)."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.config = UrlFilterSettings.from_settings(crawler.settings)

@@ -3,7 +3,7 @@
 Labels come from aligning each page's ground-truth text to its blocks: a page token counts as
 content when it lies inside a token 3-gram that also occurs in the ground truth (so isolated
 common words such as "Home" do not match), and a block is content when most of its tokens are.
-Features come from ``crawler.neural.features`` itself, so training and run time cannot drift.
+Features come from ``neural.features`` itself, so training and run time cannot drift.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from urllib.parse import urlparse
 
 import numpy as np
 from lxml import html as lxml_html
-
-from crawler.neural.features import PageFeatures, featurize
-from crawler.neural.segment import segment
-from models.metrics import tokens
+from scrapy_maintext.models.metrics import tokens
+from scrapy_maintext.neural.features import PageFeatures, featurize
+from scrapy_maintext.neural.segment import segment
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +165,7 @@ def build_example(page: Page) -> Example | None:
 def _cache_path(data: str | Path) -> Path:
     code = b"".join(
         Path(sys.modules[name].__file__ or "").read_bytes()
-        for name in ("crawler.neural.features", "crawler.neural.segment")
+        for name in ("scrapy_maintext.neural.features", "scrapy_maintext.neural.segment")
     )
     key = zlib.crc32(code + str(Path(data).resolve()).encode() + Path(__file__).read_bytes())
     return CACHE_DIR / f"examples-{key:08x}.pkl"

@@ -1,6 +1,6 @@
 """Compare the neural extractor with other main-text extractors on held-out pages.
 
-    python -m models.evaluate --data ../shared/data [--limit N] [--out models/RESULTS.md]
+    python -m scrapy_maintext.models.evaluate --data ../shared/data [--limit N] [--out FILE]
 
 Held-out pages only (see ``models.dataset``): dragnet's official test split, about 30% of the
 sites of cleaneval, l3s-gn1, readability and wcxb-dev, and the whole trafilatura snippet set.
@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
-from models.dataset import DATASETS, Page, iter_pages, usable_for_f1
-from models.metrics import rouge_n, snippet_score, token_f1, tokens
-from models.systems import FACTORIES, System
+from scrapy_maintext.models.dataset import DATASETS, Page, iter_pages, usable_for_f1
+from scrapy_maintext.models.metrics import rouge_n, snippet_score, token_f1, tokens
+from scrapy_maintext.models.systems import FACTORIES, System
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     result = evaluate(args.data, args.limit)
     print(result)
     if args.out:
-        command = "python -m models.evaluate --data ../shared/data"
+        command = "python -m scrapy_maintext.models.evaluate --data ../shared/data"
         if args.limit is not None:
             command += f" --limit {args.limit}"
         header = (

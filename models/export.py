@@ -10,9 +10,7 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from crawler.neural import features as feat
-from models.dataset import (
+from scrapy_maintext.models.dataset import (
     ALIGN_N,
     BLOCK_CONTENT_SHARE,
     CACHE_DIR,
@@ -21,7 +19,8 @@ from models.dataset import (
     MIN_GT_COVERAGE,
     Example,
 )
-from models.net import BlockNet
+from scrapy_maintext.models.net import BlockNet
+from scrapy_maintext.neural import features as feat
 
 logger = logging.getLogger(__name__)
 
@@ -156,8 +155,8 @@ def export_model(
 
 def requantize(out: Path, data: str | Path) -> None:
     """Quantize the last training run's float model again (no retraining) and refresh checks."""
-    from models.dataset import is_validation, load_examples
-    from models.golden import write_goldens
+    from scrapy_maintext.models.dataset import is_validation, load_examples
+    from scrapy_maintext.models.golden import write_goldens
 
     quantize(FLOAT_MODEL, out / "model.onnx")
     val = [e for e in load_examples(data) if e.split == "train" and is_validation(e)]

@@ -1,6 +1,6 @@
 """Write the golden files that pin preprocessing and predictions on the test fixture pages.
 
-    python -m models.golden [--model crawler/neural/models/v1] [--float PATH]
+    python -m scrapy_maintext.models.golden [--model crawler/neural/models/v1] [--float PATH]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
 feature arrays, the int8 model's probabilities and (when the float ONNX model from the last
@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort
-
-from crawler.neural import NeuralExtractor
-from crawler.neural.features import featurize
-from crawler.neural.inference import MODELS_DIR
-from crawler.neural.segment import segment
-from models.dataset import FLOAT_MODEL
-from models.systems import parse_html
+from scrapy_maintext.models.dataset import FLOAT_MODEL
+from scrapy_maintext.models.systems import parse_html
+from scrapy_maintext.neural import NeuralExtractor
+from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.inference import MODELS_DIR
+from scrapy_maintext.neural.segment import segment
 
 logger = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ def parse_html(html: str) -> Any:
 
 
 def neural() -> System:
-    from crawler.document import blocks_to_text
-    from crawler.neural import default_extractor
+    from scrapy_maintext.document import blocks_to_text
+    from scrapy_maintext.neural import default_extractor
 
     extractor = default_extractor()
 
@@ -35,9 +35,9 @@ def neural() -> System:
 
 
 def auto() -> System:
-    """crawler.extract(engine="auto") when it imports, else neural + trafilatura fallback here."""
+    """``extract(engine="auto")`` when it imports, else neural + trafilatura fallback here."""
     try:
-        from crawler import ExtractOptions, extract
+        from scrapy_maintext import ExtractOptions, extract
 
         # The product's defaults (as the pipeline runs it), minus metadata, which no score uses.
         options = ExtractOptions(engine="auto", with_metadata=False)
@@ -47,15 +47,14 @@ def auto() -> System:
 
         return run
     except Exception as exc:  # fall back to the local implementation
-        logger.warning("crawler.extract unavailable (%r); local auto path", exc)
+        logger.warning("scrapy_maintext.extract unavailable (%r); local auto path", exc)
     return _local_auto()
 
 
 def _local_auto() -> System:
     import trafilatura
-
-    from crawler.document import blocks_to_text
-    from crawler.neural import default_extractor
+    from scrapy_maintext.document import blocks_to_text
+    from scrapy_maintext.neural import default_extractor
 
     extractor = default_extractor()
 

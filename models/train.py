@@ -1,6 +1,6 @@
 """Train the block classifier from scratch, tune decoding, export ONNX int8.
 
-    python -m models.train --data ../shared/data --out crawler/neural/models/v1
+    python -m scrapy_maintext.models.train --data ../shared/data --out crawler/neural/models/v1
 
 Deterministic (fixed seed, two threads). Trains on the training split only (see
 ``models.dataset``); decoding parameters are tuned on held-out training *sites* (validation).
@@ -17,14 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-from crawler.neural.features import DENSE_SIZE, HASH_SIZE
-from models.dataset import FLOAT_MODEL, Example, is_validation, load_examples
-from models.export import export_model
-from models.golden import write_goldens
-from models.metrics import token_f1
-from models.net import BlockNet, NetConfig
-from models.tune import predict_page, tune_decoding
+from scrapy_maintext.models.dataset import FLOAT_MODEL, Example, is_validation, load_examples
+from scrapy_maintext.models.export import export_model
+from scrapy_maintext.models.golden import write_goldens
+from scrapy_maintext.models.metrics import token_f1
+from scrapy_maintext.models.net import BlockNet, NetConfig
+from scrapy_maintext.models.tune import predict_page, tune_decoding
+from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
 
 logger = logging.getLogger(__name__)
 

@@ -10,12 +10,11 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from crawler.neural.decode import DecodeParams, decide
-from crawler.neural.inference import windowed
-from models.dataset import Example, iter_pages
-from models.export import RUN_MAX_LEN, RUN_OVERLAP
-from models.metrics import token_f1, tokens
+from scrapy_maintext.models.dataset import Example, iter_pages
+from scrapy_maintext.models.export import RUN_MAX_LEN, RUN_OVERLAP
+from scrapy_maintext.models.metrics import token_f1, tokens
+from scrapy_maintext.neural.decode import DecodeParams, decide
+from scrapy_maintext.neural.inference import windowed
 
 logger = logging.getLogger(__name__)
 

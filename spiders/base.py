@@ -15,12 +15,11 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
+from scrapy_maintext.discovery.dates import parse_since, to_iso
+from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
+from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.middlewares.urlfilter import SKIP_META
 from twisted.python.failure import Failure
-
-from crawler.discovery.dates import parse_since, to_iso
-from crawler.discovery.plan import Candidate, CrawlPlan, PlanOptions
-from crawler.discovery.urls import UrlPolicy
-from middlewares.urlfilter import SKIP_META
 
 logger = logging.getLogger(__name__)
 

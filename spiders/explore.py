@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response, TextResponse
+from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
+from scrapy_maintext.discovery.plan import Candidate
+from scrapy_maintext.discovery.urls import normalize_url
 from twisted.python.failure import Failure
 
-from crawler.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
-from crawler.discovery.plan import Candidate
-from crawler.discovery.urls import normalize_url
-
 if TYPE_CHECKING:
-    from spiders.base import DiscoverySpider, SiteState
+    from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
 
     _Base = DiscoverySpider
 else:

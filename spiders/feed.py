@@ -7,9 +7,14 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import scrapy
-
-from spiders.base import DiscoverySpider, SiteState, base_url_of, read_list_file, split_list
-from spiders.explore import ExploreMixin
+from scrapy_maintext.spiders.base import (
+    DiscoverySpider,
+    SiteState,
+    base_url_of,
+    read_list_file,
+    split_list,
+)
+from scrapy_maintext.spiders.explore import ExploreMixin
 
 logger = logging.getLogger(__name__)
 

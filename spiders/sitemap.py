@@ -8,12 +8,11 @@ from typing import Any
 
 import scrapy
 from scrapy.http import Response
-
-from crawler.discovery.robots import sitemaps_from_robots
-from crawler.discovery.sitemaps import parse_sitemap
-from middlewares.robots import ROBOTS_DISCOVERY_META
-from spiders.base import DiscoverySpider, SiteState
-from spiders.explore import ExploreMixin
+from scrapy_maintext.discovery.robots import sitemaps_from_robots
+from scrapy_maintext.discovery.sitemaps import parse_sitemap
+from scrapy_maintext.middlewares.robots import ROBOTS_DISCOVERY_META
+from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
+from scrapy_maintext.spiders.explore import ExploreMixin
 
 logger = logging.getLogger(__name__)
 

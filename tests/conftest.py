@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-
-from crawler.demo.server import SiteServer
-from crawler.demo.site import SiteOptions
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
 
 #: Crawl-delay of the fixture sites (seconds): above the tests' DOWNLOAD_DELAY, so the gaps
 #: the server sees prove that robots.txt set them.

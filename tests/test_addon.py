@@ -7,9 +7,8 @@ from typing import Any
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
-
-from crawler import Addon
-from crawler.addon import user_agent
+from scrapy_maintext import Addon
+from scrapy_maintext.addon import user_agent
 
 ROBOTSTXT = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 
@@ -22,19 +21,19 @@ def applied(project: dict[str, Any]) -> Settings:
 def test_empty_project_gets_everything() -> None:
     settings = applied({})
     assert settings.getdict("ITEM_PIPELINES") == {
-        "crawler.pipeline.ExtractionPipeline": 400,
-        "crawler.exporters.docdir.DocDirPipeline": 800,
+        "scrapy_maintext.pipeline.ExtractionPipeline": 400,
+        "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
     }
     assert settings.getdict("FEED_EXPORTERS") == {
-        "tei": "crawler.exporters.tei.TeiItemExporter",
-        "txt": "crawler.exporters.txt.TxtItemExporter",
+        "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
+        "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
     }
     downloader = settings.getdict("DOWNLOADER_MIDDLEWARES")
     assert downloader[ROBOTSTXT] is None
-    assert downloader["middlewares.robots.RobotsPolitenessMiddleware"] == 100
-    assert downloader["middlewares.politeness.RetryAfterMiddleware"] == 560
+    assert downloader["scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware"] == 100
+    assert downloader["scrapy_maintext.middlewares.politeness.RetryAfterMiddleware"] == 560
     spider = settings.getdict("SPIDER_MIDDLEWARES")
-    assert spider == {"middlewares.urlfilter.UrlFilterMiddleware": 600}
+    assert spider == {"scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600}
     assert settings.getbool("ROBOTSTXT_OBEY") is True
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1
     assert settings.getfloat("DOWNLOAD_DELAY") == 1.0
@@ -58,10 +57,10 @@ def test_project_values_win_and_dicts_are_merged() -> None:
     )
     pipelines = settings.getdict("ITEM_PIPELINES")
     assert pipelines["myproject.pipelines.Store"] == 900
-    assert pipelines["crawler.pipeline.ExtractionPipeline"] == 400
+    assert pipelines["scrapy_maintext.pipeline.ExtractionPipeline"] == 400
     exporters = settings.getdict("FEED_EXPORTERS")
     assert exporters["tei"] == "myproject.exporters.MyTei"
-    assert exporters["txt"] == "crawler.exporters.txt.TxtItemExporter"
+    assert exporters["txt"] == "scrapy_maintext.exporters.txt.TxtItemExporter"
     downloader = settings.getdict("DOWNLOADER_MIDDLEWARES")
     assert downloader[RobotsTxtMiddleware] == 120 and ROBOTSTXT not in downloader
     assert settings.getbool("ROBOTSTXT_OBEY") is False
@@ -72,10 +71,12 @@ def test_project_values_win_and_dicts_are_merged() -> None:
 
 
 def test_project_can_disable_a_component_by_path() -> None:
-    settings = applied({"ITEM_PIPELINES": {"crawler.exporters.docdir.DocDirPipeline": None}})
+    settings = applied(
+        {"ITEM_PIPELINES": {"scrapy_maintext.exporters.docdir.DocDirPipeline": None}}
+    )
     pipelines = settings.getdict("ITEM_PIPELINES")
-    assert pipelines["crawler.exporters.docdir.DocDirPipeline"] is None
-    assert pipelines["crawler.pipeline.ExtractionPipeline"] == 400
+    assert pipelines["scrapy_maintext.exporters.docdir.DocDirPipeline"] is None
+    assert pipelines["scrapy_maintext.pipeline.ExtractionPipeline"] == 400
 
 
 def test_user_agent_names_the_contact() -> None:

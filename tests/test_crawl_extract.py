@@ -6,9 +6,9 @@ import statistics
 from pathlib import Path
 
 from lxml import etree
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.models.metrics import token_f1, tokens
 
-from crawler.demo.server import SiteServer
-from models.metrics import token_f1, tokens
 from tests.crawl import run_crawl
 from tests.schema import tei_errors
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from crawler.demo.server import SiteServer
+from scrapy_maintext.demo.server import SiteServer
+
 from tests.crawl import DISCOVERY_ONLY, run_crawl
 
 

@@ -6,7 +6,8 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
-from crawler.demo.server import SERVE_TIME, SiteServer
+from scrapy_maintext.demo.server import SERVE_TIME, SiteServer
+
 from tests.conftest import CRAWL_DELAY
 from tests.crawl import DISCOVERY_ONLY, run_crawl
 
@@ -66,7 +67,9 @@ def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> No
         DISCOVERY_ONLY,
     )
     assert result.returncode == 0, result.log[-3000:]
-    assert "middlewares.throttle.PoliteAutoThrottle" in result.log  # AutoThrottle is on
+    assert (
+        "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle" in result.log
+    )  # AutoThrottle is on
     hits = list(hostile_site.hits)
     assert all(h.in_flight == 1 for h in hits), "more than one request at a time"
     assert all(h.user_agent.startswith("scrapy-maintext/") for h in hits)

@@ -7,14 +7,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
-from crawler.demo.site import BILLION_LAUGHS, XXE
-from crawler.discovery.feeds import find_feed_links, parse_feed
-from crawler.discovery.plan import Candidate, CrawlPlan, PlanOptions
-from crawler.discovery.robots import sitemaps_from_robots
-from crawler.discovery.safexml import XmlError, gunzip_capped
-from crawler.discovery.sitemaps import parse_sitemap
-from crawler.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.demo.site import BILLION_LAUGHS, XXE
+from scrapy_maintext.discovery.feeds import find_feed_links, parse_feed
+from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
+from scrapy_maintext.discovery.robots import sitemaps_from_robots
+from scrapy_maintext.discovery.safexml import XmlError, gunzip_capped
+from scrapy_maintext.discovery.sitemaps import parse_sitemap
+from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
 FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
 

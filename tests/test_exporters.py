@@ -16,11 +16,11 @@ import pytest
 import trafilatura
 from lxml import etree
 from scrapy.exporters import BaseItemExporter, JsonItemExporter, JsonLinesItemExporter
+from scrapy_maintext.document import Block, Document
+from scrapy_maintext.exporters import TeiItemExporter, TxtItemExporter, build_tei
+from scrapy_maintext.exporters.tei import TEI_NS
+from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
 
-from crawler.document import Block, Document
-from crawler.exporters import TeiItemExporter, TxtItemExporter, build_tei
-from crawler.exporters.tei import TEI_NS
-from crawler.exporters.txt import DOCUMENT_SEPARATOR
 from tests.schema import tei_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extraction"

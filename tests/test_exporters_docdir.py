@@ -10,9 +10,9 @@ import pytest
 from lxml import etree
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
+from scrapy_maintext.document import Block, Document
+from scrapy_maintext.exporters.docdir import DocDirPipeline, file_name, render
 
-from crawler.document import Block, Document
-from crawler.exporters.docdir import DocDirPipeline, file_name, render
 from tests.schema import tei_errors
 
 ITEM = Document(

@@ -1,4 +1,4 @@
-"""``crawler.extract``: main text, structure and metadata of real pages, plus bad input."""
+"""``scrapy_maintext.extract``: main text, structure and metadata of real pages, plus bad input."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from crawler import Document, ExtractOptions, extract
-from crawler.extraction import neural_available
+from scrapy_maintext import Document, ExtractOptions, extract
+from scrapy_maintext.extraction import neural_available
 
 SITE = Path(__file__).parent / "fixtures" / "extraction" / "site"
 URL = "https://gazette.example/news/tidal.html"
@@ -97,13 +96,13 @@ def test_without_metadata_only_url_fields_are_set() -> None:
 
 
 def test_auto_engine_without_neural_module_degrades_to_trafilatura(article: Document) -> None:
-    # A fresh interpreter where ``crawler.neural`` cannot be imported, as before its
+    # A fresh interpreter where ``scrapy_maintext.neural`` cannot be imported, as before its
     # model ships: "auto" must give trafilatura's text and warn exactly once.
     code = (
         "import json, logging, sys\n"
-        "sys.modules['crawler.neural'] = None\n"
+        "sys.modules['scrapy_maintext.neural'] = None\n"
         "logging.basicConfig(level=logging.WARNING)\n"
-        "from crawler import extract\n"
+        "from scrapy_maintext import extract\n"
         f"doc = extract(sys.stdin.buffer.read(), {URL!r})\n"
         "extract('<p>a second page</p>')\n"
         "print(json.dumps([doc.extractor, doc.text]))\n"
@@ -121,7 +120,7 @@ def test_auto_engine_without_neural_module_degrades_to_trafilatura(article: Docu
 
 
 def test_neural_engine_when_its_model_is_installed() -> None:
-    pytest.importorskip("crawler.neural")
+    pytest.importorskip("scrapy_maintext.neural")
     if not neural_available():
         pytest.skip("neural model file not installed")
     doc = extract(page("article.html"), URL, ExtractOptions(engine="neural"))
@@ -138,9 +137,9 @@ def test_options_reject_unknown_engine() -> None:
 
 def test_importing_extract_does_not_start_scrapy() -> None:
     code = (
-        "import sys, crawler\n"
+        "import sys, scrapy_maintext\n"
         "html = '<html><body><article><p>' + 'word ' * 50 + '</p></article></body></html>'\n"
-        "doc = crawler.extract(html)\n"
+        "doc = scrapy_maintext.extract(html)\n"
         "assert doc.text.startswith('word'), doc\n"
         "bad = [m for m in ('scrapy', 'twisted') if m in sys.modules]\n"
         "assert not bad, bad\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crawler.extraction import FingerprintIndex, fingerprint, hamming, near_duplicate
+from scrapy_maintext.extraction import FingerprintIndex, fingerprint, hamming, near_duplicate
 
 BASE = (
     "The borough council voted on Tuesday evening to approve a tidal lagoon across the "

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-
-from crawler.neural.decode import DecodeParams, decide, page_confidence, smooth
-from crawler.neural.inference import windowed
+from scrapy_maintext.neural.decode import DecodeParams, decide, page_confidence, smooth
+from scrapy_maintext.neural.inference import windowed
 
 PARAMS = DecodeParams(threshold=0.5, smooth_margin=0.1, min_confidence=0.5, min_chars=20)
 

@@ -1,6 +1,7 @@
 """Golden features and predictions on hand-written fixture pages.
 
-The golden files (``tests/fixtures/neural/*.golden.json``, written by ``python -m models.golden``
+The golden files (``tests/fixtures/neural/*.golden.json``, written by
+``python -m scrapy_maintext.models.golden``
 right after training) pin segmentation, features and the shipped model, so run-time
 preprocessing cannot drift from what the model was trained on.
 """
@@ -14,10 +15,9 @@ from typing import Any
 import lxml.html
 import numpy as np
 import pytest
-
-from crawler.neural import NeuralExtractor, default_extractor
-from crawler.neural.features import featurize
-from crawler.neural.segment import segment
+from scrapy_maintext.neural import NeuralExtractor, default_extractor
+from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.segment import segment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 PAGES = sorted(FIXTURES.glob("*.html"))

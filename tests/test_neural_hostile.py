@@ -9,8 +9,7 @@ from typing import Any
 import lxml.html
 import pytest
 from lxml import etree
-
-from crawler.neural import NeuralResult, default_extractor
+from scrapy_maintext.neural import NeuralResult, default_extractor
 
 #: Generous wall-clock bound per hostile page on a slow CI core.
 MAX_SECONDS = 20.0

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import lxml.html
 from lxml import etree
-
-from crawler.neural.segment import segment
+from scrapy_maintext.neural.segment import segment
 
 PAGE = """<html><head><title>T</title><style>p {}</style></head><body>
 <nav><ul><li><a href="/">Home</a></li><li><a href="/a">About</a></li></ul></nav>
@@ -62,7 +61,7 @@ def test_fragment_root_and_empty() -> None:
 
 def test_extractor_leaves_the_tree_alone() -> None:
     # crawler.extraction hands the same tree to trafilatura after a neural fallback.
-    from crawler.neural import default_extractor
+    from scrapy_maintext.neural import default_extractor
 
     tree = lxml.html.fromstring(PAGE)
     before = etree.tostring(tree)

@@ -17,7 +17,7 @@ RUN = """
 import sys
 sys.path.insert(0, sys.argv[1])
 import lxml.html
-import crawler.neural as neural
+import scrapy_maintext.neural as neural
 assert neural.__file__.startswith(sys.argv[1]), neural.__file__
 tree = lxml.html.fromstring(open(sys.argv[2], encoding="utf-8").read())
 result = neural.default_extractor().extract(tree)
@@ -47,7 +47,25 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_model_files(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in MODEL_FILES:
-        assert f"crawler/neural/models/v1/{name}" in names
+        assert f"scrapy_maintext/neural/models/v1/{name}" in names
+
+
+def test_wheel_installs_one_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert top == {"scrapy_maintext"}
+
+
+def test_wheel_ships_every_source_package(wheel: Path) -> None:
+    # pyproject.toml lists packages explicitly (package-dir mapping): a new subpackage
+    # that is not listed would silently be missing from the wheel.
+    names = set(zipfile.ZipFile(wheel).namelist())
+    mapping = {"crawler": "scrapy_maintext", "spiders": "scrapy_maintext/spiders"}
+    mapping |= {"middlewares": "scrapy_maintext/middlewares", "models": "scrapy_maintext/models"}
+    for folder, target in mapping.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            relative = init.relative_to(ROOT / folder).as_posix()
+            assert f"{target}/{relative}" in names, relative
 
 
 def test_model_runs_from_installed_wheel(wheel: Path, tmp_path: Path) -> None:

@@ -12,10 +12,9 @@ import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
-
-from crawler.document import Block, Document
-from crawler.extraction import fingerprint
-from crawler.pipeline import (
+from scrapy_maintext.document import Block, Document
+from scrapy_maintext.extraction import fingerprint
+from scrapy_maintext.pipeline import (
     FINGERPRINTS_FILE,
     ExtractConfig,
     ExtractionPipeline,

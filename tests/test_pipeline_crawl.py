@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from lxml import etree
+from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
 
-from crawler.exporters.txt import DOCUMENT_SEPARATOR
 from tests.schema import tei_errors
 
 ROOT = Path(__file__).resolve().parent.parent

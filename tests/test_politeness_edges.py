@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import Route, SiteOptions
 
-from crawler.demo.server import SiteServer
-from crawler.demo.site import Route, SiteOptions
 from tests.crawl import DISCOVERY_ONLY, run_crawl
 
 PAGE = b"<html><body><p>A page.</p></body></html>"

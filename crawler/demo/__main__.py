@@ -1,4 +1,4 @@
-"""``python -m crawler.demo``: crawl the bundled demo site, served on 127.0.0.1, end to end.
+"""``python -m scrapy_maintext.demo``: crawl the bundled demo site, served on 127.0.0.1, end to end.
 
 Starts the demo site on a free local port, runs ``scrapy crawl sitemap`` against it exactly
 as a user would, writes JSON Lines, TEI and plain text into ``demo-output/`` (or ``--out``),
@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawler.demo.server import SiteServer
-from crawler.demo.site import SiteOptions
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
 
 #: The demo site's robots.txt Crawl-delay (seconds): short, so the demo takes seconds.
 DEMO_CRAWL_DELAY = 0.5
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "crawler.settings"}
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "scrapy_maintext.settings"}
     with SiteServer(SiteOptions(crawl_delay=DEMO_CRAWL_DELAY)) as server:
         print(f"Demo site serving on {server.base_url}; crawling it politely ...", flush=True)
         proc = subprocess.run(_crawl_command(server.base_url, out, args.spider), env=env)

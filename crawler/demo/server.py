@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from crawler.demo.site import Route, Site, SiteOptions, build_site
+from scrapy_maintext.demo.site import Route, Site, SiteOptions, build_site
 
 #: Every answer takes at least this long, so that overlapping requests really overlap and a
 #: concurrency violation is visible in the log.

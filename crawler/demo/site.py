@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from crawler.demo.content import Article, make_articles
+from scrapy_maintext.demo.content import Article, make_articles
 
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 XHTML_NS = "http://www.w3.org/1999/xhtml"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from crawler.discovery.feeds import FeedEntry, FeedParseResult, find_feed_links, parse_feed
-from crawler.discovery.sitemaps import SitemapEntry, SitemapParseResult, parse_sitemap
-from crawler.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.discovery.feeds import FeedEntry, FeedParseResult, find_feed_links, parse_feed
+from scrapy_maintext.discovery.sitemaps import SitemapEntry, SitemapParseResult, parse_sitemap
+from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
 __all__ = [
     "FeedEntry",

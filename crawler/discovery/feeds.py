@@ -10,10 +10,9 @@ from typing import Any
 
 import lxml.html
 from lxml import etree
-
-from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import child_text, decode_text, load_document, local_name
-from crawler.discovery.urls import absolute_http_url
+from scrapy_maintext.discovery.dates import parse_date
+from scrapy_maintext.discovery.safexml import child_text, decode_text, load_document, local_name
+from scrapy_maintext.discovery.urls import absolute_http_url
 
 #: Entries kept from one feed; real feeds hold tens, a hostile one could hold millions.
 MAX_FEED_ENTRIES = 10_000

@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from crawler.discovery.feeds import FeedEntry
-from crawler.discovery.sitemaps import SitemapEntry
-from crawler.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.discovery.feeds import FeedEntry
+from scrapy_maintext.discovery.sitemaps import SitemapEntry
+from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from protego import Protego
-
-from crawler.discovery.urls import absolute_http_url
+from scrapy_maintext.discovery.urls import absolute_http_url
 
 #: robots.txt bodies beyond this are truncated before parsing (Google reads 500 KiB).
 MAX_ROBOTS_BYTES = 500 * 1024

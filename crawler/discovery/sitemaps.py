@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from lxml import etree
-
-from crawler.discovery.dates import parse_date
-from crawler.discovery.safexml import child_text, decode_text, load_document, local_name
-from crawler.discovery.urls import absolute_http_url
+from scrapy_maintext.discovery.dates import parse_date
+from scrapy_maintext.discovery.safexml import child_text, decode_text, load_document, local_name
+from scrapy_maintext.discovery.urls import absolute_http_url
 
 #: A text sitemap lists at most 50,000 URLs (sitemaps.org); more is a broken or hostile file.
 MAX_URLS_PER_SITEMAP = 50_000

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from crawler.exporters.tei import TeiItemExporter, build_tei, tei_bytes
-from crawler.exporters.txt import TxtItemExporter, format_document
+from scrapy_maintext.exporters.tei import TeiItemExporter, build_tei, tei_bytes
+from scrapy_maintext.exporters.txt import TxtItemExporter, format_document
 
 #: FEED_EXPORTERS entries the add-on registers.
 FEED_EXPORTERS = {
-    "tei": "crawler.exporters.tei.TeiItemExporter",
-    "txt": "crawler.exporters.txt.TxtItemExporter",
+    "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
+    "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
 }
 
 __all__ = [

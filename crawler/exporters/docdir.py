@@ -19,10 +19,9 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
-
-from crawler.exporters.records import to_record
-from crawler.exporters.tei import tei_bytes
-from crawler.exporters.txt import format_document
+from scrapy_maintext.exporters.records import to_record
+from scrapy_maintext.exporters.tei import tei_bytes
+from scrapy_maintext.exporters.txt import format_document
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,7 @@ import re
 from typing import Any
 
 from itemadapter import ItemAdapter
-
-from crawler.document import Block, Document
+from scrapy_maintext.document import Block, Document
 
 # Characters XML 1.0 cannot hold (C0 controls but tab/newline/CR, surrogates, U+FFFE/F).
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

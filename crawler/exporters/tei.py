@@ -12,12 +12,11 @@ import datetime
 import re
 from typing import Any, BinaryIO
 
+import scrapy_maintext
 from lxml import etree
 from scrapy.exporters import BaseItemExporter
-
-import crawler
-from crawler.document import Block
-from crawler.exporters.records import string_list, text_of, to_record, xml_safe
+from scrapy_maintext.document import Block
+from scrapy_maintext.exporters.records import string_list, text_of, to_record, xml_safe
 
 TEI_NS = "http://www.tei-c.org/ns/1.0"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
@@ -113,7 +112,9 @@ def _build_source(bibl: Any, record: dict[str, Any]) -> None:
 
 def _build_encoding(desc: Any, record: dict[str, Any]) -> None:
     app_info = _el(desc, "appInfo")
-    crawler_app = _el(app_info, "application", ident="scrapy-maintext", version=crawler.__version__)
+    crawler_app = _el(
+        app_info, "application", ident="scrapy-maintext", version=scrapy_maintext.__version__
+    )
     _el(crawler_app, "label", "scrapy-maintext")
     extractor = record.get("extractor") or "unknown"
     version = record.get("model_version") or _engine_version(extractor)
@@ -254,7 +255,7 @@ class TeiItemExporter(BaseItemExporter):
         _el(
             _el(file_desc, "publicationStmt"),
             "p",
-            f"Built with scrapy-maintext {crawler.__version__}",
+            f"Built with scrapy-maintext {scrapy_maintext.__version__}",
         )
         _el(
             _el(file_desc, "sourceDesc"), "p", "Web pages crawled with Scrapy; main text extracted."

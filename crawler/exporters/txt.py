@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 from scrapy.exporters import BaseItemExporter
-
-from crawler.exporters.records import string_list, text_of, to_record
+from scrapy_maintext.exporters.records import string_list, text_of, to_record
 
 #: Line opening every document; it never occurs in extracted text, which is whitespace-
 #: normalised per line and has no form feeds.

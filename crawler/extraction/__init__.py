@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from crawler.extraction.core import extract, is_fallback
-from crawler.extraction.engines import neural_available
-from crawler.extraction.fingerprint import (
+from scrapy_maintext.extraction.core import extract, is_fallback
+from scrapy_maintext.extraction.engines import neural_available
+from scrapy_maintext.extraction.fingerprint import (
     FingerprintIndex,
     fingerprint,
     hamming,
     near_duplicate,
 )
-from crawler.extraction.options import ENGINES, ExtractOptions
+from scrapy_maintext.extraction.options import ENGINES, ExtractOptions
 
 __all__ = [
     "ENGINES",

@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 
 import lxml.html
-
-from crawler.document import Document, blocks_to_text
-from crawler.extraction.decode import parse_page
-from crawler.extraction.engines import run_engine
-from crawler.extraction.fingerprint import fingerprint
-from crawler.extraction.metadata import apply_metadata, hostname_of
-from crawler.extraction.options import ExtractOptions
+from scrapy_maintext.document import Document, blocks_to_text
+from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.engines import run_engine
+from scrapy_maintext.extraction.fingerprint import fingerprint
+from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of
+from scrapy_maintext.extraction.options import ExtractOptions
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import lxml.html
 from lxml import etree
-
-from crawler.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.options import ExtractOptions
 
 #: How much of the start of a body is sniffed for magic numbers, NUL bytes and charsets.
 SNIFF_BYTES = 4096

@@ -1,7 +1,7 @@
 """Extraction engines behind one interface: a tree in, blocks plus provenance out.
 
 * trafilatura: its XML body (head/p/list/item/table/row/cell/code/quote) turned into blocks;
-* neural: ``crawler.neural.default_extractor()``, optional until its model ships.
+* neural: ``scrapy_maintext.neural.default_extractor()``, optional until its model ships.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
+from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.options import ExtractOptions
 from trafilatura import bare_extraction
-
-from crawler.document import Block
-from crawler.extraction.options import ExtractOptions
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ class NeuralFailure:
 def load_neural() -> Any | None:
     """The shared neural extractor, or None (logged once) when it cannot be loaded."""
     try:
-        from crawler.neural import default_extractor
+        from scrapy_maintext.neural import default_extractor
 
         return default_extractor()
     # Any failure (module or model file missing, runtime refusing the model) means the

@@ -7,9 +7,8 @@ import re
 from urllib.parse import urlsplit
 
 import lxml.html
+from scrapy_maintext.document import Document
 from trafilatura.metadata import extract_metadata
-
-from crawler.document import Document
 
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (

@@ -1,4 +1,4 @@
-"""Options of :func:`crawler.extraction.extract`, one frozen object passed everywhere."""
+"""Options of :func:`scrapy_maintext.extraction.extract`, one frozen object passed everywhere."""
 
 from __future__ import annotations
 

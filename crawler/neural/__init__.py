@@ -2,7 +2,7 @@
 
 Scrapy-free; needs only onnxruntime, numpy and lxml at run time.
 
-    >>> from crawler.neural import default_extractor
+    >>> from scrapy_maintext.neural import default_extractor
     >>> result = default_extractor().extract(lxml.html.fromstring(page))
     >>> result.blocks, result.confidence, result.fallback
 """
@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-
-from crawler.document import Block
-from crawler.neural.decode import DecodeParams, decide
-from crawler.neural.features import featurize
-from crawler.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel
-from crawler.neural.segment import segment as segment_page
+from scrapy_maintext.document import Block
+from scrapy_maintext.neural.decode import DecodeParams, decide
+from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel
+from scrapy_maintext.neural.segment import segment as segment_page
 
 __all__ = ["NeuralExtractor", "NeuralResult", "default_extractor"]
 

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from crawler.neural.segment import Context, RawBlock
+from scrapy_maintext.neural.segment import Context, RawBlock
 
 #: Size of the hashed id space shared by structure and word ids (id 0 is padding).
 HASH_SIZE = 1 << 15

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort
-
-from crawler.neural.features import PageFeatures
+from scrapy_maintext.neural.features import PageFeatures
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from lxml import etree
-
-from crawler.document import Block
+from scrapy_maintext.document import Block
 
 #: Elements whose text is never page content.
 DROP_TAGS = frozenset(
