@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -232,3 +233,25 @@ def test_deep_nesting_finishes_quickly(before: str) -> None:
         assert doc.reason is None and doc.text.startswith("intro text here")
     else:
         assert ("deep text" in doc.text) != (doc.reason == "no-main-text")
+
+
+@pytest.mark.parametrize(
+    ("html", "url", "options", "message"),
+    [
+        (None, None, None, "page as str or bytes, not NoneType"),
+        (42, None, None, "page as str or bytes, not int"),
+        (["<p>x</p>"], None, None, "page as str or bytes, not list"),
+        ("<p>x</p>", 42, None, "url as str or None, not int"),
+        ("<p>x</p>", None, {"engine": "auto"}, "options as ExtractOptions or None, not dict"),
+    ],
+)
+def test_wrong_argument_types_raise_type_error(
+    html: object, url: object, options: object, message: str
+) -> None:
+    with pytest.raises(TypeError, match=re.escape(message)):
+        extract(html, url, options)  # type: ignore[arg-type]
+
+
+def test_bytearray_is_read_like_bytes() -> None:
+    html = b"<html><body><article><p>" + b"word " * 50 + b"</p></article></body></html>"
+    assert extract(bytearray(html)).text == extract(html).text

@@ -21,8 +21,10 @@ def extract(
     """Main text and metadata of one page.
 
     Bad input (binary, empty, non-HTML, oversized, hostile) gives a Document with empty
-    text and ``reason`` set instead of an exception.
+    text and ``reason`` set instead of an exception. Arguments of the wrong type (``None``
+    or a number for ``html``, ...) are a programming error: :class:`TypeError`.
     """
+    html = _check_arguments(html, url, options)
     options = options or ExtractOptions()
     doc = Document(url=url, hostname=hostname_of(url))
     page = parse_page(html, options)
@@ -41,6 +43,19 @@ def extract(
     if doc.reason:
         doc.body, doc.text = [], ""
     return doc
+
+
+def _check_arguments(html: object, url: object, options: object) -> str | bytes:
+    if isinstance(html, bytearray | memoryview):
+        html = bytes(html)
+    if not isinstance(html, str | bytes):
+        raise TypeError(f"extract() takes the page as str or bytes, not {type(html).__name__}")
+    if url is not None and not isinstance(url, str):
+        raise TypeError(f"extract() takes url as str or None, not {type(url).__name__}")
+    if options is not None and not isinstance(options, ExtractOptions):
+        name = type(options).__name__
+        raise TypeError(f"extract() takes options as ExtractOptions or None, not {name}")
+    return html
 
 
 def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions) -> None:
