@@ -11,6 +11,8 @@ from scrapy_maintext.exporters import FEED_EXPORTERS as _FEED_EXPORTERS
 BOT_NAME = "scrapy_maintext"
 SPIDER_MODULES = ["scrapy_maintext.spiders"]
 NEWSPIDER_MODULE = "scrapy_maintext.spiders"
+#: ``crawl`` that checks spider arguments first and exits non-zero when no site was reached.
+COMMANDS_MODULE = "scrapy_maintext.commands"
 
 ADDONS = {"scrapy_maintext.Addon": 500}
 
@@ -23,5 +25,8 @@ FEED_EXPORTERS = dict(_FEED_EXPORTERS)
 CRAWLER_CONTACT = ""
 
 FEED_EXPORT_ENCODING = "utf-8"
+#: A crawl that exports nothing (no site reachable, nothing new) leaves an earlier ``-O``
+#: output as it was instead of truncating it to an empty file.
+FEED_STORE_EMPTY = False
 LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False

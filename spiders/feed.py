@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import scrapy
-from scrapy_maintext.spiders.base import (
-    DiscoverySpider,
-    SiteState,
-    base_url_of,
-    read_list_file,
-    split_list,
-)
+from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+from scrapy_maintext.spiders.base import DiscoverySpider, SiteState, base_url_of
 from scrapy_maintext.spiders.explore import ExploreMixin
 
 logger = logging.getLogger(__name__)
@@ -29,14 +25,10 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
     """
 
     name = "feed"
-
-    def __init__(self, url: str | None = None, urls_file: str | None = None, **kwargs: Any) -> None:
-        # Read by DiscoverySpider.__init__: each feed's site becomes a site of the crawl.
-        self.feed_urls = split_list(url) + read_list_file(urls_file)
-        super().__init__(**kwargs)
+    argument_forms: Mapping[str, str] = MappingProxyType(ARGUMENT_FORMS | FEED_ARGUMENT_FORMS)
 
     async def start(self) -> AsyncIterator[Any]:
-        self.require_sites()
+        self.open_journal()
         for site in self.sites.values():
             site.stage = "feeds"
         # Built (and counted per site) before the first is yielded: Scrapy reads start()

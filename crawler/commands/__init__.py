@@ -1,0 +1,1 @@
+"""Scrapy commands of the runnable project (``COMMANDS_MODULE``): ``crawl`` with checks."""
