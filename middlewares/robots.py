@@ -11,6 +11,13 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
+from scrapy_maintext.middlewares.sitefailure import (
+    UNREACHABLE_MESSAGE,
+    SiteFailure,
+    describe_failure,
+    install_fold_filter,
+    robots_refusal,
+)
 from scrapy_maintext.middlewares.throttle import FLOOR_KEY
 from twisted.internet.defer import Deferred
 
@@ -55,17 +62,27 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         self._min_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
         self._bodies: dict[str, tuple[int, bytes]] = {}
         self._delays: dict[str, float] = {}
+        #: Sites that cannot be crawled (robots.txt unreachable or 5xx), by netloc.
+        self.failures: dict[str, SiteFailure] = {}
+        #: Scheme each netloc was first asked with (for messages and hints).
+        self._schemes: dict[str, str] = {}
+        if self.config.unreachable_disallows:
+            install_fold_filter()
 
     async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
+        parts = urlparse_cached(request)
+        self._schemes.setdefault(parts.netloc, parts.scheme)
         if request.meta.get(ROBOTS_DISCOVERY_META):
             return await self._cached_robots(request)
         await super().process_request(request)
+        self._refuse_failed_site(request)
         self._apply_crawl_delay(request)
         return None
 
     async def _cached_robots(self, request: Request) -> Response:
         netloc = urlparse_cached(request).netloc
         await self.robot_parser(request)
+        self._refuse_failed_site(request)
         status, body = self._bodies.get(netloc, (404, b""))
         return TextResponse(
             url=request.url, status=status, body=body, encoding="utf-8", request=request
@@ -74,7 +91,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         self._bodies[netloc] = (response.status, response.body)
         if response.status >= 500 and self.config.unreachable_disallows:
-            self._unreachable(netloc, f"HTTP {response.status}")
+            self._unreachable(netloc, robots_refusal(response.status, netloc))
             response = response.replace(body=DISALLOW_ALL)
         elif response.status < 400 and self.config.obey_crawl_delay:
             # Recorded before the parent hands the parser to the requests waiting for it.
@@ -89,17 +106,27 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             super()._robots_error(exc, netloc)
             return
         self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
-        self._unreachable(netloc, type(exc).__name__)
+        self._unreachable(netloc, describe_failure(exc, self._base_url(netloc)))
         waiting = self._parsers[netloc]
         parser = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)
         self._parsers[netloc] = parser
         if isinstance(waiting, Deferred):
             waiting.callback(parser)
 
-    def _unreachable(self, netloc: str, why: str) -> None:
+    def _unreachable(self, netloc: str, failure: SiteFailure) -> None:
         # RFC 9309, 2.3.1.4: when robots.txt is unreachable, assume complete disallow.
         self._stats.inc_value("politeness/robots_unreachable")
-        logger.warning("robots.txt of %s unreachable (%s): nothing there is crawled", netloc, why)
+        self._stats.inc_value(f"politeness/site_failed/{failure.reason}")
+        self.failures[netloc] = failure
+        logger.error("%s", failure.line(self._base_url(netloc)))
+
+    def _base_url(self, netloc: str) -> str:
+        return f"{self._schemes.get(netloc, 'https')}://{netloc}"
+
+    def _refuse_failed_site(self, request: Request) -> None:
+        failure = self.failures.get(urlparse_cached(request).netloc)
+        if failure is not None:
+            raise IgnoreRequest(f"{UNREACHABLE_MESSAGE}: {failure.reason}")
 
     def _record_delay(self, netloc: str, delay: float) -> None:
         if delay > self.config.max_crawl_delay:
