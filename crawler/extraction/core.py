@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import lxml.html
 from scrapy_maintext.document import Document, blocks_to_text
@@ -11,28 +12,65 @@ from scrapy_maintext.extraction.engines import run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.site_memory import PageSignatures, SiteMemory, page_signatures
 
 logger = logging.getLogger(__name__)
 
 
 def extract(
-    html: str | bytes, url: str | None = None, options: ExtractOptions | None = None
+    html: str | bytes,
+    url: str | None = None,
+    options: ExtractOptions | None = None,
+    site: SiteMemory | None = None,
 ) -> Document:
     """Main text and metadata of one page.
 
     Bad input (binary, empty, non-HTML, oversized, hostile) gives a Document with empty
     text and ``reason`` set instead of an exception. Arguments of the wrong type (``None``
-    or a number for ``html``, ...) are a programming error: :class:`TypeError`.
+    or a number for ``html``, ...) are a programming error: :class:`TypeError`. With
+    ``site`` (the :class:`SiteMemory` of the page's site), the page is learnt into it and
+    the blocks it shows to be the site's template are removed.
+    """
+    if site is not None and not isinstance(site, SiteMemory):
+        raise TypeError(f"extract() takes site as SiteMemory or None, not {type(site).__name__}")
+    result = extract_page(html, url, options, signatures=site is not None)
+    if site is not None and result.signatures is not None:
+        site.add(result.signatures)
+        site.apply(result.doc, result.signatures)
+    return result.doc
+
+
+@dataclass
+class PageResult:
+    """A Document and, when asked for and the page has text, its block signatures."""
+
+    doc: Document
+    signatures: PageSignatures | None = None
+
+
+def extract_page(
+    html: str | bytes,
+    url: str | None = None,
+    options: ExtractOptions | None = None,
+    signatures: bool = True,
+) -> PageResult:
+    """:func:`extract` plus what a :class:`SiteMemory` needs to learn and decide the page.
+
+    The crawl runs this in its extraction workers and applies the site memory in the crawl
+    process, in item arrival order (``scrapy_maintext.extraction.site_registry``).
     """
     html = _check_arguments(html, url, options)
     options = options or ExtractOptions()
-    doc = Document(url=url, hostname=hostname_of(url))
+    result = PageResult(Document(url=url, hostname=hostname_of(url)))
+    doc = result.doc
     page = parse_page(html, options)
     if page.tree is None:
         doc.reason = page.reason
-        return doc
+        return result
     try:
         _extract_tree(doc, page.tree, options)
+        if signatures and not doc.reason:
+            result.signatures = _signatures(page.tree, doc)
     except RecursionError:
         doc.reason = "too-deep"
     # The contract is "never an escaping exception": third-party parsers fail in many
@@ -42,7 +80,16 @@ def extract(
         doc.reason = "extraction-error"
     if doc.reason:
         doc.body, doc.text = [], ""
-    return doc
+        result.signatures = None
+    return result
+
+
+def _signatures(tree: lxml.html.HtmlElement, doc: Document) -> PageSignatures:
+    # Imported here: the neural package loads onnxruntime, which a trafilatura-only
+    # extract() does not need.
+    from scrapy_maintext.neural.segment import segment
+
+    return page_signatures(segment(tree), doc.body)
 
 
 def _check_arguments(html: object, url: object, options: object) -> str | bytes:
