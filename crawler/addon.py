@@ -13,7 +13,7 @@ from typing import Any
 import scrapy_maintext
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
-from scrapy_maintext.exporters import FEED_EXPORTERS
+from scrapy_maintext.exporters import FEED_EXPORTERS, FEED_STORAGES
 
 PRIORITY = "addon"
 ITEM_PIPELINES = {
@@ -22,6 +22,7 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "scrapy_maintext.middlewares.resume.ResumeMiddleware": 50,
     "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware": 100,
     "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
 }
@@ -45,6 +46,7 @@ class Addon:
         merge_components(settings, "SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES)
         merge_components(settings, "EXTENSIONS", EXTENSIONS)
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
+        merge_dict(settings, "FEED_STORAGES", FEED_STORAGES)
         apply_politeness(settings)
 
 

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from itemadapter import ItemAdapter
 from pebble import ProcessPool
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.settings import BaseSettings
@@ -156,11 +157,17 @@ def _settle(deferred: Deferred, future: Future) -> None:
 
 
 class SeenFingerprints:
-    """Fingerprints of kept documents, persisted in JOBDIR so a resumed crawl remembers."""
+    """Fingerprints of kept documents, persisted in JOBDIR so a resumed crawl remembers.
+
+    A fingerprint reaches the file only once its item is exported (:meth:`confirm`): a
+    page killed between extraction and export is fetched again by the resumed crawl and
+    must not then be dropped as a duplicate of itself.
+    """
 
     def __init__(self, max_distance: int, jobdir: str | None) -> None:
         self.index = FingerprintIndex(max_distance=max_distance)
         self._file: IO[str] | None = None
+        self._pending: set[str] = set()
         if jobdir:
             path = Path(jobdir) / FINGERPRINTS_FILE
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,9 +179,15 @@ class SeenFingerprints:
     def check_and_add(self, fp: str) -> str | None:
         found = self.index.check_and_add(fp)
         if found is None and fp and self._file is not None:
+            self._pending.add(fp)
+        return found
+
+    def confirm(self, fp: Any) -> None:
+        """The item with fingerprint ``fp`` was exported: remember it across runs."""
+        if self._file is not None and fp in self._pending:
+            self._pending.discard(fp)
             self._file.write(fp + "\n")
             self._file.flush()
-        return found
 
     def close(self) -> None:
         if self._file is not None:
@@ -198,6 +211,8 @@ class ExtractionPipeline:
         # Items are judged (no text? duplicate?) in the order they arrived, whatever order
         # the workers finish in, so which near-duplicate is kept does not depend on timing.
         self._last_turn: Deferred = succeed(None)
+        # Connected after the feed exporter (extensions exist before pipelines).
+        crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -220,6 +235,10 @@ class ExtractionPipeline:
             config.dedup,
             len(self.seen.index) if self.seen else 0,
         )
+
+    def _item_scraped(self, item: Any) -> None:
+        if self.seen is not None:
+            self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
     def close_spider(self) -> None:
         if self.runner is not None:

@@ -13,11 +13,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.dates import parse_since, to_iso
+from scrapy_maintext.discovery.journal import PageJournal
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
 from twisted.python.failure import Failure
 
@@ -26,10 +29,11 @@ logger = logging.getLogger(__name__)
 #: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
-RUN_META = "discovery_run"
 #: A discovery callback's work: parse one response of a site, yield further requests.
 DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 SITE_META = "site"
+#: Meta key: the planned URL of a page request (what the page journal records).
+PAGE_META = "page_url"
 
 
 def _truthy(value: Any) -> bool:
@@ -147,6 +151,7 @@ class DiscoverySpider(scrapy.Spider):
         # Discovery requests of an interrupted earlier run may come back from a JOBDIR
         # queue; they must not disturb this run's count of outstanding discovery.
         self.run_id = uuid.uuid4().hex
+        self.journal = PageJournal(None)
 
     @functools.cached_property
     def discovery(self) -> DiscoverySettings:
@@ -156,6 +161,22 @@ class DiscoverySpider(scrapy.Spider):
     def require_sites(self) -> None:
         if not self.sites:
             raise ValueError(f"{self.name} spider: pass -a domain=example.com")
+
+    def open_journal(self) -> None:
+        """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
+        self.journal = PageJournal(self.settings.get("JOBDIR"))
+        for base, site in self.sites.items():
+            site.scheduled |= self.journal.done[base]
+        connect = self.crawler.signals.connect
+        # Connected now, after the feed exporter: an item is on disk before it is done.
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            connect(self._item_finished, signal=signal)
+        connect(self.journal.close, signal=signals.spider_closed)
+
+    def _item_finished(self, response: Response | Failure | None = None, **_: Any) -> None:
+        meta = getattr(response, "meta", None)
+        if isinstance(response, Response) and meta and PAGE_META in meta:
+            self.journal.mark(meta[SITE_META], meta[PAGE_META], response.url)
 
     def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
         return self.sites[response_or_request.meta[SITE_META]]
@@ -242,19 +263,22 @@ class DiscoverySpider(scrapy.Spider):
             source_date=to_iso(candidate.date),
             source_title=candidate.title,
         )
-        meta[SITE_META] = site.base_url
+        meta.update({SITE_META: site.base_url, RUN_META: self.run_id, PAGE_META: candidate.url})
         return scrapy.Request(
             candidate.url,
             callback=self.parse_page,
             errback=self.page_error,
             priority=priority,
             meta=meta,
+            # A resumed crawl's unfinished pages were all "seen" by the killed run.
+            dont_filter=self.journal.resumed,
         )
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         if not is_html_response(response):
             self.inc_stat("discovery/skipped/non_html")
             logger.info("Skipped non-HTML page %s", response.url)
+            self._item_finished(response)
             return
         assert isinstance(response, TextResponse)
         yield self.page_item(response)
@@ -277,6 +301,10 @@ class DiscoverySpider(scrapy.Spider):
 
     def page_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
+        if self.is_stale(request):
+            return
+        if PAGE_META in request.meta:
+            self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
         reason = _failure_reason(failure)
         self.inc_stat(f"discovery/page_errors/{reason}")
         log = logger.info if reason == "robots_forbidden" else logger.warning

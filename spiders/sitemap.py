@@ -41,6 +41,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     name = "sitemap"
 
     async def start(self) -> AsyncIterator[Any]:
+        self.open_journal()
         self.require_sites()
         for site in self.sites.values():
             yield self.discovery_request(

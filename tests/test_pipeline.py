@@ -118,10 +118,23 @@ def test_seen_fingerprints_survive_a_resumed_crawl(tmp_path: Path) -> None:
     first = SeenFingerprints(max_distance=3, jobdir=str(tmp_path))
     assert first.check_and_add(fingerprint(text)) is None
     assert first.check_and_add(fingerprint(text)) == fingerprint(text)
+    first.confirm(fingerprint(text))
     first.close()
     assert (tmp_path / FINGERPRINTS_FILE).read_text().split() == [fingerprint(text)]
     resumed = SeenFingerprints(max_distance=3, jobdir=str(tmp_path))
     assert resumed.check_and_add(fingerprint(text.upper())) == fingerprint(text)
-    assert resumed.check_and_add(fingerprint("something else entirely, a ferry")) is None
+    other = fingerprint("something else entirely, a ferry")
+    assert resumed.check_and_add(other) is None
+    resumed.confirm(other)
     resumed.close()
     assert len((tmp_path / FINGERPRINTS_FILE).read_text().split()) == 2
+
+
+def test_fingerprint_of_an_item_never_exported_is_forgotten(tmp_path: Path) -> None:
+    # Killed between extraction and export: the resumed crawl fetches the page again,
+    # which must not then be a duplicate of itself.
+    text = "the ferry timetable changes on the first of may for the summer season " * 4
+    killed = SeenFingerprints(max_distance=3, jobdir=str(tmp_path))
+    assert killed.check_and_add(fingerprint(text)) is None
+    resumed = SeenFingerprints(max_distance=3, jobdir=str(tmp_path))
+    assert resumed.check_and_add(fingerprint(text)) is None

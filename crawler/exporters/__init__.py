@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scrapy_maintext.exporters.storage import FEED_STORAGES
 from scrapy_maintext.exporters.tei import TeiItemExporter, build_tei, tei_bytes
 from scrapy_maintext.exporters.txt import TxtItemExporter, format_document
 
@@ -13,6 +14,7 @@ FEED_EXPORTERS = {
 
 __all__ = [
     "FEED_EXPORTERS",
+    "FEED_STORAGES",
     "TeiItemExporter",
     "TxtItemExporter",
     "build_tei",

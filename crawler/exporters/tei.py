@@ -226,27 +226,49 @@ def tei_bytes(item: Any) -> bytes:
     )
 
 
+CORPUS_END = b"</teiCorpus>\n"
+
+
 class TeiItemExporter(BaseItemExporter):
     """Feed exporter ``tei``: a ``<teiCorpus>`` with one ``<TEI>`` per item.
 
-    Feed option ``item_export_kwargs: {"corpus_title": ...}`` names the corpus.
+    Feed option ``item_export_kwargs: {"corpus_title": ...}`` names the corpus. On a
+    seekable file (a local feed) the closing tag is written after every document and
+    overwritten by the next one, so a crawl killed at any point leaves a well-formed
+    corpus of every document exported so far.
     """
 
     def __init__(self, file: BinaryIO, **kwargs: Any) -> None:
         self.corpus_title = str(kwargs.pop("corpus_title", DEFAULT_CORPUS_TITLE))
         super().__init__(dont_fail=True, **kwargs)
         self.file = file
+        #: Where the closing tag starts, while the file ends with it.
+        self._end_at: int | None = None
 
     def start_exporting(self) -> None:
-        self.file.write(b'<?xml version="1.0" encoding="utf-8"?>\n')
-        self.file.write(f'<teiCorpus xmlns="{TEI_NS}">\n'.encode())
-        self.file.write(_child_bytes(self._corpus_header()))
+        head = b'<?xml version="1.0" encoding="utf-8"?>\n'
+        head += f'<teiCorpus xmlns="{TEI_NS}">\n'.encode()
+        self._write(head + _child_bytes(self._corpus_header()))
 
     def export_item(self, item: Any) -> None:
-        self.file.write(_child_bytes(build_tei(item)))
+        self._write(_child_bytes(build_tei(item)))
 
     def finish_exporting(self) -> None:
-        self.file.write(b"</teiCorpus>\n")
+        if self._end_at is None:
+            self.file.write(CORPUS_END)
+
+    def _write(self, data: bytes) -> None:
+        if not _rewritable(self.file):
+            self.file.write(data)
+            return
+        if self._end_at is not None:
+            self.file.seek(self._end_at)
+            if "a" in str(getattr(self.file, "mode", "")):
+                # Appending ignores the position: the old end must go first.
+                self.file.truncate()
+        self._end_at = self.file.tell() + len(data)
+        # One write, over the old closing tag: the file ends with one before and after.
+        self.file.write(data + CORPUS_END)
 
     def _corpus_header(self) -> Any:
         header = _el(None, "teiHeader")
@@ -261,6 +283,13 @@ class TeiItemExporter(BaseItemExporter):
             _el(file_desc, "sourceDesc"), "p", "Web pages crawled with Scrapy; main text extracted."
         )
         return header
+
+
+def _rewritable(file: Any) -> bool:
+    try:
+        return bool(file.seekable()) and hasattr(file, "truncate")
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _child_bytes(element: Any) -> bytes:

@@ -1,0 +1,125 @@
+"""SIGKILL in the middle of a JOBDIR crawl: the resumed crawl exports what was lost."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+
+from tests.crawl import ROOT, run_crawl
+from tests.schema import tei_errors
+
+#: Articles of the site: enough that most of the plan is still queued at the kill.
+ARTICLES = 40
+#: Pages the server has answered when the crawl is killed.
+KILL_AFTER = 12
+#: Pages that may be exported by both runs: those in the downloader or the extraction
+#: pipeline at the kill (CONCURRENT_REQUESTS_PER_DOMAIN is 1, one extraction worker).
+MAX_IN_FLIGHT = 4
+
+SETTINGS = {
+    "DOWNLOAD_DELAY": "0.2",
+    "DOWNLOAD_TIMEOUT": "5",
+    "EXTRACT_WORKERS": "1",
+    "LOG_LEVEL": "INFO",
+}
+
+
+@pytest.fixture(scope="module")
+def big_site() -> Iterator[SiteServer]:
+    with SiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None)) as server:
+        yield server
+
+
+def _crawl_cmd(base_url: str, jobdir: Path, outputs: list[str]) -> list[str]:
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "sitemap", "-a", f"domain={base_url}"]
+    for out in outputs:
+        cmd += ["-O", out]
+    for key, value in {**SETTINGS, "JOBDIR": str(jobdir)}.items():
+        cmd += ["-s", f"{key}={value}"]
+    return cmd
+
+
+def _pages_served(server: SiteServer, expected: set[str]) -> int:
+    return sum(1 for path in server.paths() if path in expected)
+
+
+def _exported(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def _kill_point(server: SiteServer, expected: set[str], out: Path) -> bool:
+    """KILL_AFTER pages served and some exported (or, should nothing reach the export
+    file, all but a few pages served)."""
+    served = _pages_served(server, expected)
+    return served >= len(expected) - 6 or (served >= KILL_AFTER and _exported(out) >= 3)
+
+
+def _kill_after(cmd: list[str], server: SiteServer, expected: set[str], out: Path) -> None:
+    """Run ``cmd`` and SIGKILL it (the crawl process only) at the kill point."""
+    log = out.with_suffix(".log")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not _kill_point(server, expected, out):
+                assert proc.poll() is None, log.read_text()[-3000:]
+                assert time.monotonic() < deadline, "the crawl did not get going"
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        finally:
+            # Extraction workers of the killed crawl (they would exit on their own).
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _urls(path: Path, base_url: str) -> list[str]:
+    if not path.exists():
+        return []
+    lines = path.read_text().splitlines()
+    return [json.loads(line)["url"].removeprefix(base_url) for line in lines if line.strip()]
+
+
+def test_sigkill_then_resume_exports_every_page(big_site: SiteServer, tmp_path: Path) -> None:
+    site = big_site.site
+    assert site is not None
+    big_site.reset()
+    expected = site.expected_pages
+    jobdir = tmp_path / "job"
+    first_out, first_tei = tmp_path / "first.jsonl", tmp_path / "first.tei.xml"
+    cmd = _crawl_cmd(big_site.base_url, jobdir, [str(first_out), f"{first_tei}:tei"])
+    _kill_after(cmd, big_site, expected, first_out)
+    first = _urls(first_out, big_site.base_url)
+    assert 0 < len(first) < len(expected)
+
+    # The TEI corpus of the killed crawl is well-formed, with every exported document.
+    corpus = etree.parse(str(first_tei))
+    assert len(corpus.getroot().findall("{http://www.tei-c.org/ns/1.0}TEI")) == len(first)
+    assert tei_errors(corpus) == ""
+
+    second_dir = tmp_path / "second"
+    second_dir.mkdir()
+    second = run_crawl(
+        "sitemap", second_dir, {"domain": big_site.base_url}, {**SETTINGS, "JOBDIR": str(jobdir)}
+    )
+    assert second.returncode == 0, second.log[-3000:]
+    both = Counter(first + second.paths(big_site.base_url))
+    assert set(both) == expected, sorted(expected - set(both))
+    twice = [path for path, n in both.items() if n > 1]
+    assert len(twice) <= MAX_IN_FLIGHT, twice
