@@ -79,8 +79,12 @@ class Document:
     fingerprint: str = ""
     #: Why the text is empty, when it is ("empty-page", "binary", "no-main-text", ...).
     reason: str | None = None
+    #: The neural engine's error on this page, if it failed (counted by the crawl as
+    #: ``extract/neural_error``; not an exported field).
+    neural_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["neural_error"]
         data["body"] = [b.to_dict() for b in self.body]
         return data

@@ -211,6 +211,7 @@ class ExtractionPipeline:
         # Items are judged (no text? duplicate?) in the order they arrived, whatever order
         # the workers finish in, so which near-duplicate is kept does not depend on timing.
         self._last_turn: Deferred = succeed(None)
+        self._neural_warned = False
         # Connected after the feed exporter (extensions exist before pipelines).
         crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
 
@@ -285,12 +286,29 @@ class ExtractionPipeline:
             self.stats.inc_value(key)
 
     def _count(self, doc: Document) -> None:
+        if doc.neural_error:
+            self._neural_failed(doc)
         if doc.extractor:
             self._inc(f"extract/{doc.extractor}")
         if is_fallback(doc):
             self._inc("extract/fallback")
         if doc.reason:
             self._inc(f"extract/reason/{doc.reason}")
+
+    def _neural_failed(self, doc: Document) -> None:
+        """Count a model error apart from an unsure model; warn once per crawl."""
+        self._inc("extract/neural_error")
+        if self._neural_warned:
+            return
+        self._neural_warned = True
+        then = "dropped" if self.config.engine == "neural" else "extracted by trafilatura"
+        logger.warning(
+            "Neural engine failed on %s (%s): such pages are %s, counted as "
+            "extract/neural_error (logged once)",
+            doc.url,
+            doc.neural_error,
+            then,
+        )
 
     def _check(self, doc: Document, url: str | None) -> None:
         """Raise DropItem for pages without enough main text and for near-duplicates."""

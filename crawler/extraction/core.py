@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import lxml.html
 from scrapy_maintext.document import Document, blocks_to_text
 from scrapy_maintext.extraction.decode import parse_page
-from scrapy_maintext.extraction.engines import run_engine
+from scrapy_maintext.extraction.engines import NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of
 from scrapy_maintext.extraction.options import ExtractOptions
@@ -73,6 +73,8 @@ def extract_page(
             result.signatures = _signatures(page.tree, doc)
     except RecursionError:
         doc.reason = "too-deep"
+    except NeuralEngineError as exc:
+        doc.reason, doc.neural_error = "neural-error", str(exc)
     # The contract is "never an escaping exception": third-party parsers fail in many
     # ways on hostile pages, and one bad page must not stop a crawl.
     except Exception as exc:
@@ -115,6 +117,7 @@ def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOp
     doc.extractor = result.extractor
     doc.confidence = result.confidence
     doc.model_version = result.model_version
+    doc.neural_error = result.neural_error
     doc.fingerprint = fingerprint(doc.text)
     if not doc.text.strip():
         doc.reason = "no-main-text"

@@ -33,6 +33,12 @@ class EngineResult:
     confidence: float | None = None
     model_version: str | None = None
     comments: str | None = None
+    #: The neural engine's error when it failed on the page (``auto`` then fell back).
+    neural_error: str | None = None
+
+
+class NeuralEngineError(RuntimeError):
+    """The neural engine failed on a page and ``engine="neural"`` allows no fallback."""
 
 
 def run_engine(
@@ -50,16 +56,17 @@ def run_engine(
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
         result = extractor.extract(tree, url)
     except Exception as exc:
-        if options.engine == "neural":
-            raise
-        # "auto" promises text whenever trafilatura can find some.
-        logger.debug("Neural engine failed on %s (%r), falling back", url, exc)
-        result = NeuralFailure()
+        result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
+    error = getattr(result, "error", None)
+    if error and options.engine == "neural":
+        raise NeuralEngineError(error)
     version = str(extractor.version)
     confidence = float(result.confidence)
     if result.fallback and options.engine == "auto":
         fallback = run_trafilatura(tree, url, options)
         fallback.confidence, fallback.model_version = confidence, version
+        # "auto" promises text whenever trafilatura finds some; the error is still counted.
+        fallback.neural_error = error
         return fallback
     comments = run_trafilatura(tree, url, options).comments if options.include_comments else None
     return EngineResult(list(result.blocks), "neural", confidence, version, comments)
@@ -72,6 +79,7 @@ class NeuralFailure:
     blocks: list[Block] = field(default_factory=list)
     confidence: float = 0.0
     fallback: bool = True
+    error: str | None = None
 
 
 @functools.cache

@@ -26,6 +26,9 @@ __all__ = ["NeuralExtractor", "NeuralResult", "default_extractor"]
 
 logger = logging.getLogger(__name__)
 
+#: Length of an error message kept in a result (exception texts can quote whole inputs).
+ERROR_CHARS = 300
+
 
 @dataclass
 class NeuralResult:
@@ -35,6 +38,8 @@ class NeuralResult:
     confidence: float = 0.0
     #: True when the caller should fall back to another engine (unsure or nothing found).
     fallback: bool = True
+    #: Why the model failed on this page ("ValueError: ..."); None when it ran.
+    error: str | None = None
 
 
 class NeuralExtractor:
@@ -67,8 +72,8 @@ class NeuralExtractor:
         try:
             return self._extract(tree)
         except Exception as exc:  # hostile HTML must never break the caller
-            logger.warning("neural extraction failed for %s: %s", url, type(exc).__name__)
-            return NeuralResult()
+            # Reported, not hidden: the caller counts it apart from an unsure model.
+            return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
 
     def _extract(self, tree: Any) -> NeuralResult:
         if tree is None:
