@@ -30,12 +30,13 @@ from scrapy_maintext.extraction import (
     ENGINES,
     ExtractOptions,
     FingerprintIndex,
-    extract,
     is_fallback,
     neural_available,
 )
+from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.fingerprint import DEFAULT_MAX_DISTANCE
 from scrapy_maintext.extraction.options import DEFAULT_MAX_BYTES
+from scrapy_maintext.pipeline_site_memory import ITEM_FIELD, SiteMemoryStage
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 
@@ -126,12 +127,16 @@ class ExtractionRunner:
                 initializer=_quiet_worker_logging,
             )
 
-    def submit(self, html: str | bytes, url: str | None, options: ExtractOptions) -> Deferred:
+    def submit(
+        self, html: str | bytes, url: str | None, options: ExtractOptions, signatures: bool
+    ) -> Deferred:
+        """Fires with a :class:`PageResult` (with block signatures when asked for)."""
+        args = (html, url, options, signatures)
         if self.pool is None:
-            return deferToThread(extract, html, url, options)
+            return deferToThread(extract_page, *args)
         from twisted.internet import reactor
 
-        future = self.pool.schedule(extract, args=(html, url, options), timeout=self.timeout)
+        future = self.pool.schedule(extract_page, args=args, timeout=self.timeout)
         deferred: Deferred = Deferred()
         future.add_done_callback(lambda f: reactor.callFromThread(_settle, deferred, f))
         return deferred
@@ -208,6 +213,8 @@ class ExtractionPipeline:
         self.stats = crawler.stats
         self.runner: ExtractionRunner | None = None
         self.seen: SeenFingerprints | None = None
+        # One memory per site, fed in arrival order (inside the turns below).
+        self.site_memory = SiteMemoryStage.from_crawler(crawler)
         # Items are judged (no text? duplicate?) in the order they arrived, whatever order
         # the workers finish in, so which near-duplicate is kept does not depend on timing.
         self._last_turn: Deferred = succeed(None)
@@ -228,6 +235,8 @@ class ExtractionPipeline:
         self.runner = ExtractionRunner(config)
         if config.dedup:
             self.seen = SeenFingerprints(config.dedup_distance, config.jobdir)
+        if self.site_memory is not None:
+            self.site_memory.open(self._flush_site_memory)
         logger.info(
             "Extraction: engine=%s workers=%d timeout=%.0fs dedup=%s (%d fingerprints known)",
             config.engine,
@@ -242,6 +251,8 @@ class ExtractionPipeline:
             self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
     def close_spider(self) -> None:
+        if self.site_memory is not None:
+            self.site_memory.close(self._judge)
         if self.runner is not None:
             self.runner.close()
         if self.seen is not None:
@@ -259,20 +270,48 @@ class ExtractionPipeline:
             raise RuntimeError("ExtractionPipeline used before open_spider")
         turn: Deferred = Deferred()
         previous, self._last_turn = self._last_turn, turn
+        decision: Deferred | None = None
         try:
-            doc = await self._extract(html, url)
+            result = await self._extract(html, url)
             await maybe_deferred_to_future(previous)
-            self._count(doc)
-            self._check(doc, url)
+            if self.site_memory is None:
+                self._judge(result.doc, url)
+            else:
+                decision = self.site_memory.arrive(url, result, len(html), self._judge)
         finally:
             turn.callback(None)
+        doc, extra = result.doc, {}
+        if decision is not None:
+            # Fired now, or once the page's site has its warm-up pages (DropItem if dropped).
+            doc, removed = await maybe_deferred_to_future(decision)
+            extra[ITEM_FIELD] = removed
         logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
-        return merge_document(item, doc, self.config)
+        return merge_document(item, doc, self.config, extra)
 
-    async def _extract(self, html: str | bytes, url: str | None) -> Document:
+    def _judge(self, doc: Document, url: str | None) -> None:
+        self._count(doc)
+        self._check(doc, url)
+
+    def _flush_site_memory(self) -> None:
+        """Decide every page held for its site's warm-up, in turn after the items before."""
+        turn: Deferred = Deferred()
+        previous, self._last_turn = self._last_turn, turn
+
+        def flush(_: object) -> None:
+            try:
+                if self.site_memory is not None:
+                    self.site_memory.flush(self._judge)
+            finally:
+                turn.callback(None)
+
+        previous.addBoth(flush)
+
+    async def _extract(self, html: str | bytes, url: str | None) -> PageResult:
         assert self.runner is not None
+        signatures = self.site_memory is not None
+        submitted = self.runner.submit(html, url, self.options, signatures)
         try:
-            return await maybe_deferred_to_future(self.runner.submit(html, url, self.options))
+            return await maybe_deferred_to_future(submitted)
         except FutureTimeout:
             self._inc("extract/timeout")
             message = f"Extraction timed out after {self.config.timeout:.0f}s: {url}"
@@ -326,14 +365,17 @@ class ExtractionPipeline:
             raise DropItem(message, log_level=ROUTINE_DROP_LOG_LEVEL)
 
 
-def merge_document(item: Any, doc: Document, config: ExtractConfig) -> Any:
+def merge_document(
+    item: Any, doc: Document, config: ExtractConfig, extra: dict[str, Any] | None = None
+) -> Any:
     """``item`` with every Document field set (a dict copy when its type cannot hold them).
 
     Empty Document values never overwrite what the item already has; without a page date,
     the item's ``config.date_field`` (sitemap lastmod, feed date) becomes ``date``.
+    ``extra`` fields (the site memory's) are set as well.
     """
     adapter = ItemAdapter(item)
-    values = _document_fields(adapter, doc, config)
+    values = {**_document_fields(adapter, doc, config), **(extra or {})}
     if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
         # A typed item (scrapy.Item, dataclass) without the Document fields cannot
         # hold them; a dict keeps every field the item had.

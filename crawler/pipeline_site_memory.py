@@ -1,0 +1,211 @@
+"""Scrapy glue of the site memory: settings, the per-crawl registry, JOBDIR, stats, drain.
+
+The :class:`~scrapy_maintext.pipeline.ExtractionPipeline` owns one :class:`SiteMemoryStage`.
+Workers return each page's block signatures with its Document; the stage learns them and
+decides pages in the crawl process, in item arrival order (inside the pipeline's turns), so
+the output does not depend on worker timing. Pages held for their site's warm-up wait in
+``process_item`` until their site has ``SITE_MEMORY_WARMUP`` pages, until the held HTML
+passes ``SITE_MEMORY_MAX_HELD_BYTES``, or until the crawl has nothing else left to do
+(checked every :data:`DRAIN_INTERVAL` seconds): Scrapy does not call ``spider_idle`` while
+items are in a pipeline, so the stage itself notices that no other page can come.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.settings import BaseSettings
+from scrapy_maintext.document import Document
+from scrapy_maintext.extraction.core import PageResult
+from scrapy_maintext.extraction.site_memory import (
+    DEFAULT_MAX_BLOCKS,
+    DEFAULT_MIN_PAGES,
+    DEFAULT_MIN_SHARE,
+    DEFAULT_WARMUP,
+    SiteMemoryOptions,
+)
+from scrapy_maintext.extraction.site_registry import (
+    DEFAULT_MAX_SITES,
+    Decided,
+    MemoryJournal,
+    Pending,
+    SiteMemories,
+    SiteMemoriesOptions,
+    site_key,
+)
+from twisted.internet.defer import Deferred
+from twisted.internet.task import LoopingCall
+from twisted.python.failure import Failure
+
+logger = logging.getLogger(__name__)
+
+#: Seconds between checks whether held pages can still get company from their site.
+DRAIN_INTERVAL = 0.25
+#: Consecutive idle checks before held pages are decided: one check can fall between a
+#: response leaving the downloader and its item reaching the pipeline.
+DRAIN_CHECKS = 2
+#: Item field telling how many blocks the site memory removed (0: it changed nothing).
+ITEM_FIELD = "site_memory_removed"
+#: Scrapy's default SCRAPER_SLOT_MAX_ACTIVE_SIZE.
+SCRAPY_MAX_ACTIVE_SIZE = 5_000_000
+
+#: Judges a decided page (counts it, drops it with DropItem): the pipeline's own checks.
+Judge = Callable[[Document, str | None], None]
+
+
+@dataclass(frozen=True)
+class SiteMemoryConfig:
+    """The ``SITE_MEMORY_*`` settings, read once."""
+
+    enabled: bool = True
+    options: SiteMemoriesOptions = field(default_factory=SiteMemoriesOptions)
+    jobdir: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SiteMemoryConfig:
+        site = SiteMemoryOptions(
+            min_pages=settings.getint("SITE_MEMORY_MIN_PAGES", DEFAULT_MIN_PAGES),
+            min_share=settings.getfloat("SITE_MEMORY_MIN_SHARE", DEFAULT_MIN_SHARE),
+            max_blocks=settings.getint("SITE_MEMORY_MAX_BLOCKS", DEFAULT_MAX_BLOCKS),
+        )
+        active = settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", SCRAPY_MAX_ACTIVE_SIZE)
+        options = SiteMemoriesOptions(
+            site=site,
+            warmup=settings.getint("SITE_MEMORY_WARMUP", DEFAULT_WARMUP),
+            max_sites=settings.getint("SITE_MEMORY_MAX_SITES", DEFAULT_MAX_SITES),
+            max_held_bytes=settings.getint("SITE_MEMORY_MAX_HELD_BYTES", active // 2),
+        )
+        return cls(
+            enabled=settings.getbool("SITE_MEMORY_ENABLED", True),
+            options=options,
+            jobdir=settings.get("JOBDIR") or None,
+        )
+
+
+@dataclass
+class Ticket:
+    """An item's claim on its decision: fired with (Document, blocks removed) or DropItem."""
+
+    url: str | None
+    deferred: Deferred = field(default_factory=Deferred)
+
+
+class SiteMemoryStage:
+    """The crawl's site memories and the items waiting for their site's warm-up."""
+
+    def __init__(self, crawler: Crawler, config: SiteMemoryConfig) -> None:
+        if not config.enabled:
+            raise NotConfigured("SITE_MEMORY_ENABLED is off")
+        self.crawler = crawler
+        self.config = config
+        self.memories: SiteMemories[Ticket] = SiteMemories(config.options)
+        self.journal: MemoryJournal | None = None
+        self._drain = LoopingCall(self._check_drained)
+        self._idle_checks = 0
+        self._flush: Callable[[], None] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SiteMemoryStage | None:
+        """The stage, or None when ``SITE_MEMORY_ENABLED`` is off."""
+        try:
+            return cls(crawler, SiteMemoryConfig.from_settings(crawler.settings))
+        except NotConfigured:
+            return None
+
+    def open(self, flush: Callable[[], None]) -> None:
+        """Restore from JOBDIR; ``flush`` decides every held page in the pipeline's turn."""
+        self._flush = flush
+        replayed = 0
+        if self.config.jobdir:
+            self.journal = MemoryJournal(self.config.jobdir)
+            replayed = self.journal.restore(self.memories)
+        options = self.config.options
+        logger.info(
+            "Site memory: warm-up %d pages, template on >= max(%d, %.0f%%) of a site's pages "
+            "(%d sites known, %d pages replayed)",
+            options.warmup,
+            options.site.min_pages,
+            options.site.min_share * 100,
+            len(self.memories),
+            replayed,
+        )
+
+    def close(self, judge: Judge) -> None:
+        """Decide what is still held (nothing, normally) and persist the memories."""
+        self.flush(judge)
+        if self._drain.running:
+            self._drain.stop()
+        if self.journal is not None:
+            self.journal.snapshot(self.memories)
+            self.journal.close()
+
+    def arrive(self, url: str | None, result: PageResult, size: int, judge: Judge) -> Deferred:
+        """Learn a page (in arrival order) and decide whatever can be decided now.
+
+        Returns the Deferred of this page's own decision, fired now or later.
+        """
+        ticket = Ticket(url)
+        pending = Pending(site_key(url), result.doc, result.signatures, ticket, size)
+        self._settle(self.memories.arrive(pending), judge)
+        self._inc("extract/site_memory/pages", result.signatures is not None)
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.set_value("extract/site_memory/sites", len(self.memories))
+            stats.set_value("extract/site_memory/evicted", self.memories.evicted)
+            stats.max_value("extract/site_memory/max_held", self.memories.held_pages)
+        if self.memories.held and not self._drain.running:
+            self._idle_checks = 0
+            self._drain.start(DRAIN_INTERVAL, now=False)
+        return ticket.deferred
+
+    def flush(self, judge: Judge) -> None:
+        self._settle(self.memories.flush(), judge)
+
+    def _settle(self, decided: list[Decided[Ticket]], judge: Judge) -> None:
+        for item in decided:
+            ticket, doc, removed = item.pending.token, item.pending.doc, item.outcome.removed
+            if item.trigger != "arrival":
+                self._inc(f"extract/site_memory/held/{item.trigger}")
+            self._inc("extract/site_memory/blocks_removed", removed)
+            self._inc("extract/site_memory/pages_changed", removed > 0)
+            try:
+                judge(doc, ticket.url)
+            except DropItem as exc:
+                ticket.deferred.errback(Failure(exc))
+            else:
+                ticket.deferred.callback((doc, removed))
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if count and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key, count)
+
+    def _check_drained(self) -> None:
+        if not self.memories.held:
+            self._drain.stop()
+            return
+        self._idle_checks = self._idle_checks + 1 if self._nothing_else_can_come() else 0
+        if self._idle_checks >= DRAIN_CHECKS and self._flush is not None:
+            logger.debug("Crawl drained: deciding %d held pages", self.memories.held_pages)
+            self._flush()
+
+    def _nothing_else_can_come(self) -> bool:
+        """Whether every item in the pipelines is held and no page is on its way.
+
+        Reads the engine's state: nothing downloading, no response waiting for the spider,
+        and nothing scheduled that the engine is willing to send (closing, or backing out).
+        """
+        engine = self.crawler.engine
+        slot = getattr(getattr(engine, "scraper", None), "slot", None)
+        if engine is None or slot is None or engine.downloader.active or slot.queue:
+            return False
+        if slot.itemproc_size > self.memories.held_pages:
+            return False
+        if getattr(engine, "_start", None) is not None and not engine.needs_backout():
+            return False
+        scheduler = engine.scheduler
+        pending = scheduler is not None and scheduler.has_pending_requests()
+        return not pending or engine.needs_backout()
