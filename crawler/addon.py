@@ -8,11 +8,13 @@ into dict settings, so whatever the project or spider set itself wins.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import scrapy_maintext
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
+from scrapy_maintext.distributed.components import apply_distributed
 from scrapy_maintext.exporters import FEED_EXPORTERS, FEED_STORAGES
 
 PRIORITY = "addon"
@@ -21,19 +23,41 @@ ITEM_PIPELINES = {
     "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
 }
 DOWNLOADER_MIDDLEWARES = {
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
     "scrapy_maintext.middlewares.resume.ResumeMiddleware": 50,
-    "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware": 100,
     "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
 }
-EXTENSIONS = {
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A Scrapy component and ours doing its job and more: never both enabled."""
+
+    setting: str
+    scrapy_cls: str
+    ours: str
+    #: Our component's order when the project did not enable Scrapy's.
+    priority: int
+
+
+REPLACEMENTS = (
+    # robots.txt plus Crawl-delay and a shared robots.txt body.
+    Replacement(
+        "DOWNLOADER_MIDDLEWARES",
+        "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
+        "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware",
+        100,
+    ),
     # Same AutoThrottle, but never below a site's robots.txt Crawl-delay.
-    "scrapy.extensions.throttle.AutoThrottle": None,
-    "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle": 0,
-}
+    Replacement(
+        "EXTENSIONS",
+        "scrapy.extensions.throttle.AutoThrottle",
+        "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle",
+        0,
+    ),
+)
 USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
@@ -44,10 +68,12 @@ class Addon:
         merge_components(settings, "ITEM_PIPELINES", ITEM_PIPELINES)
         merge_components(settings, "DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES)
         merge_components(settings, "SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES)
-        merge_components(settings, "EXTENSIONS", EXTENSIONS)
+        for replacement in REPLACEMENTS:
+            replace_component(settings, replacement)
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
         merge_dict(settings, "FEED_STORAGES", FEED_STORAGES)
         apply_politeness(settings)
+        apply_distributed(settings)
 
 
 def apply_politeness(settings: BaseSettings) -> None:
@@ -91,6 +117,35 @@ def merge_components(settings: BaseSettings, name: str, components: dict[str, An
         if _path(path) not in present:
             current[path] = order
     settings.set(name, current, priority=settings.getpriority(name) or 0)
+
+
+def replace_component(settings: BaseSettings, replacement: Replacement) -> None:
+    """Ours in place of Scrapy's component, at the order the project gave Scrapy's.
+
+    A project that set our component itself (even to None) keeps its choice; Scrapy's is
+    disabled whenever ours is enabled, whether the project listed it or Scrapy's
+    ``*_BASE`` setting did.
+    """
+    name = replacement.setting
+    scrapy_cls, ours = load_object(replacement.scrapy_cls), load_object(replacement.ours)
+    if ours not in _components(settings, name):
+        try:
+            settings.replace_in_component_priority_dict(name, scrapy_cls, ours)
+        except KeyError:  # not listed by the project, or disabled there
+            settings.set_in_component_priority_dict(name, ours, replacement.priority)
+    if _components(settings, name).get(ours) is not None:
+        settings.set_in_component_priority_dict(name, scrapy_cls, None)
+
+
+def _components(settings: BaseSettings, name: str) -> dict[Any, Any]:
+    """A component priority dict keyed by class (import paths that fail stay strings)."""
+    loaded = {}
+    for key, value in settings.getdict(name).items():
+        try:
+            loaded[load_object(key)] = value
+        except (ImportError, NameError, ValueError, AttributeError):
+            loaded[key] = value
+    return loaded
 
 
 def merge_dict(settings: BaseSettings, name: str, values: dict[str, Any]) -> None:

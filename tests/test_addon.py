@@ -5,12 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.extensions.throttle import AutoThrottle
 from scrapy.settings import Settings
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 from scrapy_maintext import Addon
 from scrapy_maintext.addon import user_agent
 
 ROBOTSTXT = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+ROBOTS_OURS = "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware"
+THROTTLE = "scrapy.extensions.throttle.AutoThrottle"
+THROTTLE_OURS = "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle"
 
 
 def applied(project: dict[str, Any]) -> Settings:
@@ -28,9 +34,9 @@ def test_empty_project_gets_everything() -> None:
         "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
         "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
     }
-    downloader = settings.getdict("DOWNLOADER_MIDDLEWARES")
+    downloader = _by_path(settings, "DOWNLOADER_MIDDLEWARES")
     assert downloader[ROBOTSTXT] is None
-    assert downloader["scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware"] == 100
+    assert downloader[ROBOTS_OURS] == 100
     assert downloader["scrapy_maintext.middlewares.politeness.RetryAfterMiddleware"] == 560
     spider = settings.getdict("SPIDER_MIDDLEWARES")
     assert spider == {"scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600}
@@ -61,8 +67,9 @@ def test_project_values_win_and_dicts_are_merged() -> None:
     exporters = settings.getdict("FEED_EXPORTERS")
     assert exporters["tei"] == "myproject.exporters.MyTei"
     assert exporters["txt"] == "scrapy_maintext.exporters.txt.TxtItemExporter"
-    downloader = settings.getdict("DOWNLOADER_MIDDLEWARES")
-    assert downloader[RobotsTxtMiddleware] == 120 and ROBOTSTXT not in downloader
+    downloader = _by_path(settings, "DOWNLOADER_MIDDLEWARES")
+    # Scrapy's robots.txt middleware is replaced by ours, at the project's order.
+    assert downloader[ROBOTSTXT] is None and downloader[ROBOTS_OURS] == 120
     assert settings.getbool("ROBOTSTXT_OBEY") is False
     assert settings.getfloat("DOWNLOAD_DELAY") == 3.5
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 4
@@ -91,3 +98,49 @@ def test_update_settings_on_plain_settings_object() -> None:
     assert settings.getfloat("DOWNLOAD_DELAY") == 5
     assert settings.getpriority("ROBOTSTXT_OBEY") == settings.getpriority("USER_AGENT")
     assert "tei" in settings.getdict("FEED_EXPORTERS")
+
+
+def _by_path(settings: Settings, name: str) -> dict[str, Any]:
+    return {_path(key): value for key, value in settings.getdict(name).items()}
+
+
+def _enabled(settings: Settings, name: str) -> list[str]:
+    """The components Scrapy will build, by import path, in order."""
+    return [
+        _path(c) for c in build_component_list(settings.get_component_priority_dict_with_base(name))
+    ]
+
+
+def _path(component: Any) -> str:
+    cls = load_object(component)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def test_scrapy_components_listed_by_the_project_are_replaced_not_doubled() -> None:
+    settings = applied(
+        {
+            "DOWNLOADER_MIDDLEWARES": {ROBOTSTXT: 120},
+            "EXTENSIONS": {AutoThrottle: 5},
+        }
+    )
+    downloader = _enabled(settings, "DOWNLOADER_MIDDLEWARES")
+    assert ROBOTS_OURS in downloader and ROBOTSTXT not in downloader
+    order = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+    assert order[load_object(ROBOTS_OURS)] == 120
+    extensions = _enabled(settings, "EXTENSIONS")
+    assert THROTTLE_OURS in extensions and THROTTLE not in extensions
+
+
+def test_scrapy_defaults_are_replaced_too() -> None:
+    settings = applied({})
+    assert ROBOTSTXT not in _enabled(settings, "DOWNLOADER_MIDDLEWARES")
+    assert THROTTLE not in _enabled(settings, "EXTENSIONS")
+    assert THROTTLE_OURS in _enabled(settings, "EXTENSIONS")
+
+
+def test_project_that_disables_ours_keeps_scrapys() -> None:
+    settings = applied(
+        {"DOWNLOADER_MIDDLEWARES": {ROBOTS_OURS: None, ROBOTSTXT: 120}, "EXTENSIONS": {}}
+    )
+    downloader = _enabled(settings, "DOWNLOADER_MIDDLEWARES")
+    assert ROBOTSTXT in downloader and ROBOTS_OURS not in downloader
