@@ -1,0 +1,95 @@
+"""A site whose articles share a template the extractor keeps, crawled through its sitemap.
+
+The share line and the subscription box sit inside ``<article>``, so a single-page extractor
+keeps them (checked first, on the same pages). With the site memory, every exported page
+loses them, the first pages (held for the warm-up) included, the article text stays, and
+the output is the same whether pages are extracted by two worker processes or by threads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.extraction import extract
+from scrapy_maintext.models.metrics import prf, tokens
+
+from tests.crawl import CrawlResult, run_crawl
+
+SHARE = (
+    "Share this story with a friend: every article of the Valley Chronicle is free to read "
+    "and to forward."
+)
+PROMO = (
+    "Support independent local journalism in the valley by subscribing to the Valley "
+    "Chronicle today, from two euros a month."
+)
+ARTICLES = 9
+FAST = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False", "DOWNLOAD_TIMEOUT": "5"}
+#: Token recall of each article's own text that the memory may not cost.
+MIN_RECALL = 0.95
+
+
+@pytest.fixture(scope="module")
+def template_site() -> Iterator[SiteServer]:
+    with SiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None), host="127.0.0.4") as srv:
+        assert srv.site is not None
+        for article in srv.site.articles:
+            route = srv.site.routes[f"/articles/{article.slug}.html"]
+            page = route.body.decode()
+            page = page.replace('<article class="post">', f'<article class="post"><p>{SHARE}</p>')
+            route.body = page.replace("</article>", f"<p>{PROMO}</p></article>").encode()
+        yield srv
+
+
+def crawl(server: SiteServer, out: Path, workers: str) -> CrawlResult:
+    settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(out / "job")}
+    result = run_crawl("sitemap", out, {"domain": server.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    return result
+
+
+def test_template_is_gone_from_every_exported_page(
+    template_site: SiteServer, tmp_path: Path
+) -> None:
+    site = template_site.site
+    assert site is not None
+    pages = {a.slug: site.routes[f"/articles/{a.slug}.html"].body for a in site.articles}
+    alone = [extract(body, f"{template_site.base_url}/{slug}") for slug, body in pages.items()]
+    assert all(SHARE in d.text and PROMO in d.text for d in alone)  # kept without memory
+
+    result = crawl(template_site, tmp_path / "processes", "2")
+    by_path = {i["url"].removeprefix(template_site.base_url): i for i in result.items}
+    assert set(by_path) == site.expected_pages
+    for article in site.articles:
+        item = by_path[f"/articles/{article.slug}.html"]
+        assert SHARE not in item["text"] and PROMO not in item["text"], item["url"]
+        assert item["site_memory_removed"] >= 2
+        recall = prf(tokens(item["text"]), tokens(article.main_text()))[1]
+        assert recall >= MIN_RECALL, (item["url"], recall)
+    stats = result.stats
+    assert stats["extract/site_memory/sites"] == 1
+    assert stats["extract/site_memory/blocks_removed"] >= 2 * ARTICLES
+    assert stats["extract/site_memory/held/warmup"] == 5  # the default warm-up
+    snapshot = json.loads((tmp_path / "processes" / "job" / "site-memory.json").read_text())
+    assert snapshot["seq"] == len(result.items)
+
+    threads = crawl(template_site, tmp_path / "threads", "0")
+    texts = {i["url"]: i["text"] for i in result.items}
+    assert {i["url"]: i["text"] for i in threads.items} == texts
+
+
+def test_switched_off_the_crawl_keeps_the_template(
+    template_site: SiteServer, tmp_path: Path
+) -> None:
+    settings = {**FAST, "SITE_MEMORY_ENABLED": "False"}
+    result = run_crawl("sitemap", tmp_path, {"domain": template_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    articles = [i for i in result.items if "/articles/" in i["url"]]
+    assert len(articles) == ARTICLES
+    assert all(SHARE in i["text"] and "site_memory_removed" not in i for i in articles)
+    assert not any(key.startswith("extract/site_memory") for key in result.stats)
