@@ -58,6 +58,7 @@ REPLACEMENTS = (
         0,
     ),
 )
+LOG_FORMATTER = "scrapy_maintext.logformatter.SummaryLogFormatter"
 USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
@@ -84,6 +85,8 @@ def apply_politeness(settings: BaseSettings) -> None:
     start_delay = max(settings.getfloat("DOWNLOAD_DELAY"), 1.0)
     settings.set("AUTOTHROTTLE_START_DELAY", start_delay, priority=PRIORITY)
     settings.set("USER_AGENT", user_agent(settings.get("CRAWLER_CONTACT")), priority=PRIORITY)
+    # Scrapy's own formatter logs whole items: a dropped page's HTML would fill the log.
+    settings.set("LOG_FORMATTER", LOG_FORMATTER, priority=PRIORITY)
 
 
 #: Politeness defaults: one request at a time per domain, at least 1 s apart (no random

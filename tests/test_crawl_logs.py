@@ -1,0 +1,47 @@
+"""Crawl logs name dropped pages but never hold their bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import Route, SiteOptions, page_html
+
+from tests.crawl import run_crawl
+
+#: A page with no main text but a large body (an app shell), dropped as no_text.
+SHELL_BYTES = 2_000_000
+
+
+@pytest.fixture(scope="module")
+def dropping_site() -> Iterator[SiteServer]:
+    """Three articles, a near-duplicate of the first, and a big page without text."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        first = site.articles[0]
+        site.routes["/copy.html"] = Route(page_html(first, site.articles[1:]).encode())
+        shell = "<html><body><div id=app></div><script>" + "x" * SHELL_BYTES + "</script>"
+        site.routes["/shell.html"] = Route(shell.encode())
+        listed = site.routes["/sitemaps/pages.txt"].body.decode()
+        listed += f"{server.base_url}/copy.html\n{server.base_url}/shell.html\n"
+        site.routes["/sitemaps/pages.txt"] = Route(listed.encode(), "text/plain")
+        yield server
+
+
+def test_dropped_pages_are_named_not_written(dropping_site: SiteServer, tmp_path: Path) -> None:
+    site = dropping_site.site
+    assert site is not None
+    settings = {"DOWNLOAD_DELAY": "0.05", "EXTRACT_WORKERS": "1", "LOG_LEVEL": "DEBUG"}
+    result = run_crawl("sitemap", tmp_path, {"domain": dropping_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats.get("extract/dropped/duplicate") == 1
+    assert result.stats.get("extract/dropped/no_text") == 1
+    assert "/copy.html" in result.log and "/shell.html" in result.log
+    # Neither the HTML nor the article's text of any page is in the log.
+    assert "<!DOCTYPE" not in result.log and "xxxxxxxxxx" not in result.log
+    for article in site.articles:
+        assert article.paragraphs[0] not in result.log
+    assert len(result.log) < SHELL_BYTES / 10
