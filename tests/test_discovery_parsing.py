@@ -12,7 +12,7 @@ from scrapy_maintext.discovery.feeds import find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.safexml import XmlError, gunzip_capped
-from scrapy_maintext.discovery.sitemaps import parse_sitemap
+from scrapy_maintext.discovery.sitemaps import Alternate, SitemapEntry, parse_sitemap
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
 FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
@@ -238,3 +238,51 @@ def test_encodings_and_compression_variants() -> None:
     assert len(parse_sitemap(utf16.encode("utf-16")).entries) == 3
     padded = b"<?xml version='1.0'?><!--" + b"x" * 10_000 + b"-->" + BILLION_LAUGHS[22:]
     assert parse_sitemap(padded).error == "hostile_xml"
+
+
+def test_unescaped_ampersand_in_a_sitemap_loc_is_kept() -> None:
+    body = (
+        b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>https://shop.example/list?page=1&cat=2</loc></url>"
+        b"<url><loc>https://shop.example/a?x=1&amp;y=2&#38;z=3</loc></url></urlset>"
+    )
+    urls = [e.url for e in parse_sitemap(body).entries]
+    assert urls == [
+        "https://shop.example/list?page=1&cat=2",
+        "https://shop.example/a?x=1&y=2&z=3",
+    ]
+
+
+def test_rss_item_link_after_an_atom_link() -> None:
+    body = (
+        b'<?xml version="1.0"?><rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">'
+        b"<channel><title>T</title><item><title>A</title>"
+        b'<atom:link href="https://news.example/feed/" rel="self"/>'
+        b"<link>https://news.example/a.html</link></item></channel></rss>"
+    )
+    assert [e.url for e in parse_feed(body).entries] == ["https://news.example/a.html"]
+
+
+def test_json_feed_item_with_only_a_url_id() -> None:
+    body = (
+        b'{"version": "https://jsonfeed.org/version/1.1", "title": "T", "items": ['
+        b'{"id": "https://blog.example/post-1", "content_text": "x"},'
+        b'{"id": "42", "content_text": "no url at all"}]}'
+    )
+    assert [e.url for e in parse_feed(body).entries] == ["https://blog.example/post-1"]
+
+
+def test_language_choice_prefers_the_exact_match() -> None:
+    def entry(*langs: str) -> SitemapEntry:
+        alternates = tuple(Alternate(lang, f"https://site.example/{lang}/") for lang in langs)
+        return SitemapEntry("https://site.example/en/", alternates=alternates)
+
+    def chosen(lang: str, *langs: str) -> list[str]:
+        plan = CrawlPlan(UrlPolicy.for_urls(["https://site.example"]), PlanOptions(lang=lang))
+        plan.add_sitemap_entry(entry(*langs), "https://site.example/sitemap.xml")
+        return [c.url for c in plan.ordered()]
+
+    assert chosen("de", "de-AT", "de") == ["https://site.example/de/"]
+    assert chosen("de", "de-AT", "en") == ["https://site.example/de-AT/"]
+    assert chosen("de-AT", "de", "de-AT") == ["https://site.example/de-AT/"]
+    assert chosen("fr", "de", "en") == []

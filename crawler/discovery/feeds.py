@@ -80,7 +80,7 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
     for item in channel:
         if local_name(item) != "item":
             continue
-        link = child_text(item, "link")
+        link = _rss_link(item)
         if not link:
             guid = next((c for c in item if local_name(c) == "guid"), None)
             if guid is not None and guid.get("isPermaLink", "true") != "false":
@@ -89,6 +89,16 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
         if url:
             _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
     return result
+
+
+def _rss_link(item: etree._Element) -> str | None:
+    """The item's own ``<link>``: an ``<atom:link>`` (another namespace) may come first."""
+    for child in item:
+        if child.tag in ("link", f"{{{item.nsmap.get(None, '')}}}link"):
+            text = "".join(child.itertext()).strip()
+            if text:
+                return text
+    return None
 
 
 def _parse_rdf(root: etree._Element, base_url: str | None) -> FeedParseResult:
@@ -137,11 +147,21 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
-        url = absolute_http_url(item.get("url") or item.get("external_url"), base_url)
+        url = absolute_http_url(_json_item_url(item), base_url)
         if url:
             date = parse_date(_str(item.get("date_published")) or _str(item.get("date_modified")))
             _add(result, FeedEntry(url, date, _str(item.get("title"))))
     return result
+
+
+def _json_item_url(item: dict[str, Any]) -> Any:
+    """``url``, else ``external_url``, else an ``id`` that is a URL (JSON Feed 1.1: "it may
+    be the URL of the item")."""
+    url = item.get("url") or item.get("external_url")
+    if url:
+        return url
+    item_id = _str(item.get("id"))
+    return item_id if item_id and item_id.lower().startswith(("http://", "https://")) else None
 
 
 def _str(value: Any) -> str | None:

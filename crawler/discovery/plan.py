@@ -112,10 +112,10 @@ class CrawlPlan:
 
 
 def _pick_language(entry: SitemapEntry, lang: str) -> str | None:
-    """The alternate URL for ``lang`` ("de" matches "de-AT"); None when there is none."""
+    """The alternate URL for ``lang``: the exact language first, else a regional variant
+    of it ("de" takes "de" over "de-AT", and "de-AT" when it is the only German one)."""
     lang = lang.lower()
-    for alt in entry.alternates:
-        code = alt.lang.lower()
-        if code == lang or code.split("-")[0] == lang:
-            return alt.url
-    return None
+    codes = [(alt.lang.lower(), alt.url) for alt in entry.alternates]
+    exact = [url for code, url in codes if code == lang]
+    variants = [url for code, url in codes if code.split("-")[0] == lang.split("-")[0]]
+    return (exact or variants or [None])[0]
