@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -10,6 +11,7 @@ import scrapy
 from scrapy.http import Response
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
+from scrapy_maintext.discovery.urls import host_of
 from scrapy_maintext.middlewares.robots import ROBOTS_DISCOVERY_META
 from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
 from scrapy_maintext.spiders.explore import ExploreMixin
@@ -40,6 +42,11 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     name = "sitemap"
 
+    @functools.cached_property
+    def sitemap_hosts(self) -> dict[str, set[str]]:
+        """Per site: the hosts of the sitemaps its robots.txt names."""
+        return {}
+
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
         self.require_sites()
@@ -59,6 +66,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
         self.inc_stat("discovery/robots_sitemaps", len(found))
+        # The site vouches for the hosts its robots.txt names (a CDN, a sitemap service).
+        self.sitemap_hosts[site.base_url] = {host_of(url) for url in found}
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
         site.guessing = not found
         for url in urls:
@@ -88,6 +97,12 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
         depth = response.meta.get("sitemap_depth", 0)
         for ref in result.sitemaps:
+            if not self._may_follow(site, ref.url):
+                self.inc_stat("discovery/sitemaps/offsite")
+                logger.info(
+                    "Not following sitemap %s listed by %s: another site", ref.url, response.url
+                )
+                continue
             if depth + 1 > self.discovery.sitemap_max_depth:
                 self.inc_stat("discovery/sitemaps/too_deep")
                 logger.warning("Sitemap index nesting too deep at %s", response.url)
@@ -95,6 +110,13 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             yield from self._sitemap_request(site, ref.url, depth + 1)
         for entry in result.entries:
             site.plan.add_sitemap_entry(entry, response.url)
+
+    def _may_follow(self, site: SiteState, url: str) -> bool:
+        """A sitemap index may send the crawl to the site's own hosts, or to the hosts
+        its robots.txt named; never elsewhere (a hacked or spammy index)."""
+        if site.plan.policy.on_site(url):
+            return True
+        return host_of(url) in self.sitemap_hosts.get(site.base_url, set())
 
     def _count_invalid(self, site: SiteState, response: Response, error: str) -> None:
         # A guessed location answering with an HTML page is common and harmless.

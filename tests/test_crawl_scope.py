@@ -1,0 +1,53 @@
+"""Where discovery may lead a crawl: sitemap indexes stay on the site (or hosts its
+robots.txt names)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import Route, SiteOptions
+
+from tests.crawl import DISCOVERY_ONLY, run_crawl
+
+
+@pytest.fixture
+def indexed_site(bare_site: SiteServer) -> Iterator[SiteServer]:
+    """A site whose sitemap index also lists a sitemap on another host (the bare site)."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        index = site.routes["/sitemap_index.xml"].body
+        foreign = f"<sitemap><loc>{bare_site.base_url}/sitemap.xml</loc></sitemap>".encode()
+        site.routes["/sitemap_index.xml"] = Route(
+            index.replace(b"</sitemapindex>", foreign + b"</sitemapindex>"), "application/xml"
+        )
+        yield server
+
+
+def test_sitemap_index_is_not_followed_to_another_host(
+    indexed_site: SiteServer, bare_site: SiteServer, tmp_path: Path
+) -> None:
+    site = indexed_site.site
+    assert site is not None
+    result = run_crawl("sitemap", tmp_path, {"domain": indexed_site.base_url}, DISCOVERY_ONLY)
+    assert result.returncode == 0, result.log[-3000:]
+    assert bare_site.paths() == []
+    assert result.stats.get("discovery/sitemaps/offsite") == 1
+    assert set(result.paths(indexed_site.base_url)) == site.expected_pages
+
+
+def test_sitemap_named_by_robots_txt_may_live_on_another_host(
+    indexed_site: SiteServer, bare_site: SiteServer, tmp_path: Path
+) -> None:
+    site = indexed_site.site
+    assert site is not None
+    robots = site.routes["/robots.txt"].body + f"Sitemap: {bare_site.base_url}/x.xml\n".encode()
+    site.routes["/robots.txt"] = Route(robots, "text/plain")
+    result = run_crawl("sitemap", tmp_path, {"domain": indexed_site.base_url}, DISCOVERY_ONLY)
+    assert result.returncode == 0, result.log[-3000:]
+    # Named by robots.txt: its host is vouched for, and the index's child there is asked too.
+    assert sorted(bare_site.paths()) == ["/robots.txt", "/sitemap.xml", "/x.xml"]
+    assert not result.stats.get("discovery/sitemaps/offsite")
