@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,12 +16,24 @@ import scrapy
 from scrapy import signals
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
-from scrapy_maintext.discovery.dates import parse_since, to_iso
+from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.journal import PageJournal
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
 from scrapy_maintext.middlewares.resume import RUN_META
+from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
+from scrapy_maintext.spiders.args import (
+    ARGUMENT_FORMS,
+    SpiderArgumentError,
+    check_names,
+    invalid,
+    parse_bool,
+    parse_lang,
+    parse_max_pages,
+    parse_since_argument,
+    read_list_file,
+)
 from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
@@ -34,10 +46,6 @@ DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 SITE_META = "site"
 #: Meta key: the planned URL of a page request (what the page journal records).
 PAGE_META = "page_url"
-
-
-def _truthy(value: Any) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
 def base_url_of(domain: str) -> str:
@@ -88,19 +96,32 @@ class SiteState:
     links_seen: set[str] = field(default_factory=set)
     #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
     guessing: bool = False
+    #: Why the site cannot be crawled at all (unreachable, robots.txt 5xx), once known;
+    #: the robots middleware has said so in one line, so nothing more is logged for it.
+    failure: str | None = None
 
 
 def split_list(value: str | None) -> list[str]:
     """Comma- or space-separated values of a spider argument."""
-    return [v.strip() for v in (value or "").replace(",", " ").split() if v.strip()]
+    return [v.strip() for v in str(value or "").replace(",", " ").split() if v.strip()]
 
 
-def read_list_file(path: str | None) -> list[str]:
-    """One value per line; blank lines and ``#`` comments skipped."""
-    if not path:
-        return []
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+def _checked_base_url(name: str, value: str, forms: Mapping[str, str]) -> str:
+    try:
+        return base_url_of(value)
+    except ValueError:
+        raise invalid(name, value, forms) from None
+
+
+@dataclass(frozen=True)
+class SpiderArguments:
+    """The ``-a`` arguments of a discovery spider, parsed and checked."""
+
+    sites: tuple[str, ...]
+    feed_urls: tuple[str, ...]
+    plan: PlanOptions
+    subdomains: bool
+    explore: bool
 
 
 class DiscoverySpider(scrapy.Spider):
@@ -120,47 +141,64 @@ class DiscoverySpider(scrapy.Spider):
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     }
 
-    def __init__(
-        self,
-        domain: str | None = None,
-        domains_file: str | None = None,
-        since: str | None = None,
-        max_pages: str | int | None = None,
-        lang: str | None = None,
-        subdomains: str | None = None,
-        explore: str | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    #: The ``-a`` arguments this spider takes, with their accepted forms.
+    argument_forms: Mapping[str, str] = MappingProxyType(ARGUMENT_FORMS)
+
+    def __init__(self, **kwargs: Any) -> None:
+        arguments = self.check_arguments(kwargs)
+        super().__init__()
         #: Base URLs of the sites named by ``domain``/``domains_file`` (not by feed URLs).
-        named = split_list(domain) + read_list_file(domains_file)
-        self.named_sites = [base_url_of(d) for d in named]
-        feed_sites = [base_url_of(u) for u in getattr(self, "feed_urls", [])]
-        self.plan_options = PlanOptions(
-            since=parse_since(since),
-            max_pages=int(max_pages) if max_pages not in (None, "") else None,
-            lang=lang or None,
-        )
-        allow_subdomains = _truthy(subdomains)
+        self.named_sites = list(arguments.sites)
+        self.feed_urls = list(arguments.feed_urls)
+        feed_sites = [base_url_of(u) for u in self.feed_urls]
+        self.plan_options = arguments.plan
         self.sites: dict[str, SiteState] = {}
         for base in dict.fromkeys(self.named_sites + feed_sites):
-            policy = UrlPolicy.for_urls([base], allow_subdomains=allow_subdomains)
+            policy = UrlPolicy.for_urls([base], allow_subdomains=arguments.subdomains)
             self.sites[base] = SiteState(base, CrawlPlan(policy, self.plan_options))
-        self.url_policy = UrlPolicy.for_urls(list(self.sites), allow_subdomains)
-        self.explore = _truthy(explore)
+        self.url_policy = UrlPolicy.for_urls(list(self.sites), arguments.subdomains)
+        self.explore = arguments.explore
         # Discovery requests of an interrupted earlier run may come back from a JOBDIR
         # queue; they must not disturb this run's count of outstanding discovery.
         self.run_id = uuid.uuid4().hex
         self.journal = PageJournal(None)
 
+    @classmethod
+    def check_arguments(cls, kwargs: Mapping[str, Any]) -> SpiderArguments:
+        """The ``-a`` arguments parsed, or :class:`SpiderArgumentError` naming the bad one.
+
+        Run by ``scrapy crawl``/``maintext crawl`` before the crawl starts (so a typo
+        costs one line and no output file), and again by ``__init__``.
+        """
+        forms = cls.argument_forms
+        check_names(kwargs, forms, cls.name)
+        named = split_list(kwargs.get("domain"))
+        named += read_list_file("domains_file", kwargs.get("domains_file"), forms)
+        feed_urls = split_list(kwargs.get("url"))
+        feed_urls += read_list_file("urls_file", kwargs.get("urls_file"), forms)
+        sites = [_checked_base_url("domain", value, forms) for value in named]
+        for value in feed_urls:
+            _checked_base_url("url", value, forms)
+        if not sites and not feed_urls:
+            needed = " or ".join(f"-a {name}=..." for name in ("domain", "url") if name in forms)
+            raise SpiderArgumentError(f"the {cls.name} spider needs {needed}: {forms['domain']}")
+        plan = PlanOptions(
+            since=parse_since_argument(kwargs.get("since"), forms),
+            max_pages=parse_max_pages(kwargs.get("max_pages"), forms),
+            lang=parse_lang(kwargs.get("lang"), forms),
+        )
+        return SpiderArguments(
+            sites=tuple(sites),
+            feed_urls=tuple(feed_urls),
+            plan=plan,
+            subdomains=parse_bool("subdomains", kwargs.get("subdomains"), forms),
+            explore=parse_bool("explore", kwargs.get("explore"), forms),
+        )
+
     @functools.cached_property
     def discovery(self) -> DiscoverySettings:
         # Read once, on first use in a callback (settings are frozen by then).
         return DiscoverySettings.from_settings(self.settings)
-
-    def require_sites(self) -> None:
-        if not self.sites:
-            raise ValueError(f"{self.name} spider: pass -a domain=example.com")
 
     def open_journal(self) -> None:
         """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
@@ -233,7 +271,8 @@ class DiscoverySpider(scrapy.Spider):
         site.plan.rejected.clear()
         pages = site.plan.to_fetch(site.scheduled)
         if not pages and not site.scheduled:
-            yield from self.nothing_found(site)
+            if site.failure is None:
+                yield from self.nothing_found(site)
             return
         logger.info("Discovery done: %d pages to fetch from %s", len(pages), site.base_url)
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
@@ -248,9 +287,18 @@ class DiscoverySpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
-        self.inc_stat(f"discovery/errors/{_failure_reason(failure)}")
-        logger.info("Discovery request %s failed: %s", request.url, _failure_reason(failure))
-        yield from self.discovery_done(self.site_of(request))
+        reason = _failure_reason(failure)
+        self.inc_stat(f"discovery/errors/{reason}")
+        site = self.site_of(request)
+        if reason == SITE_UNREACHABLE:
+            site.failure = str(failure.value)
+        else:
+            logger.info("Discovery request %s failed: %s", request.url, reason)
+        yield from self.discovery_done(site)
+
+    def all_sites_failed(self) -> bool:
+        """No site of the crawl could be crawled (the crawl command then exits 1)."""
+        return bool(self.sites) and all(s.failure is not None for s in self.sites.values())
 
     def page_request(
         self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
@@ -307,7 +355,7 @@ class DiscoverySpider(scrapy.Spider):
             self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
         reason = _failure_reason(failure)
         self.inc_stat(f"discovery/page_errors/{reason}")
-        log = logger.info if reason == "robots_forbidden" else logger.warning
+        log = logger.info if reason in (ROBOTS_FORBIDDEN, SITE_UNREACHABLE) else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
 
 
@@ -338,8 +386,12 @@ _EXCEPTION_REASONS = {
     "ConnectionLost": "connection_lost",
     "ConnectionDone": "connection_lost",
 }
+ROBOTS_FORBIDDEN = "robots_forbidden"
+#: A site the robots middleware found unreachable (it logged why, once).
+SITE_UNREACHABLE = "site_unreachable"
 _IGNORE_REASONS = {
-    "Forbidden by robots.txt": "robots_forbidden",
+    "Forbidden by robots.txt": ROBOTS_FORBIDDEN,
+    UNREACHABLE_MESSAGE: SITE_UNREACHABLE,
     "max redirections reached": "redirect_loop",
 }
 

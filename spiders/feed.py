@@ -10,7 +10,7 @@ from typing import Any
 import scrapy
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from scrapy_maintext.spiders.base import DiscoverySpider, SiteState, base_url_of
-from scrapy_maintext.spiders.explore import ExploreMixin
+from scrapy_maintext.spiders.explore import DIRECT_FEED_META, ExploreMixin
 
 logger = logging.getLogger(__name__)
 
@@ -29,12 +29,14 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
-        self.open_journal()
         for site in self.sites.values():
             site.stage = "feeds"
         # Built (and counted per site) before the first is yielded: Scrapy reads start()
         # lazily, and a site must not finish discovery before all its feeds are asked for.
-        requests = [self.feed_request(self.sites[base_url_of(u)], u) for u in self.feed_urls]
+        requests = [
+            self.feed_request(self.sites[base_url_of(u)], u, **{DIRECT_FEED_META: True})
+            for u in self.feed_urls
+        ]
         # Sites named by domain/domains_file: feeds are found through their home pages.
         homes = dict.fromkeys(self.named_sites)
         requests += [self.feed_home_request(self.sites[base]) for base in homes]

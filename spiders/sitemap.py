@@ -49,7 +49,6 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
-        self.require_sites()
         for site in self.sites.values():
             yield self.discovery_request(
                 site,

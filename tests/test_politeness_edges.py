@@ -75,10 +75,13 @@ def test_robots_txt_server_error_forbids_the_site(
     tiny_site.site.routes["/robots.txt"] = Route(b"oops", status=status)
     tiny_site.site.routes["/sitemap.xml"] = Route(b"<urlset><url><loc>/a.html</loc></url></urlset>")
     result = run_crawl("sitemap", tmp_path, {"domain": tiny_site.base_url}, DISCOVERY_ONLY)
-    assert result.returncode == 0
+    assert result.returncode == 1  # the crawl's only site could not be crawled
     assert result.items == []
     assert not any(h.path.endswith(".html") for h in tiny_site.hits)
     assert result.stats["politeness/robots_unreachable"] == 1
+    errors = [line for line in result.log.splitlines() if "] ERROR:" in line]
+    assert len(errors) == 1, errors
+    assert f"answered HTTP {status}, so the whole site is off limits" in errors[0]
 
 
 def test_huge_and_broken_pages_are_counted_skips(tiny_site: SiteServer, tmp_path: Path) -> None:

@@ -1,0 +1,296 @@
+"""``maintext``: crawl from any directory, offline extraction, clear errors and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from tests.schema import tei_errors
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "tests" / "fixtures" / "extraction" / "site"
+#: Pages of SITE with main text (boilerplate.html has none).
+TEXT_PAGES = {"article.html", "index.html", "nodate.html", "syndicated.html"}
+BASE = "https://site.example"
+
+
+def maintext(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """The console script as a user runs it, from ``cwd`` (never the checkout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_maintext", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=240,
+        env={k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"},
+    )
+
+
+def jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_extract_directory_to_jsonl(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(SITE), "--base-url", BASE, "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    records = jsonl(out)
+    assert {r["url"] for r in records} == {f"{BASE}/{name}" for name in TEXT_PAGES}
+    article = next(r for r in records if r["url"].endswith("/article.html"))
+    assert article["title"] == "Tidal power plans approved for the estuary"
+    assert "tidal lagoon" in article["text"]
+    assert article["source"] == str(SITE / "article.html")
+    summary = proc.stderr.decode().strip().splitlines()[-1]
+    assert summary.startswith(f"4 of 5 documents written to {out}")
+    assert "skipped: no-main-text 1" in summary
+
+
+def _warc(path: Path) -> None:
+    """Two HTML responses, an image, a 404 and a request record."""
+    with path.open("wb") as handle:
+        writer = WARCWriter(handle, gzip=True)
+
+        def response(url: str, status: str, ctype: str, body: bytes) -> None:
+            http = StatusAndHeaders(status, [("Content-Type", ctype)], protocol="HTTP/1.1")
+            record = writer.create_warc_record(
+                url, "response", payload=io.BytesIO(body), http_headers=http
+            )
+            writer.write_record(record)
+
+        for name in ("article.html", "syndicated.html"):
+            body = (SITE / name).read_bytes()
+            response(f"{BASE}/news/{name}", "200 OK", "text/html; charset=utf-8", body)
+        response(f"{BASE}/logo.png", "200 OK", "image/png", b"\x89PNG\r\n\x1a\n")
+        response(f"{BASE}/gone.html", "404 Not Found", "text/html", b"<p>gone</p>")
+        request = writer.create_warc_record(f"{BASE}/news/article.html", "request")
+        writer.write_record(request)
+
+
+def test_extract_warc_takes_urls_from_records(tmp_path: Path) -> None:
+    warc = tmp_path / "crawl.warc.gz"
+    _warc(warc)
+    out = tmp_path / "corpus.xml"
+    proc = maintext("extract", str(warc), "-o", f"{out}:tei", "--workers", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    tree = etree.parse(str(out))
+    assert not tei_errors(tree)
+    ns = {"t": "http://www.tei-c.org/ns/1.0"}
+    urls = {u.text for u in tree.iterfind(".//t:TEI//t:idno[@type='URL']", ns)}
+    assert urls == {f"{BASE}/news/article.html", f"{BASE}/news/syndicated.html"}
+
+
+def test_extract_stdin_with_base_url(tmp_path: Path) -> None:
+    html = (SITE / "article.html").read_bytes()
+    out = tmp_path / "page.txt"
+    proc = maintext(
+        "extract", "-", "--base-url", f"{BASE}/a", "-o", str(out), cwd=tmp_path, stdin=html
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    text = out.read_text(encoding="utf-8")
+    assert f"URL: {BASE}/a\n" in text
+    assert "tidal lagoon" in text
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "tei", "txt"])
+def test_resume_after_a_kill_writes_each_document_once(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"out.{fmt}"
+    spec = f"{out}:{fmt}"
+    first = maintext("extract", str(SITE), "--base-url", BASE, "-o", spec, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr.decode()[-2000:]
+    complete = out.read_bytes()
+    # A kill in the middle of the last document: the file ends half way through it.
+    out.write_bytes(complete[: len(complete) - 400])
+    again = maintext("extract", str(SITE), "--base-url", BASE, "-o", spec, "--resume", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    summary = again.stderr.decode().strip().splitlines()[-1]
+    assert summary.startswith("1 of 5 documents written"), summary
+    assert "3 already there (--resume)" in summary
+    assert _urls(out, fmt) == sorted(f"{BASE}/{name}" for name in TEXT_PAGES)
+
+
+def _urls(path: Path, fmt: str) -> list[str]:
+    if fmt == "jsonl":
+        return sorted(r["url"] for r in jsonl(path))
+    if fmt == "json":
+        return sorted(r["url"] for r in json.loads(path.read_text(encoding="utf-8")))
+    if fmt == "tei":
+        tree = etree.parse(str(path))
+        assert not tei_errors(tree)
+        ns = {"t": "http://www.tei-c.org/ns/1.0"}
+        return sorted(
+            u.text
+            for u in tree.iterfind(
+                ".//t:TEI/t:teiHeader//t:publicationStmt/t:idno[@type='URL']", ns
+            )
+        )
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return sorted(line.removeprefix("URL: ") for line in lines if line.startswith("URL: "))
+
+
+def test_extract_one_file_per_document_and_resume(tmp_path: Path) -> None:
+    out = tmp_path / "docs"
+    args = ("extract", str(SITE), "--base-url", BASE, "-o", f"{out}/:json")
+    assert maintext(*args, cwd=tmp_path).returncode == 0
+    files = sorted(out.glob("*.json"))
+    assert len(files) == 4
+    assert {json.loads(f.read_text())["url"] for f in files} == {f"{BASE}/{n}" for n in TEXT_PAGES}
+    again = maintext(*args, "--resume", cwd=tmp_path)
+    assert "0 of 5 documents written" in again.stderr.decode()
+
+
+def test_per_document_timeout_is_counted_not_fatal(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(SITE), "-o", str(out), "--timeout", "0.001", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "skipped: timeout 5" in proc.stderr.decode()
+    assert out.read_text() == ""
+
+
+def test_extract_errors_are_one_line(tmp_path: Path) -> None:
+    missing = maintext("extract", "nope/", "-o", "x.jsonl", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.decode().strip()
+        == "maintext extract: error: no such file or directory: nope/"
+    )
+    bad_format = maintext("extract", str(SITE), "-o", "x.doc", cwd=tmp_path)
+    assert bad_format.returncode == 2
+    assert "give a format, PATH:jsonl|json|tei|txt" in bad_format.stderr.decode()
+
+
+@pytest.mark.parametrize("command", [[], ["crawl"], ["extract"], ["demo"]])
+def test_help_of_every_command(tmp_path: Path, command: list[str]) -> None:
+    proc = maintext(*command, "--help", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert b"usage: maintext" in proc.stdout
+
+
+def test_crawl_help_lists_spider_arguments(tmp_path: Path) -> None:
+    out = maintext("crawl", "--help", cwd=tmp_path).stdout.decode()
+    for name in ("domain", "domains_file", "since", "max_pages", "lang", "url", "urls_file"):
+        assert f"\n  {name} " in out or f"\n  {name}\t" in out or f"  {name:<14}" in out
+
+
+@pytest.fixture(scope="module")
+def quick_site() -> Iterator[SiteServer]:
+    with SiteServer(SiteOptions(articles=3, crawl_delay=None, feeds=False)) as server:
+        yield server
+
+
+def test_crawl_from_any_directory(quick_site: SiteServer, tmp_path: Path) -> None:
+    out = tmp_path / "items.jsonl"
+    proc = maintext(
+        "crawl",
+        "sitemap",
+        "-a",
+        f"domain={quick_site.base_url}",
+        "-O",
+        str(out),
+        "-s",
+        "DOWNLOAD_DELAY=0",
+        "-s",
+        "AUTOTHROTTLE_ENABLED=False",
+        "-s",
+        "EXTRACT_WORKERS=0",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    items = jsonl(out)
+    assert items and all(item["text"] for item in items)
+    assert all(item["url"].startswith(quick_site.base_url) for item in items)
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        (
+            "domian=example.com",
+            "-a domian: not an argument of the sitemap spider (did you mean -a domain=...?",
+        ),
+        ("since=yesterday", "-a since=yesterday: expected an ISO date or datetime"),
+        ("max_pages=many", "-a max_pages=many: expected a whole number of pages per site"),
+    ],
+)
+def test_wrong_argument_is_one_line_exit_2_output_kept(
+    tmp_path: Path, argument: str, message: str
+) -> None:
+    out = tmp_path / "items.jsonl"
+    out.write_text('{"url": "earlier"}\n')
+    args = ["-a", argument] + (
+        [] if argument.startswith("domian") else ["-a", "domain=example.com"]
+    )
+    proc = maintext("crawl", "sitemap", *args, "-O", str(out), cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "Traceback" not in stderr
+    errors = [line for line in stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1, stderr
+    assert errors[0].endswith(f"error: {message}") or message in errors[0]
+    assert sum(message in line for line in stderr.splitlines()) == 1
+    assert out.read_text() == '{"url": "earlier"}\n'
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_unreachable_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    out = tmp_path / "items.jsonl"
+    out.write_text('{"url": "earlier"}\n')
+    refused = f"http://127.0.0.1:{_free_port()}"
+    proc = maintext("crawl", "sitemap", "-a", f"domain={refused}", "-O", str(out), cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 1, stderr[-3000:]
+    errors = [line for line in stderr.splitlines() if "] ERROR:" in line]
+    assert len(errors) == 1, errors
+    assert f"Cannot crawl {refused}: connection refused by {refused[7:]}" in errors[0]
+    assert "robots_forbidden" not in stderr
+    assert "explore=1" not in stderr
+    assert out.read_text() == '{"url": "earlier"}\n'
+
+
+def test_tls_on_a_plain_http_server_hints_at_http(quick_site: SiteServer, tmp_path: Path) -> None:
+    https = quick_site.base_url.replace("http://", "https://")
+    proc = maintext("crawl", "sitemap", "-a", f"domain={https}", cwd=tmp_path)
+    errors = [line for line in proc.stderr.decode().splitlines() if "] ERROR:" in line]
+    assert proc.returncode == 1
+    assert len(errors) == 1, errors
+    assert f"did you mean {quick_site.base_url}?" in errors[0]
+
+
+def test_one_reachable_site_is_success(quick_site: SiteServer, tmp_path: Path) -> None:
+    refused = f"http://127.0.0.1:{_free_port()}"
+    out = tmp_path / "items.jsonl"
+    proc = maintext(
+        "crawl",
+        "sitemap",
+        "-a",
+        f"domain={refused},{quick_site.base_url}",
+        "-O",
+        str(out),
+        "-s",
+        "DOWNLOAD_DELAY=0",
+        "-s",
+        "AUTOTHROTTLE_ENABLED=False",
+        "-s",
+        "EXTRACT_WORKERS=0",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    assert jsonl(out)
