@@ -10,7 +10,7 @@ import scrapy
 from scrapy.http import Response, TextResponse
 from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate
-from scrapy_maintext.discovery.urls import normalize_url
+from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ else:
 
 logger = logging.getLogger(__name__)
 
+#: Meta key: a feed request for a feed URL given by the user (``-a url=``).
+DIRECT_FEED_META = "direct_feed"
+
 
 class FeedDiscoveryMixin(_Base):
     """Finds feeds announced by a home page (or at usual paths) and plans their entries."""
@@ -31,8 +34,8 @@ class FeedDiscoveryMixin(_Base):
             site, f"{site.base_url}/", self.parse_home_for_feeds, errback=self.home_error
         )
 
-    def feed_request(self, site: SiteState, url: str) -> scrapy.Request:
-        return self.discovery_request(site, url, self.parse_feed)
+    def feed_request(self, site: SiteState, url: str, **meta: Any) -> scrapy.Request:
+        return self.discovery_request(site, url, self.parse_feed, **meta)
 
     def parse_home_for_feeds(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_home)
@@ -74,9 +77,21 @@ class FeedDiscoveryMixin(_Base):
         else:
             self.inc_stat("discovery/feeds")
             self.inc_stat(f"discovery/feeds/{result.kind}")
+        if response.meta.get(DIRECT_FEED_META):
+            self._widen_to_feed_site(site, response.url, result.home)
         for entry in result.entries:
             site.plan.add_feed_entry(entry, response.url)
         return iter(())
+
+    def _widen_to_feed_site(self, site: SiteState, feed_url: str, home: str | None) -> None:
+        """A feed given directly may live on a sibling host of its pages (feeds.example.org
+        for www.example.org) or on a feed service: its registrable domain and its own
+        home-page link say which site it is."""
+        urls = [feed_url] + ([home] if home else [])
+        hosts = {host_of(url) for url in urls} - {""}
+        domains = {d for d in map(registrable_domain, urls) if d}
+        site.plan.policy = site.plan.policy.widened(hosts, domains)
+        self.url_policy = self.url_policy.widened(hosts, domains)
 
 
 class ExploreMixin(FeedDiscoveryMixin):

@@ -51,3 +51,34 @@ def test_sitemap_named_by_robots_txt_may_live_on_another_host(
     # Named by robots.txt: its host is vouched for, and the index's child there is asked too.
     assert sorted(bare_site.paths()) == ["/robots.txt", "/sitemap.xml", "/x.xml"]
     assert not result.stats.get("discovery/sitemaps/offsite")
+
+
+@pytest.fixture
+def feed_host(bare_site: SiteServer) -> Iterator[SiteServer]:
+    """A feed host whose RSS feed lists articles of another host (the bare site) and
+    names that host as its home page."""
+    articles = bare_site.site.articles[:3] if bare_site.site else []
+    items = "".join(
+        f"<item><title>{a.title}</title>"
+        f"<link>{bare_site.base_url}/articles/{a.slug}.html</link></item>"
+        for a in articles
+    )
+    rss = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Valley Chronicle</title>'
+        f"<link>{bare_site.base_url}/</link>{items}</channel></rss>"
+    )
+    with SiteServer(SiteOptions(articles=1, sitemaps=False, feeds=False)) as server:
+        assert server.site is not None
+        server.site.routes["/rss"] = Route(rss.encode(), "application/rss+xml")
+        yield server
+
+
+def test_feed_given_directly_covers_its_home_site(
+    feed_host: SiteServer, bare_site: SiteServer, tmp_path: Path
+) -> None:
+    assert bare_site.site is not None
+    expected = {f"/articles/{a.slug}.html" for a in bare_site.site.articles[:3]}
+    result = run_crawl("feed", tmp_path, {"url": f"{feed_host.base_url}/rss"}, DISCOVERY_ONLY)
+    assert result.returncode == 0, result.log[-3000:]
+    assert set(result.paths(bare_site.base_url)) == expected
+    assert not result.stats.get("discovery/rejected/offsite")

@@ -13,7 +13,7 @@ from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.safexml import XmlError, gunzip_capped
 from scrapy_maintext.discovery.sitemaps import Alternate, SitemapEntry, parse_sitemap
-from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url, registrable_domain
 
 FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
 
@@ -286,3 +286,34 @@ def test_language_choice_prefers_the_exact_match() -> None:
     assert chosen("de", "de-AT", "en") == ["https://site.example/de-AT/"]
     assert chosen("de-AT", "de", "de-AT") == ["https://site.example/de-AT/"]
     assert chosen("fr", "de", "en") == []
+
+
+def test_feed_home_links() -> None:
+    rss = (
+        b'<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>T</title>'
+        b'<atom:link href="https://feeds.example.org/rss" rel="self"/>'
+        b"<link>https://www.example.org/</link></channel></rss>"
+    )
+    atom = (
+        b'<feed xmlns="http://www.w3.org/2005/Atom"><title>T</title>'
+        b'<link rel="self" href="https://feeds.example.org/atom"/>'
+        b'<link rel="alternate" href="https://www.example.org/"/></feed>'
+    )
+    json_feed = (
+        b'{"version": "https://jsonfeed.org/version/1.1", "title": "T",'
+        b' "home_page_url": "https://www.example.org/", "items": []}'
+    )
+    for body in (rss, atom, json_feed):
+        assert parse_feed(body, "https://feeds.example.org/x").home == "https://www.example.org/"
+
+
+def test_policy_widened_by_registrable_domain() -> None:
+    policy = UrlPolicy.for_urls(["https://feeds.example.org"])
+    assert not policy.on_site("https://www.example.org/a.html")
+    wide = policy.widened(set(), {registrable_domain("https://feeds.example.org/rss") or ""})
+    assert wide.on_site("https://www.example.org/a.html")
+    assert wide.on_site("https://example.org/a.html")
+    assert not wide.on_site("https://example.com/a.html")
+    assert not wide.on_site("https://notexample.org/a.html")
+    assert registrable_domain("https://news.bbc.co.uk/x") == "bbc.co.uk"
+    assert registrable_domain("http://127.0.0.1:8080/feed") is None

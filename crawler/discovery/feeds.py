@@ -46,6 +46,8 @@ class FeedParseResult:
     entries: list[FeedEntry] = field(default_factory=list)
     title: str | None = None
     error: str | None = None
+    #: The site the feed belongs to, by its own home-page link.
+    home: str | None = None
 
 
 def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
@@ -76,7 +78,8 @@ def _item_date(el: etree._Element) -> datetime | None:
 
 def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
     channel = next((c for c in root if local_name(c) == "channel"), root)
-    result = FeedParseResult(kind="rss", title=child_text(channel, "title"))
+    home = absolute_http_url(_rss_link(channel), base_url)
+    result = FeedParseResult(kind="rss", title=child_text(channel, "title"), home=home)
     for item in channel:
         if local_name(item) != "item":
             continue
@@ -92,7 +95,8 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
 
 
 def _rss_link(item: etree._Element) -> str | None:
-    """The item's own ``<link>``: an ``<atom:link>`` (another namespace) may come first."""
+    """The item's (or channel's) own ``<link>``: an ``<atom:link>`` (another namespace)
+    may come first."""
     for child in item:
         if child.tag in ("link", f"{{{item.nsmap.get(None, '')}}}link"):
             text = "".join(child.itertext()).strip()
@@ -124,7 +128,8 @@ def _atom_link(entry: etree._Element, base_url: str | None) -> str | None:
 
 
 def _parse_atom(root: etree._Element, base_url: str | None) -> FeedParseResult:
-    result = FeedParseResult(kind="atom", title=child_text(root, "title"))
+    home = _atom_link(root, base_url)
+    result = FeedParseResult(kind="atom", title=child_text(root, "title"), home=home)
     for entry in root:
         if local_name(entry) != "entry":
             continue
@@ -142,7 +147,8 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     if not isinstance(doc, dict) or "jsonfeed.org" not in str(doc.get("version", "")):
         return FeedParseResult(kind="invalid", error="not_a_feed")
     title = doc.get("title") if isinstance(doc.get("title"), str) else None
-    result = FeedParseResult(kind="json", title=title)
+    home = absolute_http_url(doc.get("home_page_url"), base_url)
+    result = FeedParseResult(kind="json", title=title, home=home)
     items = doc.get("items")
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):

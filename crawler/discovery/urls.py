@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urljoin, urlsplit
 
 from courlan import clean_url, is_not_crawlable, is_valid_url
 from courlan.filters import extension_filter, type_filter
+from courlan.urlutils import extract_domain
 
 
 def normalize_url(url: str) -> str | None:
@@ -34,6 +35,14 @@ def absolute_http_url(url: object, base_url: str | None) -> str | None:
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
+def registrable_domain(url: str) -> str | None:
+    """``https://feeds.example.co.uk/rss`` → ``example.co.uk`` (None for IPs, localhost)."""
+    try:
+        return extract_domain(url) or None
+    except (ValueError, TypeError):
+        return None
+
+
 def host_of(url: str) -> str:
     """Lower-case host name without port ("" when there is none or the URL is broken)."""
     try:
@@ -49,13 +58,23 @@ class UrlPolicy:
     #: The site's host names (several when a feed crawl spans sites).
     hosts: frozenset[str]
     allow_subdomains: bool = False
+    #: Registrable domains every host of which is on the site (a feed given directly:
+    #: ``feeds.example.org`` lists pages of ``www.example.org``).
+    domains: frozenset[str] = frozenset()
 
     @classmethod
     def for_urls(cls, urls: list[str], allow_subdomains: bool = False) -> UrlPolicy:
         return cls(frozenset(host_of(u) for u in urls if host_of(u)), allow_subdomains)
 
+    def widened(self, hosts: set[str], domains: set[str]) -> UrlPolicy:
+        """This policy with more hosts and registrable domains on the site."""
+        return replace(self, hosts=self.hosts | hosts, domains=self.domains | domains)
+
     def on_site(self, url: str) -> bool:
-        return any(self._on_host(host_of(url), site) for site in self.hosts)
+        host = host_of(url)
+        if any(host == d or host.endswith(f".{d}") for d in self.domains):
+            return True
+        return any(self._on_host(host, site) for site in self.hosts)
 
     def _on_host(self, host: str, site: str) -> bool:
         # "www." is the same site; other subdomains only on request.
