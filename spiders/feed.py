@@ -29,7 +29,6 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
-        self.require_sites()
         for site in self.sites.values():
             site.stage = "feeds"
         # Built (and counted per site) before the first is yielded: Scrapy reads start()
