@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from scrapy_maintext.demo.server import SiteServer
@@ -41,3 +44,13 @@ def bare_site(_bare_server: SiteServer) -> SiteServer:
     """A site with neither sitemap nor feed, and no Crawl-delay."""
     _bare_server.reset()
     return _bare_server
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's wheel, built from the working tree (offline: no build isolation)."""
+    out = tmp_path_factory.mktemp("wheel")
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run([*cmd, str(root), "-w", str(out)], check=True, timeout=300, capture_output=True)
+    return next(out.glob("*.whl"))

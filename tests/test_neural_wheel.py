@@ -7,8 +7,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "neural" / "article.html"
 MODEL_FILES = ("model.onnx", "config.json", "MODEL_CARD.md")
@@ -23,25 +21,6 @@ tree = lxml.html.fromstring(open(sys.argv[2], encoding="utf-8").read())
 result = neural.default_extractor().extract(tree)
 print(neural.default_extractor().version, len(result.blocks))
 """
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--no-build-isolation",
-        "-q",
-        str(ROOT),
-        "-w",
-        str(out),
-    ]
-    subprocess.run(cmd, check=True, timeout=300, capture_output=True)
-    return next(out.glob("*.whl"))
 
 
 def test_wheel_ships_model_files(wheel: Path) -> None:
