@@ -1,0 +1,176 @@
+"""The Lua scripts of a shared crawl: each runs atomically inside Redis.
+
+Request queues: one list per site (``<prefix>:q:<site>``) and a ring of the sites that have
+requests (a list, rotated by every pop, plus a set to keep each site in it once), so that
+workers take turns between sites and each site's requests leave in the order they came.
+A popped request is *leased*: it stays in its worker's lease hash until the worker
+acknowledges it or dies, when it goes back to the front of its site's queue.
+"""
+
+from __future__ import annotations
+
+#: KEYS: seen set, ring, ring set, site queue, the worker's leases.
+#: ARGV: fingerprint ('' = no duplicate check), request, site, '1' = front, lease ('' = none).
+#: A request carrying the lease of the request it replaces (redirect, retry) ends that lease.
+ENQUEUE = """
+if ARGV[5] ~= '' then redis.call('HDEL', KEYS[5], ARGV[5]) end
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+if ARGV[4] == '1' then
+  redis.call('LPUSH', KEYS[4], ARGV[2])
+else
+  redis.call('RPUSH', KEYS[4], ARGV[2])
+end
+if redis.call('SADD', KEYS[3], ARGV[3]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+return 1
+"""
+
+#: KEYS: ring, ring set, the worker's leases, lease counter.
+#: ARGV: site queue prefix, then the sites to skip (this worker holds enough of them).
+#: Returns {lease id, request, site} or nil.
+POP = """
+local skip = {}
+for i = 2, #ARGV do skip[ARGV[i]] = true end
+local n = redis.call('LLEN', KEYS[1])
+for _ = 1, n do
+  local site = redis.call('RPOPLPUSH', KEYS[1], KEYS[1])
+  if not site then return false end
+  if not skip[site] then
+    local q = ARGV[1] .. site
+    local data = redis.call('LPOP', q)
+    if redis.call('LLEN', q) == 0 then
+      redis.call('LREM', KEYS[1], 0, site)
+      redis.call('SREM', KEYS[2], site)
+    end
+    if data then
+      local id = redis.call('INCR', KEYS[4])
+      redis.call('HSET', KEYS[3], id, site .. '\\n' .. data)
+      return {id, data, site}
+    end
+  end
+end
+return false
+"""
+
+#: KEYS: the worker's leases, ring, ring set, worker set, the worker's heartbeat.
+#: ARGV: site queue prefix, worker id, '1' = even if alive (its own clean shutdown).
+#: Puts every leased request back at the front of its site's queue; -1 if the worker lives.
+REQUEUE = """
+if ARGV[3] ~= '1' and redis.call('EXISTS', KEYS[5]) == 1 then return -1 end
+local all = redis.call('HGETALL', KEYS[1])
+local count = 0
+for i = 2, #all, 2 do
+  local v = all[i]
+  local cut = string.find(v, '\\n', 1, true)
+  local site = string.sub(v, 1, cut - 1)
+  redis.call('LPUSH', ARGV[1] .. site, string.sub(v, cut + 1))
+  if redis.call('SADD', KEYS[3], site) == 1 then redis.call('RPUSH', KEYS[2], site) end
+  count = count + 1
+end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[4], ARGV[2])
+return count
+"""
+
+#: KEYS: discovery hash (site -> worker id, or 'done').
+#: ARGV: site, worker id, heartbeat key prefix.
+#: 1: claimed, 2: taken over from a dead worker, 0: done or claimed by a live worker.
+CLAIM = """
+local owner = redis.call('HGET', KEYS[1], ARGV[1])
+if owner == 'done' then return 0 end
+if owner == ARGV[2] then return 1 end
+if owner and redis.call('EXISTS', ARGV[3] .. owner) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if owner then return 2 end
+return 1
+"""
+
+_NOW_MS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+#: KEYS: the site's next-allowed-time key, its Crawl-delay floor key.
+#: ARGV: this worker's delay for the site (ms), its robots.txt floor (ms), key lifetime (ms),
+#: the earliest this worker can send (ms from now).
+#: Reserves the site's next slot: returns how long to wait (ms) before sending. The floor is
+#: the largest any worker has seen, so a worker that has not read robots.txt yet honours
+#: it. Times are Redis's clock, so workers on machines with skewed clocks agree.
+RESERVE = (
+    _NOW_MS
+    + """
+local floor = math.max(tonumber(ARGV[2]), tonumber(redis.call('GET', KEYS[2]) or '0'))
+redis.call('SET', KEYS[2], floor, 'PX', ARGV[3])
+local delay = math.max(tonumber(ARGV[1]), floor)
+local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
+local start = math.max(now + tonumber(ARGV[4]), nxt)
+redis.call('SET', KEYS[1], start + delay, 'PX', ARGV[3])
+return start - now
+"""
+)
+
+#: KEYS: the site's next-allowed-time key. ARGV: pause (ms), key lifetime (ms).
+#: A Retry-After pause: nobody sends to the site before now + pause.
+PAUSE = (
+    _NOW_MS
+    + """
+local until_ms = now + tonumber(ARGV[1])
+if until_ms > tonumber(redis.call('GET', KEYS[1]) or '0') then
+  redis.call('SET', KEYS[1], until_ms, 'PX', math.max(tonumber(ARGV[2]), tonumber(ARGV[1])))
+end
+return until_ms - now
+"""
+)
+
+#: KEYS: the band sets of the fingerprint, then the counter of kept fingerprints.
+#: ARGV: fingerprint (16 hex digits), URL, maximum distance (bits).
+#: Returns the near-duplicate's fingerprint, or nil when the document is kept (and added).
+#: A page never duplicates itself: a page fetched again after its worker died is kept.
+FINGERPRINT = """
+local function popcount(x)
+  local c = 0
+  while x ~= 0 do
+    c = c + bit.band(x, 1)
+    x = bit.rshift(x, 1)
+  end
+  return c
+end
+local hi = tonumber(string.sub(ARGV[1], 1, 8), 16)
+local lo = tonumber(string.sub(ARGV[1], 9, 16), 16)
+local limit = tonumber(ARGV[3])
+local nbands = #KEYS - 1
+for i = 1, nbands do
+  for _, m in ipairs(redis.call('SMEMBERS', KEYS[i])) do
+    local d = popcount(bit.bxor(hi, tonumber(string.sub(m, 1, 8), 16)))
+      + popcount(bit.bxor(lo, tonumber(string.sub(m, 9, 16), 16)))
+    if d <= limit then
+      if string.sub(m, 18) == ARGV[2] then return false end
+      return string.sub(m, 1, 16)
+    end
+  end
+end
+local member = ARGV[1] .. ' ' .. ARGV[2]
+for i = 1, nbands do redis.call('SADD', KEYS[i], member) end
+redis.call('INCR', KEYS[#KEYS])
+return false
+"""
+
+#: KEYS: the site's "robots.txt read" key, its "robots.txt being fetched" key.
+#: ARGV: worker id, fetch lease (ms).
+#: 1: fetch robots.txt now (its Crawl-delay is known, or this worker fetches it first);
+#: 0: another worker is fetching it: wait, so that no request goes out before the site's
+#: Crawl-delay is known to every worker.
+ROBOTS_GATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[2]) == ARGV[1] then return 1 end
+return 0
+"""
+
+#: KEYS: the site's Crawl-delay floor key, its "robots.txt read" key.
+#: ARGV: floor (ms), key lifetime (ms).
+ROBOTS_READ = """
+local floor = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[1]) or '0'))
+redis.call('SET', KEYS[1], floor, 'PX', ARGV[2])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+return floor
+"""

@@ -1,0 +1,135 @@
+"""``DistributedScheduler``: scrapy-redis's scheduler, fitted to a polite shared crawl.
+
+Built on ``scrapy_redis.scheduler.Scheduler`` (Redis connection settings, request
+serialization through ``scrapy_redis.queue.Base`` and ``picklecompat``, the duplicate
+filter's key and logging), with what a shared polite crawl on Scrapy 2.19 needs on top:
+
+- one FIFO queue per site, served in turns (scrapy-redis's ``PriorityQueue`` is one sorted
+  set, which orders equal priorities by their pickled bytes, and lets one big site fill
+  every worker);
+- leases: a popped request stays in Redis until its worker finishes it; a killed worker's
+  requests go back to the queue (scrapy-redis deletes a request when it is popped);
+- the queue and the duplicate filter persist whatever ``SCHEDULER_PERSIST`` says: one
+  worker stopping must not flush the queue the other workers still crawl;
+- discovery requests (robots.txt, sitemaps, feeds) stay in this process, which holds the
+  site's plan; never a blocking pop on the reactor thread;
+- request fingerprints from Scrapy's ``REQUEST_FINGERPRINTER`` (scrapy-redis hashes the URL
+  its own way).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy_maintext.distributed.worker import LEASE_META, LOCAL_META, DistributedWorker
+from scrapy_maintext.middlewares.urlfilter import SKIP_META
+from scrapy_maintext.spiders.base import SITE_META
+from scrapy_redis import picklecompat
+from scrapy_redis.dupefilter import RFPDupeFilter
+from scrapy_redis.queue import Base as RedisQueueBase
+from scrapy_redis.scheduler import Scheduler as RedisScheduler
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class SharedDupeFilter(RFPDupeFilter):
+    """scrapy-redis's Redis set of request fingerprints, with Scrapy's fingerprints."""
+
+    def __init__(self, crawler: Crawler, server: Any, key: str) -> None:
+        super().__init__(server, key, debug=crawler.settings.getbool("DUPEFILTER_DEBUG"))
+        self.fingerprinter = crawler.request_fingerprinter
+
+    def request_fingerprint(self, request: Request) -> str:
+        return self.fingerprinter.fingerprint(request).hex()
+
+
+class RequestCodec(RedisQueueBase):
+    """scrapy-redis's request (de)serialization; the queues themselves are Lua scripts."""
+
+
+class DistributedScheduler(RedisScheduler):
+    """The shared crawl's scheduler (set by the add-on when ``REDIS_URL`` is set)."""
+
+    def __init__(self, crawler: Crawler, worker: DistributedWorker) -> None:
+        super().__init__(worker.server, persist=True, idle_before_close=0)
+        self.crawler = crawler
+        self.worker = worker
+        self.stats = crawler.stats
+        self._local: list[tuple[int, int, Request]] = []
+        self._order = itertools.count()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        worker = crawler.get_extension(DistributedWorker)
+        if worker is None:
+            raise ValueError("DistributedScheduler needs REDIS_URL (the DistributedWorker)")
+        return cls(crawler, worker)
+
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        state = self.worker.state
+        self.queue = RequestCodec(self.server, spider, state.queue_key(""), picklecompat)
+        self.df = SharedDupeFilter(self.crawler, self.server, state.key("seen"))
+        self.worker.join(spider)
+
+    def close(self, reason: str) -> None:
+        """Keeps the shared queue and duplicate filter (see the module docstring)."""
+
+    def __len__(self) -> int:
+        return len(self._local) + self.worker.state.queued()
+
+    def has_pending_requests(self) -> bool:
+        return bool(self._local) or self.worker.state.queued() > 0
+
+    def enqueue_request(self, request: Request) -> bool:
+        if is_local(request):
+            heapq.heappush(self._local, (-request.priority, next(self._order), request))
+            self._inc("scheduler/enqueued/local")
+            return True
+        lease = self.worker.take_over(request)
+        fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
+        data = self.queue._encode_request(request)
+        site = self._site_key(request)
+        if not self.worker.state.push(data, site, fingerprint, request.priority > 0, lease):
+            self.df.log(request, self.spider)
+            return False
+        self._inc("scheduler/enqueued/redis")
+        return True
+
+    def next_request(self) -> Request | None:
+        if self._local:
+            self._inc("scheduler/dequeued/local")
+            return heapq.heappop(self._local)[2]
+        prefetch = self.worker.config.site_prefetch
+        skip = [site for site, count in self.worker.held.items() if count >= prefetch]
+        lease = self.worker.state.pop(skip)
+        if lease is None:
+            return None
+        request = self.queue._decode_request(lease.data)
+        request.meta[LEASE_META] = lease.id
+        self.worker.leased(lease.id, lease.site)
+        self._inc("scheduler/dequeued/redis")
+        return request
+
+    def _site_key(self, request: Request) -> str:
+        # The downloader's slot key: the unit of politeness is also the unit of fairness.
+        return str(self.crawler.engine.downloader.get_slot_key(request))
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+
+def is_local(request: Request) -> bool:
+    """Discovery requests stay with the worker holding their site's plan."""
+    meta = request.meta
+    return bool(meta.get(LOCAL_META) or (meta.get(SKIP_META) and SITE_META in meta))

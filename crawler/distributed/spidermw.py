@@ -1,0 +1,103 @@
+"""``DistributedSpiderMiddleware``: discovery once per crawl, pages acknowledged when done.
+
+- ``process_start``: of the spider's start requests, only those of the sites this worker
+  claims in Redis go out; a site another worker discovers (or discovered) is skipped.
+- ``process_spider_output`` (outermost, so it sees what every other middleware let
+  through): a leased page is finished when its callback's output is exhausted and each of
+  its items is exported, dropped or failed; a site's discovery is done when the spider has
+  no discovery request of it outstanding after one of its responses.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import NotConfigured
+from scrapy_maintext.distributed.scheduler import is_local
+from scrapy_maintext.distributed.worker import LEASE_META, DistributedWorker, filter_start
+from scrapy_maintext.spiders.base import SITE_META
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+
+class DistributedSpiderMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.get("REDIS_URL"):
+            raise NotConfigured("REDIS_URL is not set")
+        self.crawler = crawler
+        #: Lease -> open parts: the callback's output (1) plus items not yet finished.
+        self._open: Counter[str] = Counter()
+        # Connected after the feed exporter (extensions exist before middlewares): an
+        # item's line is written before its page is acknowledged.
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self._item_done, signal=signal)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @property
+    def worker(self) -> DistributedWorker:
+        worker = self.crawler.get_extension(DistributedWorker)
+        assert worker is not None
+        return worker
+
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        spider = self.crawler.spider
+        decided: dict[str, bool] = {}
+
+        def keep(site: str) -> bool:
+            if site not in decided:
+                decided[site] = self.worker.claim(site)
+                if not decided[site]:
+                    logger.info("Discovery of %s is another worker's (or done)", site)
+            return decided[site]
+
+        async for item in filter_start(spider, start, keep):
+            yield item
+
+    async def process_spider_output(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        request = response.request
+        lease = request.meta.get(LEASE_META) if request is not None else None
+        if lease is not None:
+            self._open[lease] += 1
+        try:
+            async for item in result:
+                if lease is not None and not isinstance(item, Request):
+                    self._open[lease] += 1
+                yield item
+        finally:
+            if lease is not None:
+                self._close(lease, request)
+            elif request is not None and is_local(request):
+                self._discovery_step_done(request)
+
+    def _item_done(self, response: Response | Any = None, **_: Any) -> None:
+        request = getattr(response, "request", None)
+        lease = request.meta.get(LEASE_META) if request is not None else None
+        if lease is not None and lease in self._open:
+            self._close(lease, request)
+
+    def _close(self, lease: str, request: Request) -> None:
+        self._open[lease] -= 1
+        if self._open[lease] <= 0:
+            del self._open[lease]
+            self.worker.finished(request)
+
+    def _discovery_step_done(self, request: Request) -> None:
+        base = request.meta.get(SITE_META)
+        site = getattr(self.crawler.spider, "sites", {}).get(base)
+        if site is not None and site.outstanding <= 0:
+            self.worker.discovery_finished(base)

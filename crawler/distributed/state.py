@@ -1,0 +1,171 @@
+"""The shared state of one distributed crawl in Redis: queues, leases, workers, discovery.
+
+Key layout (``P`` is ``DISTRIBUTED_KEY_PREFIX`` with the spider's name filled in):
+
+- ``P:q:<site>`` request list of one site; ``P:ring``/``P:ring:set`` sites with requests;
+- ``P:seen`` fingerprints of every request ever queued (the duplicate filter);
+- ``P:leases:<worker>`` requests a worker took and has not finished;
+- ``P:workers``, ``P:alive:<worker>`` (expires after ``DISTRIBUTED_WORKER_TIMEOUT``);
+- ``P:discovery`` site -> worker discovering it, or ``done``; ``P:run`` the crawl's run id.
+
+Calls are synchronous (redis-py), like scrapy-redis's own: each is one round trip to a
+server that answers in well under a millisecond on a LAN.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy_maintext.distributed import lua
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+logger = logging.getLogger(__name__)
+
+DONE = "done"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A request taken from the shared queue by this worker."""
+
+    id: str
+    data: bytes
+    site: str
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class CrawlState:
+    """One worker's handle on the shared crawl."""
+
+    def __init__(self, server: Redis, prefix: str, worker_id: str, timeout: float) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.worker_id = worker_id
+        self.timeout_ms = int(timeout * 1000)
+        self._enqueue = server.register_script(lua.ENQUEUE)
+        self._pop = server.register_script(lua.POP)
+        self._requeue = server.register_script(lua.REQUEUE)
+        self._claim = server.register_script(lua.CLAIM)
+
+    # -- keys
+    def key(self, name: str) -> str:
+        return f"{self.prefix}:{name}"
+
+    def queue_key(self, site: str) -> str:
+        return f"{self.prefix}:q:{site}"
+
+    def leases_key(self, worker: str | None = None) -> str:
+        return f"{self.prefix}:leases:{worker or self.worker_id}"
+
+    def alive_key(self, worker: str | None = None) -> str:
+        return f"{self.prefix}:alive:{worker or self.worker_id}"
+
+    # -- workers
+    def heartbeat(self) -> None:
+        pipe = self.server.pipeline()
+        pipe.sadd(self.key("workers"), self.worker_id)
+        pipe.set(self.alive_key(), "1", px=self.timeout_ms)
+        pipe.execute()
+
+    def leave(self) -> int:
+        """Clean shutdown: leased requests go back to the queue; this worker is gone."""
+        count = self._requeue_of(self.worker_id, force=True)
+        self.server.delete(self.alive_key())
+        return count
+
+    def reap(self) -> int:
+        """Requeue the leases of every worker whose heartbeat expired; how many."""
+        total = 0
+        for raw in self.server.smembers(self.key("workers")):
+            worker = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if worker == self.worker_id:
+                continue
+            count = self._requeue_of(worker, force=False)
+            if count > 0:
+                logger.warning("Worker %s is gone: %d of its requests re-queued", worker, count)
+            total += max(count, 0)
+        return total
+
+    def _requeue_of(self, worker: str, force: bool) -> int:
+        keys = [
+            self.leases_key(worker),
+            self.key("ring"),
+            self.key("ring:set"),
+            self.key("workers"),
+            self.alive_key(worker),
+        ]
+        return int(self._requeue(keys, [self.queue_key(""), worker, "1" if force else "0"]))
+
+    def live_workers(self) -> list[str]:
+        workers = [w.decode() for w in self.server.smembers(self.key("workers"))]
+        alive = self.server.mget([self.alive_key(w) for w in workers]) if workers else []
+        return [w for w, a in zip(workers, alive, strict=True) if a is not None]
+
+    # -- queue
+    def push(self, data: bytes, site: str, fingerprint: str, front: bool, lease: str) -> bool:
+        """Queue a request unless its fingerprint was seen; ``lease`` ends the lease it replaces."""
+        keys = [
+            self.key("seen"),
+            self.key("ring"),
+            self.key("ring:set"),
+            self.queue_key(site),
+            self.leases_key(),
+        ]
+        args: list[Any] = [fingerprint, data, site, "1" if front else "0", lease]
+        return bool(self._enqueue(keys, args))
+
+    def pop(self, skip_sites: list[str]) -> Lease | None:
+        keys = [self.key("ring"), self.key("ring:set"), self.leases_key(), self.key("lease_seq")]
+        result = self._pop(keys, [self.queue_key(""), *skip_sites])
+        if not result:
+            return None
+        lease_id, data, site = result
+        return Lease(str(lease_id), data, site.decode())
+
+    def ack(self, lease: str) -> None:
+        self.server.hdel(self.leases_key(), lease)
+
+    def queued(self) -> int:
+        """Sites with queued requests (0 means the queue is empty)."""
+        return int(self.server.llen(self.key("ring")))
+
+    def leased_elsewhere(self) -> int:
+        """Requests held by live workers other than this one."""
+        others = [w for w in self.live_workers() if w != self.worker_id]
+        return sum(int(self.server.hlen(self.leases_key(w))) for w in others)
+
+    # -- crawl-wide run id and discovery claims
+    def run_id(self, proposed: str) -> str:
+        """The crawl's run id: the first worker's, kept for every later worker and restart."""
+        self.server.set(self.key("run"), proposed, nx=True)
+        value = self.server.get(self.key("run"))
+        return value.decode() if isinstance(value, bytes) else proposed
+
+    def claim(self, site: str) -> int:
+        """1: this worker discovers ``site``; 2: it takes over from a dead worker; 0: not."""
+        args = [site, self.worker_id, f"{self.prefix}:alive:"]
+        return int(self._claim([self.key("discovery")], args))
+
+    def discovery_done(self, site: str) -> None:
+        self.server.hset(self.key("discovery"), site, DONE)
+
+    def release_claim(self, site: str) -> None:
+        """Discovery stopped half-way (clean shutdown): a later worker may claim it."""
+        owner = self.server.hget(self.key("discovery"), site)
+        if owner is not None and owner.decode() == self.worker_id:
+            self.server.hdel(self.key("discovery"), site)
+
+    def discovering(self) -> dict[str, str]:
+        """Sites whose discovery is not done, with the worker claiming each."""
+        claims = self.server.hgetall(self.key("discovery"))
+        return {k.decode(): v.decode() for k, v in claims.items() if v.decode() != DONE}

