@@ -29,6 +29,10 @@ DOWNLOADER_MIDDLEWARES = {
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
 }
+EXTENSIONS = {
+    # Progress lines per site and the end-of-crawl report (CRAWL_REPORT_*).
+    "scrapy_maintext.report.CrawlReport": 500,
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class Addon:
         merge_components(settings, "ITEM_PIPELINES", ITEM_PIPELINES)
         merge_components(settings, "DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES)
         merge_components(settings, "SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES)
+        merge_components(settings, "EXTENSIONS", EXTENSIONS)
         for replacement in REPLACEMENTS:
             replace_component(settings, replacement)
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)

@@ -126,7 +126,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     def _refuse_failed_site(self, request: Request) -> None:
         failure = self.failures.get(urlparse_cached(request).netloc)
         if failure is not None:
-            raise IgnoreRequest(f"{UNREACHABLE_MESSAGE}: {failure.reason}")
+            raise IgnoreRequest(f"{UNREACHABLE_MESSAGE}: {failure.message}")
 
     def _record_delay(self, netloc: str, delay: float) -> None:
         if delay > self.config.max_crawl_delay:

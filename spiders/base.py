@@ -23,6 +23,7 @@ from scrapy_maintext.discovery.urls import UrlPolicy
 from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
+from scrapy_maintext.report import page_skipped
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -268,6 +269,7 @@ class DiscoverySpider(scrapy.Spider):
             return
         for reason, count in site.plan.rejected.items():
             self.inc_stat(f"discovery/rejected/{reason}", count)
+            self.report_skip(site.base_url, reason, count, planned=False)
         site.plan.rejected.clear()
         pages = site.plan.to_fetch(site.scheduled)
         if not pages and not site.scheduled:
@@ -291,10 +293,16 @@ class DiscoverySpider(scrapy.Spider):
         self.inc_stat(f"discovery/errors/{reason}")
         site = self.site_of(request)
         if reason == SITE_UNREACHABLE:
-            site.failure = str(failure.value)
+            site.failure = str(failure.value).removeprefix(f"{UNREACHABLE_MESSAGE}: ")
         else:
             logger.info("Discovery request %s failed: %s", request.url, reason)
         yield from self.discovery_done(site)
+
+    def report_skip(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
+        """Tell the crawl report that pages of ``site`` will not become items, and why."""
+        self.crawler.signals.send_catch_log(
+            signal=page_skipped, site=site, reason=reason, count=count, planned=planned
+        )
 
     def all_sites_failed(self) -> bool:
         """No site of the crawl could be crawled (the crawl command then exits 1)."""
@@ -325,6 +333,7 @@ class DiscoverySpider(scrapy.Spider):
     def parse_page(self, response: Response) -> Iterator[Any]:
         if not is_html_response(response):
             self.inc_stat("discovery/skipped/non_html")
+            self.report_skip(response.meta.get(SITE_META, ""), "non_html")
             logger.info("Skipped non-HTML page %s", response.url)
             self._item_finished(response)
             return
@@ -355,6 +364,7 @@ class DiscoverySpider(scrapy.Spider):
             self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
         reason = _failure_reason(failure)
         self.inc_stat(f"discovery/page_errors/{reason}")
+        self.report_skip(request.meta.get(SITE_META, ""), reason)
         log = logger.info if reason in (ROBOTS_FORBIDDEN, SITE_UNREACHABLE) else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
 

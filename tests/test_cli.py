@@ -189,8 +189,10 @@ def quick_site() -> Iterator[SiteServer]:
         yield server
 
 
-def test_crawl_from_any_directory(quick_site: SiteServer, tmp_path: Path) -> None:
-    out = tmp_path / "items.jsonl"
+def test_crawl_from_any_directory_with_progress_and_report(
+    quick_site: SiteServer, tmp_path: Path
+) -> None:
+    out, report = tmp_path / "items.jsonl", tmp_path / "report.json"
     proc = maintext(
         "crawl",
         "sitemap",
@@ -199,17 +201,31 @@ def test_crawl_from_any_directory(quick_site: SiteServer, tmp_path: Path) -> Non
         "-O",
         str(out),
         "-s",
-        "DOWNLOAD_DELAY=0",
+        "DOWNLOAD_DELAY=0.3",
         "-s",
         "AUTOTHROTTLE_ENABLED=False",
         "-s",
         "EXTRACT_WORKERS=0",
+        "-s",
+        f"CRAWL_REPORT={report}",
+        "-s",
+        "CRAWL_REPORT_INTERVAL=0.5",
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    log = proc.stderr.decode()
+    assert proc.returncode == 0, log[-3000:]
     items = jsonl(out)
     assert items and all(item["text"] for item in items)
     assert all(item["url"].startswith(quick_site.base_url) for item in items)
+    progress = [line for line in log.splitlines() if f"Progress {quick_site.base_url}:" in line]
+    assert progress and "planned pages done" in progress[0] and "ETA" in progress[0]
+    assert "Crawl report (1 sites, finished: finished)" in log
+    (site,) = json.loads(report.read_text())["sites"]
+    assert site["site"] == quick_site.base_url
+    assert sum(site["extracted"].values()) == len(items)
+    done = len(items) + sum(site["dropped"].values()) + sum(site["skipped"].values())
+    assert site["planned"] == done
+    assert site["mean_text_length"] == round(sum(len(i["text"]) for i in items) / len(items))
 
 
 @pytest.mark.parametrize(

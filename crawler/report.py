@@ -1,0 +1,260 @@
+"""``CrawlReport``: progress lines while a crawl runs and a per-site report at its end.
+
+Every ``CRAWL_REPORT_INTERVAL`` seconds, one INFO line per active site (planned, fetched,
+extracted, dropped, ETA); at the end, a table per site (planned, fetched, skipped by reason,
+extracted by engine, dropped by reason, mean text length), also written as JSON to
+``CRAWL_REPORT``. Sites are the discovery spiders' sites, else the host of each URL.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Request, Response
+from scrapy.settings import BaseSettings
+from twisted.internet import task
+
+logger = logging.getLogger(__name__)
+
+#: Sent by the spiders for a page that will not become an item: ``site``, ``reason``,
+#: ``count`` and ``planned`` (False for URLs the plan refused: off-site, too old, ...).
+page_skipped = object()
+#: Drop messages of the extraction pipeline, by their start, and the reason they report.
+DROP_REASONS = (
+    ("No main text", "no_text"),
+    ("Near-duplicate", "duplicate"),
+    ("Extraction timed out", "timeout"),
+    ("Extraction failed", "error"),
+)
+#: Meta keys of requests that are not pages (robots.txt, sitemaps, feeds).
+DISCOVERY_META_KEYS = ("skip_url_filter", "robots_discovery")
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """The ``CRAWL_REPORT*`` settings."""
+
+    enabled: bool = True
+    #: Seconds between progress lines; 0 turns them off (the final report stays).
+    interval: float = 30.0
+    #: Where to write the final report as JSON ("" for nowhere).
+    path: str = ""
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ReportSettings:
+        return cls(
+            enabled=settings.getbool("CRAWL_REPORT_ENABLED", True),
+            interval=settings.getfloat("CRAWL_REPORT_INTERVAL", 30.0),
+            path=settings.get("CRAWL_REPORT") or "",
+        )
+
+
+@dataclass
+class SiteReport:
+    """What happened to one site's pages."""
+
+    site: str
+    planned: int = 0
+    fetched: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    extracted: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+    #: URLs discovery found but did not plan (off-site, older than ``since``, ...).
+    not_planned: Counter[str] = field(default_factory=Counter)
+    text_chars: int = 0
+    failure: str | None = None
+    first_seen: float = field(default_factory=time.monotonic)
+
+    @property
+    def done(self) -> int:
+        return (
+            sum(self.extracted.values()) + sum(self.dropped.values()) + sum(self.skipped.values())
+        )
+
+    def mean_text_length(self) -> int:
+        count = sum(self.extracted.values())
+        return round(self.text_chars / count) if count else 0
+
+    def eta_seconds(self, now: float) -> float | None:
+        remaining = self.planned - self.done
+        elapsed = now - self.first_seen
+        if remaining <= 0 or self.done == 0 or elapsed <= 0:
+            return None
+        return remaining * elapsed / self.done
+
+    def to_dict(self) -> dict[str, Any]:
+        counters = ("skipped", "extracted", "dropped", "not_planned")
+        data: dict[str, Any] = {
+            "site": self.site,
+            "planned": self.planned,
+            "fetched": self.fetched,
+            **{name: dict(sorted(getattr(self, name).items())) for name in counters},
+            "mean_text_length": self.mean_text_length(),
+            "failure": self.failure,
+        }
+        return data
+
+
+def format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def drop_reason(exception: BaseException) -> str:
+    message = str(exception)
+    return next((reason for start, reason in DROP_REASONS if message.startswith(start)), "other")
+
+
+def site_of_request(request: Request | None, url: str = "") -> str:
+    """The spider's site (meta ``site``), else scheme and host of the URL."""
+    if request is not None and request.meta.get("site"):
+        return str(request.meta["site"])
+    parts = urlsplit(url or (request.url if request is not None else ""))
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "-"
+
+
+def _is_discovery(request: Request) -> bool:
+    return any(request.meta.get(key) for key in DISCOVERY_META_KEYS)
+
+
+class CrawlReport:
+    """Extension: progress lines per site while crawling, a per-site report at the end."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.config = ReportSettings.from_settings(crawler.settings)
+        if not self.config.enabled:
+            raise NotConfigured("CRAWL_REPORT_ENABLED is off")
+        self.sites: dict[str, SiteReport] = {}
+        self.loop: task.LoopingCall | None = None
+        self._last_line: dict[str, tuple[int, int]] = {}
+        connect = crawler.signals.connect
+        connect(self.spider_opened, signal=signals.spider_opened)
+        connect(self.spider_closed, signal=signals.spider_closed)
+        connect(self.response_received, signal=signals.response_received)
+        connect(self.item_scraped, signal=signals.item_scraped)
+        connect(self.item_dropped, signal=signals.item_dropped)
+        connect(self.page_skipped, signal=page_skipped)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlReport:
+        return cls(crawler)
+
+    def site(self, key: str) -> SiteReport:
+        if key not in self.sites:
+            self.sites[key] = SiteReport(key)
+        return self.sites[key]
+
+    def spider_opened(self, spider: Spider) -> None:
+        if self.config.interval > 0:
+            self.loop = task.LoopingCall(self.log_progress)
+            self.loop.start(self.config.interval, now=False)
+
+    def response_received(self, response: Response, request: Request, spider: Spider) -> None:
+        if not _is_discovery(request):
+            self.site(site_of_request(request)).fetched += 1
+
+    def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
+        report = self.site(site_of_request(getattr(response, "request", None), response.url))
+        get = item.get if hasattr(item, "get") else lambda key: None
+        report.extracted[str(get("extractor") or "none")] += 1
+        text = get("text")
+        report.text_chars += len(text) if isinstance(text, str) else 0
+
+    def item_dropped(
+        self, item: Any, response: Response | None, exception: BaseException, spider: Spider
+    ) -> None:
+        request = getattr(response, "request", None)
+        url = response.url if response is not None else ""
+        self.site(site_of_request(request, url)).dropped[drop_reason(exception)] += 1
+
+    def page_skipped(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
+        report = self.site(site)
+        (report.skipped if planned else report.not_planned)[reason] += count
+
+    def _sync_with_spider(self) -> None:
+        """Planned pages and failures of the discovery spiders' sites."""
+        for key, state in (getattr(self.crawler.spider, "sites", None) or {}).items():
+            report = self.site(key)
+            report.planned = len(getattr(state, "scheduled", ()))
+            report.failure = getattr(state, "failure", None)
+
+    def log_progress(self) -> None:
+        self._sync_with_spider()
+        now = time.monotonic()
+        for key, report in self.sites.items():
+            state = (report.done, report.fetched)
+            if report.failure or self._last_line.get(key) == state:
+                continue
+            self._last_line[key] = state
+            logger.info(
+                "Progress %s: %d of %d planned pages done (fetched %d, extracted %d, "
+                "dropped %d, skipped %d), ETA %s",
+                key,
+                report.done,
+                report.planned,
+                report.fetched,
+                sum(report.extracted.values()),
+                sum(report.dropped.values()),
+                sum(report.skipped.values()),
+                format_seconds(report.eta_seconds(now)),
+            )
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        self._sync_with_spider()
+        logger.info("%s", format_report(self.sites, reason))
+        if self.config.path:
+            data = {"reason": reason, "sites": [r.to_dict() for r in self.sites.values()]}
+            Path(self.config.path).write_text(
+                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+            logger.info("Crawl report written to %s", self.config.path)
+
+
+_COLUMNS = ("planned", "fetched", "extracted", "dropped", "skipped", "mean chars")
+
+
+def format_report(sites: dict[str, SiteReport], reason: str) -> str:
+    """The end-of-crawl table: one row per site, then its reasons on an indented line."""
+    width = max([len("site"), *(len(key) for key in sites)])
+    header = f"{'site':<{width}}  " + "  ".join(f"{c:>10}" for c in _COLUMNS)
+    lines = [f"Crawl report ({len(sites)} sites, finished: {reason})", header]
+    for key, r in sites.items():
+        numbers = (
+            r.planned,
+            r.fetched,
+            sum(r.extracted.values()),
+            sum(r.dropped.values()),
+            sum(r.skipped.values()),
+            r.mean_text_length(),
+        )
+        lines.append(f"{key:<{width}}  " + "  ".join(f"{n:>10}" for n in numbers))
+        details = [f"not crawled: {r.failure}"] if r.failure else []
+        for label, counter in (
+            ("by", r.extracted),
+            ("dropped", r.dropped),
+            ("skipped", r.skipped),
+            ("not planned", r.not_planned),
+        ):
+            if counter:
+                details.append(
+                    f"{label} " + ", ".join(f"{k} {v}" for k, v in counter.most_common())
+                )
+        if details:
+            lines.append(" " * 4 + "; ".join(details))
+    return "\n".join(lines)

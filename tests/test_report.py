@@ -1,0 +1,36 @@
+"""The crawl report's pieces: drop reasons, ETA, the table."""
+
+from __future__ import annotations
+
+from scrapy.exceptions import DropItem
+from scrapy_maintext.report import SiteReport, drop_reason, format_report, format_seconds
+
+
+def test_drop_reasons_follow_the_pipeline_messages() -> None:
+    assert drop_reason(DropItem("No main text (no-main-text): https://a")) == "no_text"
+    assert drop_reason(DropItem("Near-duplicate of fingerprint 12ab: https://a")) == "duplicate"
+    assert drop_reason(DropItem("Extraction timed out after 30s: https://a")) == "timeout"
+    assert drop_reason(DropItem("Extraction failed (ValueError): https://a")) == "error"
+    assert drop_reason(DropItem("something else")) == "other"
+
+
+def test_eta_from_the_pace_so_far() -> None:
+    report = SiteReport("https://a.example", planned=10, first_seen=100.0)
+    assert report.eta_seconds(110.0) is None  # nothing done yet: no pace
+    report.extracted["neural"] = 4
+    report.skipped["http_404"] = 1
+    assert report.eta_seconds(110.0) == 10.0  # 5 pages in 10 s, 5 to go
+    assert format_seconds(3725) == "1h02m"
+    assert format_seconds(65) == "1m05s"
+
+
+def test_table_has_a_row_per_site_and_the_reasons() -> None:
+    ok = SiteReport("https://a.example", planned=3, fetched=3, text_chars=300)
+    ok.extracted.update({"neural": 2, "trafilatura": 1})
+    ok.not_planned["offsite"] = 2
+    down = SiteReport("https://b.example", failure="connection refused by b.example")
+    table = format_report({r.site: r for r in (ok, down)}, "finished").splitlines()
+    assert table[0] == "Crawl report (2 sites, finished: finished)"
+    assert table[2].split() == ["https://a.example", "3", "3", "3", "0", "0", "100"]
+    assert table[3].strip() == "by neural 2, trafilatura 1; not planned offsite 2"
+    assert table[5].strip() == "not crawled: connection refused by b.example"
