@@ -25,6 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.misc import load_object
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import (
     ENGINES,
@@ -181,7 +182,10 @@ class SeenFingerprints:
                     self.index.add(line)
             self._file = path.open("a", encoding="ascii")
 
-    def check_and_add(self, fp: str) -> str | None:
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def check_and_add(self, fp: str, url: str | None = None) -> str | None:
         found = self.index.check_and_add(fp)
         if found is None and fp and self._file is not None:
             self._pending.add(fp)
@@ -212,7 +216,7 @@ class ExtractionPipeline:
         self.options = self.config.options
         self.stats = crawler.stats
         self.runner: ExtractionRunner | None = None
-        self.seen: SeenFingerprints | None = None
+        self.seen: SeenFingerprints | Any = None
         # One memory per site, fed in arrival order (inside the turns below).
         self.site_memory = SiteMemoryStage.from_crawler(crawler)
         # Items are judged (no text? duplicate?) in the order they arrived, whatever order
@@ -234,7 +238,7 @@ class ExtractionPipeline:
             neural_available()
         self.runner = ExtractionRunner(config)
         if config.dedup:
-            self.seen = SeenFingerprints(config.dedup_distance, config.jobdir)
+            self.seen = self._open_fingerprints()
         if self.site_memory is not None:
             self.site_memory.open(self._flush_site_memory)
         logger.info(
@@ -243,8 +247,16 @@ class ExtractionPipeline:
             config.workers,
             config.timeout,
             config.dedup,
-            len(self.seen.index) if self.seen else 0,
+            len(self.seen) if self.seen else 0,
         )
+
+    def _open_fingerprints(self) -> Any:
+        """``EXTRACT_DEDUP_STORE`` (a distributed crawl shares them in Redis), or this
+        process's own, kept in JOBDIR."""
+        store = self.crawler.settings.get("EXTRACT_DEDUP_STORE")
+        if store:
+            return load_object(store).from_crawler(self.crawler, self.config.dedup_distance)
+        return SeenFingerprints(self.config.dedup_distance, self.config.jobdir)
 
     def _item_scraped(self, item: Any) -> None:
         if self.seen is not None:
@@ -358,7 +370,7 @@ class ExtractionPipeline:
             raise DropItem(message, log_level=ROUTINE_DROP_LOG_LEVEL)
         if self.seen is None or not doc.fingerprint:
             return
-        duplicate_of = self.seen.check_and_add(doc.fingerprint)
+        duplicate_of = self.seen.check_and_add(doc.fingerprint, url)
         if duplicate_of is not None:
             self._inc("extract/dropped/duplicate")
             message = f"Near-duplicate of fingerprint {duplicate_of}: {url}"

@@ -130,7 +130,8 @@ class SharedPolitenessMiddleware:
         keys = [self._key(key, "next"), self._key(key, "floor")]
         local = int(self._local_wait(key) * 1000)
         args = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
-        return int(self._reserve(keys, args))
+        wait, _start = self._reserve(keys, args)
+        return int(wait)
 
     def _local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay

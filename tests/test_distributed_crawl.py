@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.demo.site import Route, SiteOptions
 
 from tests.distributed import redis_or_skip, start_worker, wait_for
 from tests.redis_server import RedisServer
@@ -134,3 +134,48 @@ def test_stopped_crawl_resumes_and_late_worker_joins(
     assert max(exported.values()) == 1
     hits = page_hits(site)
     assert max(hits.values()) == 1, hits
+
+
+@pytest.fixture(scope="module")
+def copy_site() -> Iterator[SiteServer]:
+    """A small site whose text sitemap also lists a verbatim copy of one article."""
+    with SiteServer(SiteOptions(articles=4, crawl_delay=0.2), host="127.0.0.4") as server:
+        assert server.site is not None
+        routes = server.site.routes
+        original = f"/articles/{server.site.articles[0].slug}.html"
+        routes["/copy.html"] = routes[original]
+        listing = routes["/sitemaps/pages.txt"]
+        body = listing.body + f"\n{server.base_url}/copy.html\n".encode()
+        routes["/sitemaps/pages.txt"] = Route(body, listing.content_type)
+        yield server
+
+
+def test_near_duplicate_exported_once_cluster_wide(
+    copy_site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    # Site memory learns each site's boilerplate per worker: two workers may then extract
+    # the two copies a little differently; off, both copies give the same text.
+    settings = {
+        "REDIS_URL": redis_url,
+        "EXTRACT_ENABLED": "True",
+        "EXTRACT_WORKERS": "0",
+        "SITE_MEMORY_ENABLED": "False",
+    }
+    workers = [
+        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(copy_site), settings)
+        for i in range(2)
+    ]
+    for worker in workers:
+        worker.wait()
+        assert worker.returncode == 0, worker.log[-3000:]
+    site = copy_site.site
+    assert site is not None
+    original = f"/articles/{site.articles[0].slug}.html"
+    fetched = page_hits(copy_site) + Counter(p for p in copy_site.paths() if p == "/copy.html")
+    assert fetched[original] == fetched["/copy.html"] == 1
+    exported = Counter(p for w in workers for p in w.paths(copy_site.base_url))
+    assert max(exported.values()) == 1
+    assert (original in exported) != ("/copy.html" in exported), "kept both or neither copy"
+    assert set(exported) | {original, "/copy.html"} == site.expected_pages | {"/copy.html"}
+    dropped = sum(w.stats.get("extract/dropped/duplicate", 0) for w in workers)
+    assert dropped == 1

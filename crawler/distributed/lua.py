@@ -3,8 +3,10 @@
 Request queues: one list per site (``<prefix>:q:<site>``) and a ring of the sites that have
 requests (a list, rotated by every pop, plus a set to keep each site in it once), so that
 workers take turns between sites and each site's requests leave in the order they came.
-A popped request is *leased*: it stays in its worker's lease hash until the worker
-acknowledges it or dies, when it goes back to the front of its site's queue.
+New sites enter the ring at its head; a pop rotates the ring's tail to its head, so sites
+are served in the order they arrived, in turns. A popped request is *leased*: it stays in
+its worker's lease hash until the worker acknowledges it or dies, when it goes back to the
+front of its site's queue.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ if ARGV[4] == '1' then
 else
   redis.call('RPUSH', KEYS[4], ARGV[2])
 end
-if redis.call('SADD', KEYS[3], ARGV[3]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[3]) end
+if redis.call('SADD', KEYS[3], ARGV[3]) == 1 then redis.call('LPUSH', KEYS[2], ARGV[3]) end
 return 1
 """
 
@@ -63,7 +65,7 @@ for i = 2, #all, 2 do
   local cut = string.find(v, '\\n', 1, true)
   local site = string.sub(v, 1, cut - 1)
   redis.call('LPUSH', ARGV[1] .. site, string.sub(v, cut + 1))
-  if redis.call('SADD', KEYS[3], site) == 1 then redis.call('RPUSH', KEYS[2], site) end
+  if redis.call('SADD', KEYS[3], site) == 1 then redis.call('LPUSH', KEYS[2], site) end
   count = count + 1
 end
 redis.call('DEL', KEYS[1])
@@ -92,7 +94,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 #: KEYS: the site's next-allowed-time key, its Crawl-delay floor key.
 #: ARGV: this worker's delay for the site (ms), its robots.txt floor (ms), key lifetime (ms),
 #: the earliest this worker can send (ms from now).
-#: Reserves the site's next slot: returns how long to wait (ms) before sending. The floor is
+#: Reserves the site's next slot: returns {how long to wait (ms) before sending, the
+#: reserved start (ms, Redis's clock)}. The floor is
 #: the largest any worker has seen, so a worker that has not read robots.txt yet honours
 #: it. Times are Redis's clock, so workers on machines with skewed clocks agree.
 RESERVE = (
@@ -104,7 +107,7 @@ local delay = math.max(tonumber(ARGV[1]), floor)
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
 local start = math.max(now + tonumber(ARGV[4]), nxt)
 redis.call('SET', KEYS[1], start + delay, 'PX', ARGV[3])
-return start - now
+return {start - now, start}
 """
 )
 

@@ -1,0 +1,73 @@
+"""Near-duplicate fingerprints shared by every worker of a crawl (``EXTRACT_DEDUP_STORE``).
+
+The same banded index as :class:`~scrapy_maintext.extraction.FingerprintIndex` (within
+``max_distance`` bits, two 64-bit fingerprints agree on at least one of ``max_distance + 1``
+bands), kept in Redis sets, one per band value; a Lua script looks for a near-duplicate and
+adds the fingerprint in one atomic step, so of two near-duplicates extracted by two workers
+at the same moment exactly one is kept. Each member is ``fingerprint url``: a page fetched
+again after its worker died is not a duplicate of its own earlier copy.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy_maintext.distributed import lua
+from scrapy_maintext.distributed.settings import DistributedSettings
+from scrapy_maintext.extraction.fingerprint import BITS
+from scrapy_redis.connection import get_redis_from_settings
+
+if TYPE_CHECKING:
+    from typing import Self
+
+    from redis import Redis
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+def band_keys(prefix: str, fp: str, max_distance: int) -> list[str]:
+    """The Redis sets a fingerprint belongs to (as ``FingerprintIndex`` bands it)."""
+    value = int(fp, 16)
+    bands = max_distance + 1
+    width = -(-BITS // bands)
+    mask = (1 << width) - 1
+    return [f"{prefix}:{max_distance}:{i}:{value >> (i * width) & mask:x}" for i in range(bands)]
+
+
+class RedisFingerprints:
+    """The fingerprints of every document kept by any worker of the crawl."""
+
+    def __init__(self, server: Redis, prefix: str, max_distance: int) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.max_distance = max_distance
+        self._check = server.register_script(lua.FINGERPRINT)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, max_distance: int) -> Self:
+        config = DistributedSettings.from_settings(crawler.settings)
+        spider = crawler.spider
+        name = spider.name if spider is not None else "crawl"
+        prefix = (config.key_prefix % {"spider": name}) + ":fp"
+        return cls(get_redis_from_settings(crawler.settings), prefix, max_distance)
+
+    def __len__(self) -> int:
+        return int(self.server.get(f"{self.prefix}:count") or 0)
+
+    def check_and_add(self, fp: str, url: str | None = None) -> str | None:
+        """The fingerprint of a kept near-duplicate, or None (and ``fp`` is now known)."""
+        if len(fp) != BITS // 4:
+            return None
+        keys = [*band_keys(self.prefix, fp, self.max_distance), f"{self.prefix}:count"]
+        found = self._check(keys, [fp, url or "", self.max_distance])
+        if found is None:
+            return None
+        return found.decode() if isinstance(found, bytes) else str(found)
+
+    def confirm(self, fp: Any) -> None:
+        """Kept on check: a page re-fetched after a crash is recognised by its URL."""
+
+    def close(self) -> None:
+        self.server.close()

