@@ -218,12 +218,31 @@ class CrawlReport:
             self.loop.stop()
         self._sync_with_spider()
         logger.info("%s", format_report(self.sites, reason))
+        if reason == "shutdown":
+            self._log_resume_hint()
         if self.config.path:
             data = {"reason": reason, "sites": [r.to_dict() for r in self.sites.values()]}
             Path(self.config.path).write_text(
                 json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
             )
             logger.info("Crawl report written to %s", self.config.path)
+
+    def _log_resume_hint(self) -> None:
+        left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)
+        jobdir = self.crawler.settings.get("JOBDIR")
+        if jobdir:
+            logger.info(
+                "Stopped early: %d planned pages not done yet are kept in JOBDIR %s; "
+                "run the same command again to resume",
+                left,
+                jobdir,
+            )
+        else:
+            logger.warning(
+                "Stopped early: %d planned pages not done; without JOBDIR nothing is kept "
+                "(add -s JOBDIR=DIR to make a crawl resumable)",
+                left,
+            )
 
 
 _COLUMNS = ("planned", "fetched", "extracted", "dropped", "skipped", "mean chars")

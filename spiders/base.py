@@ -24,6 +24,7 @@ from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
 from scrapy_maintext.report import page_skipped
+from scrapy_maintext.shutdown import STOPPING_MESSAGE
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -294,7 +295,7 @@ class DiscoverySpider(scrapy.Spider):
         site = self.site_of(request)
         if reason == SITE_UNREACHABLE:
             site.failure = str(failure.value).removeprefix(f"{UNREACHABLE_MESSAGE}: ")
-        else:
+        elif reason != STOPPING:
             logger.info("Discovery request %s failed: %s", request.url, reason)
         yield from self.discovery_done(site)
 
@@ -360,9 +361,13 @@ class DiscoverySpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
+        reason = _failure_reason(failure)
+        if reason == STOPPING:
+            # Not done: the journal leaves it for a resumed crawl.
+            self.inc_stat("discovery/pages/left_for_resume")
+            return
         if PAGE_META in request.meta:
             self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
-        reason = _failure_reason(failure)
         self.inc_stat(f"discovery/page_errors/{reason}")
         self.report_skip(request.meta.get(SITE_META, ""), reason)
         log = logger.info if reason in (ROBOTS_FORBIDDEN, SITE_UNREACHABLE) else logger.warning
@@ -399,9 +404,13 @@ _EXCEPTION_REASONS = {
 ROBOTS_FORBIDDEN = "robots_forbidden"
 #: A site the robots middleware found unreachable (it logged why, once).
 SITE_UNREACHABLE = "site_unreachable"
+#: A request dropped from a download queue because the crawl is stopping: not done, so a
+#: resumed crawl fetches it.
+STOPPING = "stopping"
 _IGNORE_REASONS = {
     "Forbidden by robots.txt": ROBOTS_FORBIDDEN,
     UNREACHABLE_MESSAGE: SITE_UNREACHABLE,
+    STOPPING_MESSAGE: STOPPING,
     "max redirections reached": "redirect_loop",
 }
 

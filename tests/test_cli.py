@@ -310,3 +310,34 @@ def test_one_reachable_site_is_success(quick_site: SiteServer, tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
     assert jsonl(out)
+
+
+def test_ctrl_c_stops_quickly_and_says_what_is_kept(tmp_path: Path) -> None:
+    """16 requests queued behind a 1 s Crawl-delay used to take 16 s to drain after Ctrl-C."""
+    import signal
+    import time
+
+    out = tmp_path / "items.jsonl"
+    with SiteServer(SiteOptions(articles=30, crawl_delay=1.0, feeds=False)) as server:
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"),
+                *("-a", f"domain={server.base_url}", "-O", str(out)),
+                *("-s", f"JOBDIR={tmp_path / 'job'}", "-s", "EXTRACT_WORKERS=0"),
+            ],
+            cwd=tmp_path,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, log = proc.communicate(timeout=60)
+        seconds = time.monotonic() - stopped
+    assert proc.returncode == 0, log[-3000:]
+    assert seconds < 8, f"Ctrl-C took {seconds:.1f} s"
+    assert "queued requests left for a resumed crawl" in log
+    kept = [line for line in log.splitlines() if "Stopped early:" in line]
+    assert len(kept) == 1 and "kept in JOBDIR" in kept[0] and "run the same command" in kept[0]
