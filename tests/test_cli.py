@@ -341,3 +341,21 @@ def test_ctrl_c_stops_quickly_and_says_what_is_kept(tmp_path: Path) -> None:
     assert "queued requests left for a resumed crawl" in log
     kept = [line for line in log.splitlines() if "Stopped early:" in line]
     assert len(kept) == 1 and "kept in JOBDIR" in kept[0] and "run the same command" in kept[0]
+
+
+def test_site_that_never_answers_is_one_timeout_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        base = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        proc = maintext(
+            "crawl", "sitemap", "-a", f"domain={base}",
+            "-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_ENABLED=False",
+            cwd=tmp_path,
+        )  # fmt: skip
+    errors = [line for line in proc.stderr.decode().splitlines() if "] ERROR:" in line]
+    assert proc.returncode == 1
+    assert len(errors) == 1, errors
+    assert f"Cannot crawl {base}: no answer from {base[7:]}" in errors[0]

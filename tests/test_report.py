@@ -34,3 +34,34 @@ def test_table_has_a_row_per_site_and_the_reasons() -> None:
     assert table[2].split() == ["https://a.example", "3", "3", "3", "0", "0", "100"]
     assert table[3].strip() == "by neural 2, trafilatura 1; not planned offsite 2"
     assert table[5].strip() == "not crawled: connection refused by b.example"
+
+
+def test_site_failures_name_what_happened_with_a_hint() -> None:
+    from scrapy.exceptions import (
+        CannotResolveHostError,
+        DownloadConnectionRefusedError,
+        DownloadFailedError,
+        DownloadTimeoutError,
+    )
+    from scrapy_maintext.middlewares.sitefailure import describe_failure, robots_refusal
+
+    dns = describe_failure(CannotResolveHostError("no results"), "https://nope.invalid")
+    assert (dns.reason, dns.message) == (
+        "dns_error",
+        "host nope.invalid not found (DNS lookup failed)",
+    )
+    refused = describe_failure(DownloadConnectionRefusedError(), "http://127.0.0.1:9")
+    assert refused.line("http://127.0.0.1:9") == (
+        "Cannot crawl http://127.0.0.1:9: connection refused by 127.0.0.1:9"
+    )
+    tls = describe_failure(
+        DownloadFailedError("[('SSL routines', '', 'wrong version number')]"),
+        "https://a.example:8080",
+    )
+    assert tls.reason == "tls_error"
+    assert tls.hint == "did you mean http://a.example:8080? (the server may not speak TLS)"
+    timeout = describe_failure(
+        DownloadTimeoutError("took longer than 1.0 seconds"), "https://a.example"
+    )
+    assert timeout.message == "no answer from a.example (took longer than 1.0 seconds)"
+    assert robots_refusal(503, "a.example").reason == "robots_unavailable"
