@@ -142,7 +142,7 @@ class StreamWriter:
 
 def _exporter(fmt: str, file: BinaryIO) -> BaseItemExporter:
     if fmt == "jsonl":
-        return JsonLinesItemExporter(file, encoding="utf-8")
+        return JsonLinesItemExporter(file, encoding="utf-8")  # type: ignore[arg-type]
     if fmt == "json":
         # FEED_EXPORT_INDENT's default (0): one item per line, as ``-O x.json`` writes.
         return JsonItemExporter(file, encoding="utf-8", indent=0)  # type: ignore[arg-type]
