@@ -69,7 +69,7 @@ class SharedPolitenessMiddleware:
             crawler.settings.get("ROBOTSTXT_USER_AGENT") or crawler.settings.get("USER_AGENT")
         )
         self.worker_id = f"{id(self)}"
-        server = get_redis_from_settings(crawler.settings)
+        self.server = server = get_redis_from_settings(crawler.settings)
         self._reserve = server.register_script(lua.RESERVE)
         self._pause = server.register_script(lua.PAUSE)
         self._robots_gate = server.register_script(lua.ROBOTS_GATE)
@@ -93,22 +93,30 @@ class SharedPolitenessMiddleware:
         try:
             if is_robots_txt(request):
                 await self._robots_turn(key)
-            wait = self._reserve_slot(key) / 1000
-            if wait > 0:
-                from twisted.internet import reactor
-
-                await maybe_deferred_to_future(task.deferLater(reactor, wait, lambda: None))
-                self._inc("politeness/shared/waits")
+            await self._wait_for_turn(key)
         except BaseException:
             self._release(request)
             raise
 
-    async def _robots_turn(self, key: str) -> None:
-        from twisted.internet import reactor
+    async def _wait_for_turn(self, key: str) -> None:
+        """Reserve the site's next time and wait for it; a Retry-After pause that began
+        meanwhile (another worker's 429) voids the reservation: wait it out, reserve again."""
+        wait = self._reserve_slot(key) / 1000
+        while True:
+            if wait > 0:
+                await sleep(wait)
+                self._inc("politeness/shared/waits")
+            paused = int(self.server.pttl(self._key(key, "pause")))
+            if paused <= 0:
+                return
+            self._inc("politeness/shared/paused_waits")
+            await sleep(paused / 1000)
+            wait = self._reserve_slot(key) / 1000
 
+    async def _robots_turn(self, key: str) -> None:
         keys = [self._key(key, "robots"), self._key(key, "robots:fetching")]
         while not self._robots_gate(keys, [self.worker_id, ROBOTS_FETCH_LEASE_MS]):
-            await maybe_deferred_to_future(task.deferLater(reactor, ROBOTS_POLL, lambda: None))
+            await sleep(ROBOTS_POLL)
 
     def _robots_txt_read(self, key: str, response: Response) -> None:
         """Share the Crawl-delay of a robots.txt this worker fetched, as its robots
@@ -177,13 +185,22 @@ class SharedPolitenessMiddleware:
         if not pause:
             return
         key = str(self.crawler.engine.downloader.get_slot_key(request))
-        self._pause([self._key(key, "next")], [int(float(pause) * 1000), KEY_LIFETIME_MS])
+        self._pause(
+            [self._key(key, "next"), self._key(key, "pause")],
+            [int(float(pause) * 1000), KEY_LIFETIME_MS],
+        )
         self._inc("politeness/shared/retry_after_pauses")
         logger.info("Paused %s for every worker: %.1fs", key, float(pause))
 
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key)
+
+
+async def sleep(seconds: float) -> None:
+    from twisted.internet import reactor
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
 
 
 def is_robots_txt(request: Request) -> bool:

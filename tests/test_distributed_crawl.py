@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scrapy_maintext.demo.content import make_articles
 from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import Route, SiteOptions
+from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
 from tests.distributed import redis_or_skip, start_worker, wait_for
 from tests.redis_server import RedisServer
@@ -136,18 +137,35 @@ def test_stopped_crawl_resumes_and_late_worker_joins(
     assert max(hits.values()) == 1, hits
 
 
+#: Crawl-delay of the small extras site (s).
+EXTRAS_DELAY = 0.2
+#: Retry-After of its busy page (s): far above the Crawl-delay.
+BUSY_RETRY_AFTER = 2
+
+
 @pytest.fixture(scope="module")
-def copy_site() -> Iterator[SiteServer]:
-    """A small site whose text sitemap also lists a verbatim copy of one article."""
-    with SiteServer(SiteOptions(articles=4, crawl_delay=0.2), host="127.0.0.4") as server:
+def _extras_server() -> Iterator[SiteServer]:
+    """A small site whose text sitemap also lists a verbatim copy of one article and a page
+    answering 429 with Retry-After once."""
+    options = SiteOptions(articles=4, crawl_delay=EXTRAS_DELAY)
+    with SiteServer(options, host="127.0.0.4") as server:
         assert server.site is not None
         routes = server.site.routes
         original = f"/articles/{server.site.articles[0].slug}.html"
         routes["/copy.html"] = routes[original]
+        busy = page_html(make_articles(1, seed=99)[0], []).encode()
+        routes["/busy.html"] = Route(busy, retry_after_once=BUSY_RETRY_AFTER)
         listing = routes["/sitemaps/pages.txt"]
-        body = listing.body + f"\n{server.base_url}/copy.html\n".encode()
-        routes["/sitemaps/pages.txt"] = Route(body, listing.content_type)
+        extra = f"\n{server.base_url}/copy.html\n{server.base_url}/busy.html\n"
+        routes["/sitemaps/pages.txt"] = Route(listing.body + extra.encode(), listing.content_type)
+        server.site.expected_pages.add("/busy.html")
         yield server
+
+
+@pytest.fixture
+def copy_site(_extras_server: SiteServer) -> SiteServer:
+    _extras_server.reset()
+    return _extras_server
 
 
 def test_near_duplicate_exported_once_cluster_wide(
@@ -173,9 +191,31 @@ def test_near_duplicate_exported_once_cluster_wide(
     original = f"/articles/{site.articles[0].slug}.html"
     fetched = page_hits(copy_site) + Counter(p for p in copy_site.paths() if p == "/copy.html")
     assert fetched[original] == fetched["/copy.html"] == 1
+    assert fetched["/busy.html"] == 2  # 429, then the page
     exported = Counter(p for w in workers for p in w.paths(copy_site.base_url))
     assert max(exported.values()) == 1
     assert (original in exported) != ("/copy.html" in exported), "kept both or neither copy"
     assert set(exported) | {original, "/copy.html"} == site.expected_pages | {"/copy.html"}
     dropped = sum(w.stats.get("extract/dropped/duplicate", 0) for w in workers)
     assert dropped == 1
+
+
+def test_retry_after_pauses_the_site_for_every_worker(
+    copy_site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    settings = {"REDIS_URL": redis_url}
+    workers = [
+        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(copy_site), settings)
+        for i in range(2)
+    ]
+    for worker in workers:
+        worker.wait()
+        assert worker.returncode == 0, worker.log[-3000:]
+    hits = sorted(copy_site.hits, key=lambda h: h.time)
+    busy = next(i for i, h in enumerate(hits) if h.status == 429)
+    assert busy + 1 < len(hits), "nothing was fetched after the 429"
+    # The pause starts when the 429 arrives (SERVE_TIME after the server saw the request).
+    gap = hits[busy + 1].time - hits[busy].time
+    assert gap >= BUSY_RETRY_AFTER - TOLERANCE, (gap, [h.path for h in hits])
+    assert sum(w.stats.get("politeness/shared/retry_after_pauses", 0) for w in workers) == 1
+    assert sum(1 for w in workers if w.items()) == 2, "one worker did all the work"

@@ -165,7 +165,8 @@ def test_shared_floor_and_pause_hold_every_client(server: Any) -> None:
     assert reserve(keys, [100, 300, 60_000, 0])[0] == 0  # a worker that read Crawl-delay 0.3 s
     # Another worker that knows only its 10 ms delay still waits for the shared floor.
     assert reserve(keys, [10, 0, 60_000, 0])[0] >= 290
-    pause(["p:next"], [2000, 60_000])
+    pause(["p:next", "p:pause"], [2000, 60_000])
+    assert server.pttl("p:pause") > 1900
     assert reserve(keys, [10, 0, 60_000, 0])[0] >= 1990
     # A worker whose own slot still holds its requests 500 ms reserves no earlier.
     server.delete("p:next")

@@ -111,8 +111,9 @@ return {start - now, start}
 """
 )
 
-#: KEYS: the site's next-allowed-time key. ARGV: pause (ms), key lifetime (ms).
-#: A Retry-After pause: nobody sends to the site before now + pause.
+#: KEYS: the site's next-allowed-time key, its pause key. ARGV: pause (ms), lifetime (ms).
+#: A Retry-After pause: nobody reserves a time before now + pause, and the pause key tells
+#: workers already waiting for an earlier reservation to reserve again after it.
 PAUSE = (
     _NOW_MS
     + """
@@ -120,6 +121,7 @@ local until_ms = now + tonumber(ARGV[1])
 if until_ms > tonumber(redis.call('GET', KEYS[1]) or '0') then
   redis.call('SET', KEYS[1], until_ms, 'PX', math.max(tonumber(ARGV[2]), tonumber(ARGV[1])))
 end
+redis.call('SET', KEYS[2], until_ms, 'PX', ARGV[1])
 return until_ms - now
 """
 )
