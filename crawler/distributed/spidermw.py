@@ -70,7 +70,11 @@ class DistributedSpiderMiddleware:
         self, response: Response, result: AsyncIterator[Any]
     ) -> AsyncIterator[Any]:
         request = response.request
-        lease = request.meta.get(LEASE_META) if request is not None else None
+        if request is None:
+            async for item in result:
+                yield item
+            return
+        lease = request.meta.get(LEASE_META)
         if lease is not None:
             self._open[lease] += 1
         try:
@@ -81,12 +85,14 @@ class DistributedSpiderMiddleware:
         finally:
             if lease is not None:
                 self._close(lease, request)
-            elif request is not None and is_local(request):
+            elif is_local(request):
                 self._discovery_step_done(request)
 
     def _item_done(self, response: Response | Any = None, **_: Any) -> None:
         request = getattr(response, "request", None)
-        lease = request.meta.get(LEASE_META) if request is not None else None
+        if not isinstance(request, Request):
+            return
+        lease = request.meta.get(LEASE_META)
         if lease is not None and lease in self._open:
             self._close(lease, request)
 
@@ -97,7 +103,7 @@ class DistributedSpiderMiddleware:
             self.worker.finished(request)
 
     def _discovery_step_done(self, request: Request) -> None:
-        base = request.meta.get(SITE_META)
+        base = str(request.meta.get(SITE_META))
         site = getattr(self.crawler.spider, "sites", {}).get(base)
         if site is not None and site.outstanding <= 0:
             self.worker.discovery_finished(base)

@@ -40,6 +40,11 @@ class Lease:
     site: str
 
 
+def text(value: Any) -> str:
+    """A Redis reply as text (the client returns bytes)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
@@ -87,7 +92,7 @@ class CrawlState:
         """Requeue the leases of every worker whose heartbeat expired; how many."""
         total = 0
         for raw in self.server.smembers(self.key("workers")):
-            worker = raw.decode() if isinstance(raw, bytes) else str(raw)
+            worker = text(raw)
             if worker == self.worker_id:
                 continue
             count = self._requeue_of(worker, force=False)
@@ -107,7 +112,7 @@ class CrawlState:
         return int(self._requeue(keys, [self.queue_key(""), worker, "1" if force else "0"]))
 
     def live_workers(self) -> list[str]:
-        workers = [w.decode() for w in self.server.smembers(self.key("workers"))]
+        workers = [text(w) for w in self.server.smembers(self.key("workers"))]
         alive = self.server.mget([self.alive_key(w) for w in workers]) if workers else []
         return [w for w, a in zip(workers, alive, strict=True) if a is not None]
 
@@ -130,7 +135,7 @@ class CrawlState:
         if not result:
             return None
         lease_id, data, site = result
-        return Lease(str(lease_id), data, site.decode())
+        return Lease(str(lease_id), data, text(site))
 
     def ack(self, lease: str) -> None:
         self.server.hdel(self.leases_key(), lease)
@@ -149,7 +154,7 @@ class CrawlState:
         """The crawl's run id: the first worker's, kept for every later worker and restart."""
         self.server.set(self.key("run"), proposed, nx=True)
         value = self.server.get(self.key("run"))
-        return value.decode() if isinstance(value, bytes) else proposed
+        return text(value) if value is not None else proposed
 
     def claim(self, site: str) -> int:
         """1: this worker discovers ``site``; 2: it takes over from a dead worker; 0: not."""
@@ -162,10 +167,10 @@ class CrawlState:
     def release_claim(self, site: str) -> None:
         """Discovery stopped half-way (clean shutdown): a later worker may claim it."""
         owner = self.server.hget(self.key("discovery"), site)
-        if owner is not None and owner.decode() == self.worker_id:
+        if owner is not None and text(owner) == self.worker_id:
             self.server.hdel(self.key("discovery"), site)
 
     def discovering(self) -> dict[str, str]:
         """Sites whose discovery is not done, with the worker claiming each."""
         claims = self.server.hgetall(self.key("discovery"))
-        return {k.decode(): v.decode() for k, v in claims.items() if v.decode() != DONE}
+        return {text(k): text(v) for k, v in claims.items() if text(v) != DONE}
