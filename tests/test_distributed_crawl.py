@@ -94,6 +94,27 @@ def test_three_workers_crawl_each_page_once_and_politely(
     assert_polite(site)
 
 
+def test_feed_crawl_shared_by_two_workers(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
+    settings = {"REDIS_URL": redis_url}
+    workers = [
+        start_worker(f"w{i}", tmp_path, "feed", crawl_args(site), settings) for i in range(2)
+    ]
+    for worker in workers:
+        worker.wait()
+        assert worker.returncode == 0, worker.log[-3000:]
+    assert site.site is not None
+    articles = {f"/articles/{a.slug}.html" for a in site.site.articles}
+    exported = Counter(p for w in workers for p in w.paths(site.base_url))
+    assert set(exported) == articles and max(exported.values()) == 1
+    hits = Counter(p for p in site.paths() if p.startswith("/articles/"))
+    assert set(hits) == articles and max(hits.values()) == 1
+    # The home page and the feeds were read by the discovering worker only.
+    assert site.paths().count("/") == 1
+    feeds = Counter(p for p in site.paths() if p.startswith(("/feed", "/atom", "/index.rdf")))
+    assert feeds and max(feeds.values()) == 1, feeds
+    assert_polite(site)
+
+
 def test_killed_worker_loses_no_page(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
     settings = {"REDIS_URL": redis_url}
     first = start_worker("first", tmp_path, "sitemap", crawl_args(site), settings)
