@@ -82,9 +82,12 @@ class Document:
     #: The neural engine's error on this page, if it failed (counted by the crawl as
     #: ``extract/neural_error``; not an exported field).
     neural_error: str | None = None
+    #: What parsing repaired or lost ("nesting-flattened", "nesting-cut", "attributes-cut";
+    #: counted as ``extract/repaired/...``; not an exported field).
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        del data["neural_error"]
+        del data["neural_error"], data["notes"]
         data["body"] = [b.to_dict() for b in self.body]
         return data

@@ -339,6 +339,8 @@ class ExtractionPipeline:
     def _count(self, doc: Document) -> None:
         if doc.neural_error:
             self._neural_failed(doc)
+        for note in doc.notes:
+            self._inc(f"extract/repaired/{note}")
         if doc.extractor:
             self._inc(f"extract/{doc.extractor}")
         if is_fallback(doc):

@@ -64,6 +64,7 @@ def extract_page(
     result = PageResult(Document(url=url, hostname=hostname_of(url)))
     doc = result.doc
     page = parse_page(html, options)
+    doc.notes = page.notes
     if page.tree is None:
         doc.reason = page.reason
         return result

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import lxml.html
 from lxml import etree
@@ -40,6 +42,45 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)"""
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _TAG = re.compile(r"<\s*(?:[a-zA-Z][a-zA-Z0-9]*|!doctype|!--)", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+#: What no XML output can hold: C0 controls (vertical tab and form feed too: HTML reads
+#: them as white space, trafilatura's XML tree raises on them), lone surrogates, U+FFFE/F.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: Nesting depth kept as it is. libxml2 stops at 256 levels without its "huge" option and
+#: loses what is deeper; pages are parsed with it (2048 levels) and flattened to this
+#: depth, which real pages stay far below and recursive tree code handles.
+MAX_NESTING = 200
+#: Longest start tag kept with its attributes. Real tags are well under 1 KB (long ones
+#: carry inline styles or data URIs); one with 100,000 attributes takes libxml2 and the
+#: extractors minutes (duplicate checks and attribute edits are quadratic).
+MAX_TAG_CHARS = 16 * 1024
+_LONG_TAG = re.compile(rf"<([a-zA-Z][a-zA-Z0-9:-]*)[^<>]{{{MAX_TAG_CHARS},}}>")
+#: Depth that pages deeper than MAX_NESTING are first flattened to, unwrapping all but
+#: block elements (the margin leaves room for the blocks nested in each other).
+FLATTEN_DEPTH = MAX_NESTING - 50
+#: Tags whose boundaries are kept first when flattening (they separate paragraphs).
+_BLOCK_TAGS = frozenset(
+    [
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "li",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "pre",
+        "blockquote",
+        "table",
+        "tr",
+        "td",
+        "th",
+    ]
+)
 
 
 @dataclass
@@ -48,6 +89,9 @@ class ParsedPage:
 
     tree: lxml.html.HtmlElement | None = None
     reason: str | None = None
+    #: What was repaired or lost on the way ("nesting-flattened", "nesting-cut",
+    #: "attributes-cut"), for the crawl's stats.
+    notes: list[str] = field(default_factory=list)
 
 
 def parse_page(raw: str | bytes, options: ExtractOptions) -> ParsedPage:
@@ -121,24 +165,72 @@ def parse_text(text: str, options: ExtractOptions) -> ParsedPage:
     if not _TAG.search(sample):
         return ParsedPage(reason="not-html")
     # The parser chokes on NUL and keeps other C0 controls, which XML output cannot hold.
-    text = _CONTROL.sub(" ", text)
-    tree = _parse(text)
-    if tree is None:
+    text = _NOT_XML.sub(" ", text)
+    page = ParsedPage()
+    text, long_tags = _LONG_TAG.subn(r"<\1>", text)
+    if long_tags:
+        page.notes.append("attributes-cut")
+    page.tree = _parse(text, page.notes)
+    if page.tree is None:
         return ParsedPage(reason="unparsable")
-    if _exceeds(tree, options.max_elements):
+    if _exceeds(page.tree, options.max_elements):
         return ParsedPage(reason="too-large")
-    return ParsedPage(tree=tree)
+    page.notes += repair_tree(page.tree)
+    return page
 
 
-def _parse(text: str) -> lxml.html.HtmlElement | None:
-    parser = lxml.html.HTMLParser(remove_comments=True, remove_pis=True, collect_ids=False)
+def repair_tree(tree: lxml.html.HtmlElement) -> list[str]:
+    """Flatten a page nested deeper than MAX_NESTING: wrappers are unwrapped first, so
+    its paragraphs stay paragraphs; then whatever is still too deep."""
+    if max_depth(tree) <= MAX_NESTING:
+        return []
+    _flatten(tree, FLATTEN_DEPTH, keep=_BLOCK_TAGS)
+    _flatten(tree, MAX_NESTING, keep=frozenset())
+    return ["nesting-flattened"]
+
+
+def _depths(tree: lxml.html.HtmlElement) -> Iterator[tuple[int, Any]]:
+    depth = 0
+    for event, el in etree.iterwalk(tree, events=("start", "end")):
+        if event == "end":
+            depth -= 1
+        else:
+            depth += 1
+            yield depth, el
+
+
+def max_depth(tree: lxml.html.HtmlElement) -> int:
+    return max((depth for depth, _ in _depths(tree)), default=0)
+
+
+def _flatten(tree: lxml.html.HtmlElement, limit: int, keep: frozenset[str]) -> None:
+    """Unwrap elements deeper than ``limit`` (but those in ``keep``): their text and
+    children move up."""
+    deep = [el for depth, el in _depths(tree) if depth > limit and el.tag not in keep]
+    for el in reversed(deep):
+        if isinstance(el.tag, str):
+            el.drop_tag()
+
+
+def _parse(text: str, notes: list[str]) -> lxml.html.HtmlElement | None:
+    parser = lxml.html.HTMLParser(
+        remove_comments=True, remove_pis=True, collect_ids=False, huge_tree=True
+    )
     try:
-        return lxml.html.document_fromstring(text, parser=parser)
+        tree = lxml.html.document_fromstring(text, parser=parser)
+        if any("Excessive depth" in error.message for error in parser.error_log):
+            # Deeper than even the huge limit: the parser dropped the rest of the page.
+            notes.append("nesting-cut")
+        return tree
     except ValueError:
         # lxml refuses str input that still carries an encoding declaration (a malformed
         # one the regex above missed): hand it UTF-8 bytes and say so.
         utf8 = lxml.html.HTMLParser(
-            remove_comments=True, remove_pis=True, collect_ids=False, encoding="utf-8"
+            remove_comments=True,
+            remove_pis=True,
+            collect_ids=False,
+            encoding="utf-8",
+            huge_tree=True,
         )
         data = text.encode("utf-8", errors="replace")
         try:

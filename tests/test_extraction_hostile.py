@@ -1,0 +1,80 @@
+"""Hostile pages that used to lose good text or take the whole page timeout."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from scrapy_maintext import ExtractOptions, extract
+from scrapy_maintext.extraction.decode import MAX_NESTING
+
+PARAGRAPH = "<p>" + "A perfectly normal paragraph of article text that goes on. " * 8 + "</p>"
+URL = "https://hostile.example/a.html"
+ENGINES = ["trafilatura", "auto"]
+#: Far above what these pages take now (well under a second), far below what they took
+#: before (20 s to minutes): a loose bound, not a benchmark.
+SLOW = 10.0
+
+
+def _page(head: str = "", body: str = "") -> str:
+    return (
+        f"<html><head><meta charset='utf-8'>{head}</head><body><article>"
+        f"{body}{PARAGRAPH * 4}</article></body></html>"
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("char", ["\f", "\v"])
+def test_form_feed_and_vertical_tab_are_white_space(engine: str, char: str) -> None:
+    raw = _page(f"<title>Hello{char}World</title>", f"<h1>Hello{char}World</h1>")
+    doc = extract(raw, URL, ExtractOptions(engine=engine))
+    assert doc.reason is None
+    assert doc.text.startswith("Hello World\n")
+    assert doc.title == "Hello World"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_content_nested_beyond_the_parser_default_limit_is_recovered(engine: str) -> None:
+    depth = 600  # libxml2 drops everything below 256 levels by default
+    raw = (
+        "<html><body>"
+        + "<div>" * depth
+        + "<h1>Deep title</h1>"
+        + PARAGRAPH * 3
+        + "</div>" * depth
+        + "</body></html>"
+    )
+    doc = extract(raw, URL, ExtractOptions(engine=engine))
+    assert doc.reason is None
+    assert "Deep title" in doc.text and "perfectly normal paragraph" in doc.text
+    assert doc.notes == ["nesting-flattened"]
+
+
+def test_nesting_beyond_the_hard_limit_is_reported() -> None:
+    depth = 5000  # beyond libxml2's 2048 levels even with its "huge" option
+    raw = "<html><body><article><p>Intro text.</p>" + "<div>" * depth + PARAGRAPH
+    doc = extract(raw, URL, ExtractOptions(engine="trafilatura"))
+    assert "nesting-cut" in doc.notes
+
+
+def test_flattened_tree_is_no_deeper_than_the_limit() -> None:
+    from scrapy_maintext.extraction.decode import max_depth, parse_page
+
+    raw = "<html><body>" + "<div><p>x</p>" * 1000 + "</div>" * 1000 + "</body></html>"
+    page = parse_page(raw, ExtractOptions())
+    assert page.tree is not None and max_depth(page.tree) <= MAX_NESTING
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_element_with_100k_attributes(engine: str) -> None:
+    crowded = "<div " + " ".join(f'a{i}="v"' for i in range(100_000)) + ">x</div>"
+    started = time.monotonic()
+    doc = extract(_page(body=crowded), URL, ExtractOptions(engine=engine))
+    assert time.monotonic() - started < SLOW
+    assert "perfectly normal paragraph" in doc.text
+    assert doc.notes == ["attributes-cut"]
+
+
+def test_normal_pages_are_left_alone() -> None:
+    doc = extract(_page("<title>T</title>", '<h1 class="x" id="y">Title</h1>'), URL)
+    assert doc.notes == [] and doc.text.startswith("Title")
