@@ -135,6 +135,29 @@ def test_killed_worker_loses_no_page(site: SiteServer, redis_url: str, tmp_path:
     assert_polite(site)
 
 
+def test_discovery_of_a_killed_worker_is_taken_over(
+    site: SiteServer, redis_url: str, tmp_path: Path
+) -> None:
+    import redis
+
+    server = redis.Redis.from_url(redis_url)
+    settings = {"REDIS_URL": redis_url}
+    first = start_worker("first", tmp_path, "sitemap", crawl_args(site), settings)
+    assert wait_for(lambda: server.hlen("maintext:sitemap:discovery") == 1, timeout=60)
+    second = start_worker("second", tmp_path, "sitemap", crawl_args(site), settings)
+    # Killed during discovery (its sitemaps take a Crawl-delay each), before any page.
+    first.kill()
+    first.wait()
+    assert not first.items()
+    second.wait()
+    assert second.returncode == 0, second.log[-3000:]
+    assert "Taking over the discovery" in second.log
+    assert site.site is not None
+    exported = Counter(second.paths(site.base_url))
+    assert set(exported) == site.site.expected_pages and max(exported.values()) == 1
+    assert_polite(site)
+
+
 def test_stopped_crawl_resumes_and_late_worker_joins(
     site: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
