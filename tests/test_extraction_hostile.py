@@ -6,6 +6,8 @@ import time
 
 import pytest
 from scrapy_maintext import ExtractOptions, extract
+from scrapy_maintext.demo.content import make_articles
+from scrapy_maintext.demo.site import page_html
 from scrapy_maintext.extraction.decode import MAX_NESTING
 
 PARAGRAPH = "<p>" + "A perfectly normal paragraph of article text that goes on. " * 8 + "</p>"
@@ -78,3 +80,31 @@ def test_element_with_100k_attributes(engine: str) -> None:
 def test_normal_pages_are_left_alone() -> None:
     doc = extract(_page("<title>T</title>", '<h1 class="x" id="y">Title</h1>'), URL)
     assert doc.notes == [] and doc.text.startswith("Title")
+
+
+def test_malformed_json_ld_is_bounded_and_still_read() -> None:
+    # 160 KB of JSON-LD that is not JSON: trafilatura's fallback regexes took 20 s on it.
+    block = '{"author": {"name": "Jane Roe"}, ' + '"author": "a", ' * 10_000
+    raw = _page(f'<script type="application/ld+json">{block}</script>')
+    started = time.monotonic()
+    doc = extract(raw, URL, ExtractOptions(engine="trafilatura"))
+    assert time.monotonic() - started < SLOW
+    assert doc.author == "Jane Roe"
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "neural"])
+def test_demo_article_ends_with_its_text_not_the_comment_heading(engine: str) -> None:
+    article, *others = make_articles(3)
+    doc = extract(page_html(article, others), URL, ExtractOptions(engine=engine))
+    assert doc.text.endswith(article.paragraphs[-1])
+    assert "comments" not in doc.text
+
+
+def test_footer_copyright_year_is_not_a_date() -> None:
+    article, *others = make_articles(3)
+    html = page_html(article, others)
+    assert article.date == "2026-01-01"  # the page's markup gives a first of January
+    assert extract(html, URL).date == "2026-01-01"
+    undated = html.replace(f'<time datetime="{article.date}">{article.date}</time>', "")
+    assert "&copy; 2026" in undated
+    assert extract(undated, URL).date is None

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass
 
 import lxml.html
-from scrapy_maintext.document import Document, blocks_to_text
+from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction.decode import parse_page
 from scrapy_maintext.extraction.engines import NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
@@ -112,8 +112,8 @@ def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOp
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
-    doc.body = result.blocks
-    doc.text = blocks_to_text(result.blocks)
+    doc.body = without_trailing_headings(result.blocks)
+    doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
     doc.extractor = result.extractor
     doc.confidence = result.confidence
@@ -122,6 +122,16 @@ def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOp
     doc.fingerprint = fingerprint(doc.text)
     if not doc.text.strip():
         doc.reason = "no-main-text"
+
+
+def without_trailing_headings(blocks: list[Block]) -> list[Block]:
+    """``blocks`` without the headings they end with: a heading introduces what follows,
+    and one with nothing after it belongs to a section left out (the "2 comments" of a
+    comment section when comments are off, a "Related stories" box)."""
+    end = len(blocks)
+    while end and blocks[end - 1].kind == "head":
+        end -= 1
+    return blocks[:end]
 
 
 def is_fallback(doc: Document) -> bool:

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 from urllib.parse import urlsplit
 
 import lxml.html
+from htmldate import find_date
 from scrapy_maintext.document import Document
 from trafilatura.metadata import extract_metadata
+from trafilatura.settings import set_date_params
 
+#: Longest malformed JSON-LD block handed to trafilatura (chars). Its fallback regexes
+#: are quadratic: 10,000 chars cost well under 0.1 s; real blocks, even broken ones, put
+#: author and type in their first few hundred characters.
+MAX_MALFORMED_JSON_LD = 10_000
+_JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (
     "/html/@lang",
@@ -22,10 +30,10 @@ _LANG_XPATHS = (
 
 def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) -> None:
     """Fill the metadata fields of ``doc`` from the page (the tree is not modified)."""
-    meta = extract_metadata(copy.deepcopy(tree), default_url=url)
+    meta = extract_metadata(bound_json_ld(copy.deepcopy(tree)), default_url=url)
     doc.title = meta.title or None
     doc.author = meta.author or None
-    doc.date = meta.date or None
+    doc.date = real_date(meta.date, tree, url)
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
@@ -34,6 +42,38 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
+
+
+def bound_json_ld(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """Cut malformed JSON-LD blocks to MAX_MALFORMED_JSON_LD chars, in place.
+
+    trafilatura reads a block that is not valid JSON with regular expressions that are
+    quadratic in its length (a 163 KB block took 30 s); what it looks for there (author,
+    type, publisher, title) sits near the start. Valid JSON is parsed in linear time and
+    is left alone.
+    """
+    for script in tree.xpath(_JSON_LD_XPATH):
+        text = script.text or ""
+        if len(text) <= MAX_MALFORMED_JSON_LD:
+            continue
+        try:
+            json.loads(text, strict=False)
+        except ValueError:
+            script.text = text[:MAX_MALFORMED_JSON_LD]
+    return tree
+
+
+def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) -> str | None:
+    """``date`` unless it is htmldate's guess from a bare year.
+
+    With nothing better, htmldate's extensive search returns YYYY-01-01 from a footer's
+    "(c) 2026" or any lone year: not a publication date. A first of January is kept only
+    when the page's markup (no free-text search) gives it too.
+    """
+    if not date or not date.endswith("-01-01"):
+        return date or None
+    params = {**set_date_params(extensive=False), "url": url}
+    return date if find_date(copy.deepcopy(tree), **params) == date else None
 
 
 def page_language(tree: lxml.html.HtmlElement) -> str | None:
