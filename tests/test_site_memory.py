@@ -11,6 +11,7 @@ from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.fingerprint import fingerprint
+from scrapy_maintext.extraction.fingerprint_parts import fingerprint_parts
 from scrapy_maintext.extraction.site_memory import (
     PageSignatures,
     SiteMemory,
@@ -238,3 +239,22 @@ def test_journal_is_not_applied_twice_after_a_crash_during_snapshot(tmp_path: Pa
     again: SiteMemories[int] = SiteMemories()
     assert MemoryJournal(tmp_path).restore(again) == 0
     assert again.state() == memories.state()
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["one", "two", "three four five six seven", "eight"],
+        ["a b", "c", "", "—", "d e f g h i j k", "l m"],
+        ["just two", "words"],
+        ["solo"],
+        ["日本語のテキスト 東京", "Grüße aus Köln, 12 Äpfel", "x y z"],
+    ],
+)
+def test_fingerprint_parts_give_the_fingerprint_of_any_kept_subset(texts: list[str]) -> None:
+    body = [Block("p", t) for t in texts]
+    parts = fingerprint_parts(body)
+    for mask in range(1 << len(body)):
+        keep = np.array([bool(mask >> i & 1) for i in range(len(body))])
+        kept = [b for b, k in zip(body, keep, strict=True) if k]
+        assert parts.fingerprint(keep) == fingerprint(blocks_to_text(kept)), (texts, mask)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction.fingerprint import fingerprint
+from scrapy_maintext.extraction.fingerprint_parts import FingerprintParts, fingerprint_parts
 
 if TYPE_CHECKING:
     # Imported for types only: importing the neural package loads onnxruntime.
@@ -91,6 +92,8 @@ class PageSignatures:
     page: np.ndarray
     #: Signature of each ``Document.body`` block (0 when no page block has its text).
     body: np.ndarray
+    #: For the fingerprint of what is left after template blocks are removed.
+    parts: FingerprintParts | None = None
 
 
 def block_signature(path_tags: list[str], text: str) -> int:
@@ -123,7 +126,8 @@ def page_signatures(raw: list[RawBlock], body: list[Block]) -> PageSignatures:
         i = found[k] if k < len(found) else found[0]
         body_sigs[j] = sigs[i]
         cursor = i + 1
-    return PageSignatures(np.unique(np.array(sigs, dtype=_DTYPE)), body_sigs)
+    page = np.unique(np.array(sigs, dtype=_DTYPE))
+    return PageSignatures(page, body_sigs, fingerprint_parts(body))
 
 
 @dataclass
@@ -208,7 +212,9 @@ class SiteMemory:
             return outcome
         doc.body = [b for b, t in zip(doc.body, template, strict=True) if not t]
         doc.text = blocks_to_text(doc.body)
-        doc.fingerprint = fingerprint(doc.text)
+        parts = page.parts
+        # The parts make this cheap enough for the crawl process (the reactor's thread).
+        doc.fingerprint = parts.fingerprint(~template) if parts else fingerprint(doc.text)
         outcome.removed = int(template.sum())
         return outcome
 
