@@ -386,6 +386,9 @@ def is_html_response(response: Response) -> bool:
     ctype = (response.headers.get("Content-Type") or b"").decode("latin-1").lower()
     if ctype and ctype.split(";")[0].strip() not in HTML_TYPES:
         return False
+    # UTF-16/32 text (by its BOM or declared charset) is full of NUL bytes.
+    if response.encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+        return True
     # Scrapy trusts a ".html" URL over the body; a NUL byte says it is binary after all.
     return b"\x00" not in response.body[:_SNIFF_BYTES]
 

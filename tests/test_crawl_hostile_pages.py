@@ -1,0 +1,53 @@
+"""Hostile pages and servers in a real crawl: nothing good is lost, nothing hangs."""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.demo.content import make_articles
+from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.site import Route, SiteOptions, page_html
+
+from tests.crawl import run_crawl
+
+#: Articles of their own (the site's would be near-duplicates of these pages).
+UTF16_ARTICLES = make_articles(3, seed=16)
+SETTINGS = {"DOWNLOAD_DELAY": "0.05", "EXTRACT_WORKERS": "1", "DOWNLOAD_TIMEOUT": "5"}
+
+
+def _list_in_sitemap(server: SiteServer, *paths: str) -> None:
+    assert server.site is not None
+    listed = server.site.routes["/sitemaps/pages.txt"].body.decode()
+    listed += "".join(f"{server.base_url}{path}\n" for path in paths)
+    server.site.routes["/sitemaps/pages.txt"] = Route(listed.encode(), "text/plain")
+
+
+@pytest.fixture(scope="module")
+def utf16_site() -> Iterator[SiteServer]:
+    """Two articles served as UTF-16: with a BOM, and by declared charset only."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        first, second, third = UTF16_ARTICLES
+        with_bom = page_html(first, [second]).replace('<meta charset="utf-8">', "")
+        site.routes["/bom.html"] = Route(
+            codecs.BOM_UTF16_LE + with_bom.encode("utf-16-le"), "text/html; charset=utf-16"
+        )
+        declared = page_html(second, [third]).replace('<meta charset="utf-8">', "")
+        site.routes["/declared.html"] = Route(
+            declared.encode("utf-16-le"), "text/html; charset=utf-16le"
+        )
+        _list_in_sitemap(server, "/bom.html", "/declared.html")
+        yield server
+
+
+def test_utf16_pages_are_extracted(utf16_site: SiteServer, tmp_path: Path) -> None:
+    result = run_crawl("sitemap", tmp_path, {"domain": utf16_site.base_url}, SETTINGS)
+    assert result.returncode == 0, result.log[-3000:]
+    by_path = {item["url"].removeprefix(utf16_site.base_url): item for item in result.items}
+    assert UTF16_ARTICLES[0].paragraphs[0] in by_path["/bom.html"]["text"]
+    assert UTF16_ARTICLES[1].paragraphs[0] in by_path["/declared.html"]["text"]
+    assert not result.stats.get("discovery/skipped/non_html")
