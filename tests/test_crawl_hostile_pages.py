@@ -51,3 +51,27 @@ def test_utf16_pages_are_extracted(utf16_site: SiteServer, tmp_path: Path) -> No
     assert UTF16_ARTICLES[0].paragraphs[0] in by_path["/bom.html"]["text"]
     assert UTF16_ARTICLES[1].paragraphs[0] in by_path["/declared.html"]["text"]
     assert not result.stats.get("discovery/skipped/non_html")
+
+
+@pytest.fixture
+def huge_robots_site() -> Iterator[SiteServer]:
+    """robots.txt of 5 MB: the usual rules, padding, then a rule beyond 500 KiB."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        padding = b"# " + b"x" * 98 + b"\n"
+        body = site.routes["/robots.txt"].body + padding * 50_000 + b"Disallow: /articles/\n"
+        site.routes["/robots.txt"] = Route(body, "text/plain")
+        yield server
+
+
+def test_robots_txt_is_read_up_to_500_kib(huge_robots_site: SiteServer, tmp_path: Path) -> None:
+    site = huge_robots_site.site
+    assert site is not None
+    settings = {**SETTINGS, "EXTRACT_ENABLED": "False"}
+    result = run_crawl("sitemap", tmp_path, {"domain": huge_robots_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats.get("politeness/robots_truncated") == 1
+    # The rule past the cap is ignored; those before it (and its Sitemap line) hold.
+    assert set(result.paths(huge_robots_site.base_url)) == site.expected_pages
+    assert "/private/drafts.html" not in huge_robots_site.paths()
