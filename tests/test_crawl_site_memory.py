@@ -46,8 +46,8 @@ def template_site() -> Iterator[SiteServer]:
         yield srv
 
 
-def crawl(server: SiteServer, out: Path, workers: str) -> CrawlResult:
-    settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(out / "job")}
+def crawl(server: SiteServer, out: Path, workers: str, jobdir: Path | None = None) -> CrawlResult:
+    settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(jobdir or out / "job")}
     result = run_crawl("sitemap", out, {"domain": server.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
     return result
@@ -93,3 +93,31 @@ def test_switched_off_the_crawl_keeps_the_template(
     assert len(articles) == ARTICLES
     assert all(SHARE in i["text"] and "site_memory_removed" not in i for i in articles)
     assert not any(key.startswith("extract/site_memory") for key in result.stats)
+
+
+def test_resumed_crawl_decides_as_an_uninterrupted_one(
+    template_site: SiteServer, tmp_path: Path
+) -> None:
+    whole = crawl(template_site, tmp_path / "whole", "2")
+    stopped_dir, resumed_dir = tmp_path / "stopped", tmp_path / "resumed"
+    stopped_dir.mkdir()
+    # Stopped after the warm-up (5 pages), while pages are decided on arrival; the delay
+    # leaves pages in the JOBDIR queue at the stop.
+    settings = {
+        **FAST,
+        "DOWNLOAD_DELAY": "0.3",
+        "CONCURRENT_REQUESTS": "2",
+        "JOBDIR": str(tmp_path / "job"),
+        "CLOSESPIDER_ITEMCOUNT": "7",
+    }
+    stopped = run_crawl("sitemap", stopped_dir, {"domain": template_site.base_url}, settings)
+    assert stopped.stats.get("finish_reason") == "closespider_itemcount", stopped.log[-2000:]
+    assert len(stopped.items) < len(whole.items)
+    resumed = crawl(template_site, resumed_dir, "2", tmp_path / "job")
+    # The memory came back from JOBDIR: no warm-up again, every page decided on arrival.
+    assert "(1 sites known" in resumed.log
+    assert not any(key.startswith("extract/site_memory/held") for key in resumed.stats)
+    snapshot = json.loads((tmp_path / "job" / "site-memory.json").read_text())
+    assert snapshot["seq"] == len(whole.items) == snapshot["sites"][0][1]["pages"]
+    both = {i["url"]: i["text"] for i in stopped.items + resumed.items}
+    assert both == {i["url"]: i["text"] for i in whole.items}
