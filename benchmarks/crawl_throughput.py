@@ -1,25 +1,43 @@
-"""Throughput and memory of a whole crawl through the extraction pipeline, on the demo site.
+"""Throughput and memory of a whole crawl through the extraction pipeline, 1 vs N workers.
 
-    python -m benchmarks.crawl_throughput [--articles 300] [--workers N] [--engine auto]
+    python -m benchmarks.crawl_throughput --data ../shared/data [--pages 400] [--workers 1,2]
+        [--rounds 2] [--engine auto]
+    python -m benchmarks.crawl_throughput --articles 300      # the (small-paged) demo site
 
-Politeness is switched off for this local, generated site only (no delay, 8 requests at a
-time), so the figure is what the crawler itself can do: download, extract in the worker
-pool, export. Reports pages per second, the pipeline's stats, Scrapy's ``memusage/max`` of
-the crawl process and the peak RSS of the largest process (crawl or extraction worker).
+With ``--data``, real pages of the developer data (``wcxb-dev``, modern pages of tens to
+hundreds of KB, never committed) are served on 127.0.0.1 behind a sitemap; without it, the
+generated demo site. Politeness is switched off for this local site only (no delay, 8
+requests at a time), so the figure is what the crawler itself can do: download, extract in
+the worker pool, export.
+
+For each worker count (``EXTRACT_WORKERS``), interleaved over ``--rounds`` rounds with the
+order flipped every round, it reports pages per second (pages sent to extraction over the
+crawl's ``elapsed_time_seconds``, Scrapy's start-up excluded; medians), the speed-up over 1
+worker, and the limit: the pages over (the sum of their single-core extraction times, measured
+in this process first, divided by min(workers, CPU cores)). It also reports the crawl alone
+(extraction off), Scrapy's ``memusage/max`` of the crawl process and the peak RSS of the
+largest process. On a machine shared with other work these figures are noisy: compare ratios
+of one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
+import os
 import resource
+import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.demo.site import Route, Site, SiteOptions
+from scrapy_maintext.extraction import ExtractOptions, extract
 
-from tests.crawl import run_crawl
+from tests.crawl import CrawlResult, run_crawl
 
 #: For a local benchmark only: no delay, several requests at once.
 UNTHROTTLED = {
@@ -28,35 +46,133 @@ UNTHROTTLED = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
     "LOG_LEVEL": "WARNING",
 }
+#: Real pages: the modern set, pages of at least this size (bytes of HTML).
+DATA_FILE = "wcxb-dev.jsonl.gz"
+MIN_PAGE_BYTES = 10_000
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    html: str
+
+
+def load_pages(data: Path, count: int) -> list[Page]:
+    pages = []
+    with gzip.open(data / DATA_FILE, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            html = json.loads(line)["html"]
+            if len(html.encode("utf-8")) >= MIN_PAGE_BYTES:
+                pages.append(Page(f"/p/{len(pages)}.html", html))
+            if len(pages) == count:
+                break
+    return pages
+
+
+def serve_pages(server: SiteServer, pages: list[Page]) -> None:
+    """Replace the server's site by ``pages`` behind robots.txt and one sitemap."""
+    base = server.base_url
+    urls = "".join(f"<url><loc>{base}{p.path}</loc></url>" for p in pages)
+    sitemap = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+    routes = {
+        "/robots.txt": Route(
+            f"User-agent: *\nSitemap: {base}/sitemap.xml\n".encode(), "text/plain"
+        ),
+        "/sitemap.xml": Route(sitemap.encode(), "application/xml"),
+    }
+    routes.update({p.path: Route(p.html.encode("utf-8")) for p in pages})
+    server.site = Site(routes, [], {p.path for p in pages}, set())
+
+
+def single_core_seconds(pages: list[Page], engine: str, base: str) -> float:
+    """Sum of each page's extraction time on one core, in this process."""
+    options = ExtractOptions(engine=engine)
+    extract(pages[0].html, base + pages[0].path, options)  # model load, not timed
+    started = time.process_time()
+    for page in pages:
+        extract(page.html, base + page.path, options)
+    return time.process_time() - started
+
+
+def crawl(server: SiteServer, settings: dict[str, str]) -> CrawlResult:
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_crawl("sitemap", Path(tmp), {"domain": server.base_url}, settings)
+    if result.returncode != 0:
+        raise SystemExit(result.log[-3000:])
+    return result
+
+
+def rate(result: CrawlResult) -> float:
+    pages = result.stats.get("extract/items") or len(result.items)
+    return float(pages) / float(result.stats["elapsed_time_seconds"])
+
+
+def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[CrawlResult]]:
+    counts = [int(w) for w in args.workers.split(",")]
+    results: dict[int, list[CrawlResult]] = {n: [] for n in counts}
+    for round_no in range(args.rounds):
+        order = counts if round_no % 2 == 0 else counts[::-1]
+        for workers in order:
+            settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine, **args.setting}
+            settings["EXTRACT_WORKERS"] = str(workers)
+            result = crawl(server, settings)
+            results[workers].append(result)
+            print(f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s")
+    return results
+
+
+def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float | None) -> None:
+    cores = os.cpu_count() or 1
+    medians = {n: statistics.median(rate(r) for r in rs) for n, rs in results.items()}
+    base = medians.get(1)
+    print(f"pages={pages} cores={cores}")
+    if extract_s is not None:
+        print(f"single-core extraction: {extract_s:.1f} s, {pages / extract_s:.1f} pages/s")
+    for workers, median in medians.items():
+        line = f"workers={workers}: {median:.1f} pages/s"
+        if base:
+            line += f", {median / base:.2f}x of 1 worker"
+        if extract_s is not None:
+            limit = pages / (extract_s / min(workers, cores))
+            line += f", limit {limit:.1f} pages/s ({median / limit:.0%} of it)"
+        memusage = max(r.stats.get("memusage/max", 0) for r in results[workers])
+        print(f"{line}; memusage/max {memusage / 2**20:.0f} MiB")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--articles", type=int, default=300)
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--data", type=Path, default=None, help="developer data folder")
+    parser.add_argument("--pages", type=int, default=400)
+    parser.add_argument("--articles", type=int, default=300, help="demo site size (no --data)")
+    parser.add_argument("--workers", default="1,2", help="comma-separated EXTRACT_WORKERS")
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--engine", default="auto", choices=("auto", "neural", "trafilatura"))
+    parser.add_argument(
+        "-s", dest="setting", action="append", default=[], help="NAME=VALUE for every crawl"
+    )
     args = parser.parse_args()
-    settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine}
-    if args.workers is not None:
-        settings["EXTRACT_WORKERS"] = str(args.workers)
+    args.setting = dict(item.split("=", 1) for item in args.setting)
     options = SiteOptions(articles=args.articles, crawl_delay=None, feeds=False)
-    with tempfile.TemporaryDirectory() as tmp, SiteServer(options) as server:
-        started = time.perf_counter()
-        result = run_crawl("sitemap", Path(tmp), {"domain": server.base_url}, settings)
-        elapsed = time.perf_counter() - started
+    with SiteServer(options) as server:
+        extract_s = None
+        if args.data is not None:
+            pages = load_pages(args.data, args.pages)
+            serve_pages(server, pages)
+            size = statistics.median(len(p.html.encode()) for p in pages)
+            print(f"{len(pages)} pages of {DATA_FILE}, median {size / 1024:.0f} KiB")
+            extract_s = single_core_seconds(pages, args.engine, server.base_url)
+        assert server.site is not None
+        count = len(server.site.expected_pages)
+        alone = crawl(server, {**UNTHROTTLED, "EXTRACT_ENABLED": "False"})
+        print(f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s")
+        results = measure(server, args)
+    report(results, count, extract_s)
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    stats = result.stats
-    print(f"engine={args.engine} workers={args.workers or 'cpu count'}")
-    print(
-        f"{len(result.items)} items in {elapsed:.1f} s: {len(result.items) / elapsed:.1f} pages/s"
-    )
-    print(
-        f"extract/neural={stats.get('extract/neural', 0)} "
-        f"extract/trafilatura={stats.get('extract/trafilatura', 0)} "
-        f"dropped/duplicate={stats.get('extract/dropped/duplicate', 0)}"
-    )
-    print(f"memusage/max (crawl process): {stats.get('memusage/max', 0) / 2**20:.0f} MiB")
-    print(f"peak RSS of the largest process: {peak_kib / 1024:.0f} MiB")
+    print(f"engine={args.engine}; peak RSS of the largest process: {peak_kib / 1024:.0f} MiB")
+
+
+def _elapsed(result: CrawlResult) -> float:
+    return float(result.stats["elapsed_time_seconds"])
 
 
 if __name__ == "__main__":
