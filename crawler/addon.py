@@ -24,6 +24,8 @@ ITEM_PIPELINES = {
 }
 DOWNLOADER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.resume.ResumeMiddleware": 50,
+    # Before the robots middleware (100), which records Crawl-delay per slot.
+    "scrapy_maintext.middlewares.slots.SiteSlotMiddleware": 60,
     "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
 }
 SPIDER_MIDDLEWARES = {
