@@ -212,6 +212,18 @@ class DiscoverySpider(scrapy.Spider):
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
+        connect(self._request_dropped, signal=signals.request_dropped)
+
+    def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
+        """A page redirected to a URL this crawl already requested: the duplicate filter
+        drops the redirect, and the page would vanish without a word."""
+        chain = request.meta.get("redirect_urls")
+        if not chain or PAGE_META not in request.meta:
+            return
+        reason = "redirect_loop" if request.url in chain else "redirect_to_seen"
+        self.inc_stat(f"discovery/page_errors/{reason}")
+        logger.info("Page %s not fetched: %s (%s)", chain[0], reason, request.url)
+        self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
 
     def _item_finished(self, response: Response | Failure | None = None, **_: Any) -> None:
         meta = getattr(response, "meta", None)

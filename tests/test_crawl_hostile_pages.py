@@ -75,3 +75,27 @@ def test_robots_txt_is_read_up_to_500_kib(huge_robots_site: SiteServer, tmp_path
     # The rule past the cap is ignored; those before it (and its Sitemap line) hold.
     assert set(result.paths(huge_robots_site.base_url)) == site.expected_pages
     assert "/private/drafts.html" not in huge_robots_site.paths()
+
+
+@pytest.fixture
+def redirecting_site() -> Iterator[SiteServer]:
+    """A redirect loop, and a listed page redirecting to another listed page."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        site.routes["/loop-a.html"] = Route(b"", status=302, headers={"Location": "/loop-b.html"})
+        site.routes["/loop-b.html"] = Route(b"", status=302, headers={"Location": "/loop-a.html"})
+        first = f"/articles/{site.articles[0].slug}.html"
+        site.routes["/moved.html"] = Route(b"", status=301, headers={"Location": first})
+        # Listed after the article, so the article is requested first.
+        _list_in_sitemap(server, "/loop-a.html", "/moved.html")
+        yield server
+
+
+def test_redirects_to_seen_urls_are_counted(redirecting_site: SiteServer, tmp_path: Path) -> None:
+    settings = {**SETTINGS, "EXTRACT_ENABLED": "False"}
+    result = run_crawl("sitemap", tmp_path, {"domain": redirecting_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats.get("discovery/page_errors/redirect_loop") == 1
+    assert result.stats.get("discovery/page_errors/redirect_to_seen") == 1
+    assert "/loop-a.html not fetched: redirect_loop" in result.log
