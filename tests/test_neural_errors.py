@@ -1,4 +1,5 @@
-"""A failing neural model is counted and reported, never hidden behind the fallback.
+"""A failing neural model is counted and reported, never hidden behind the fallback; a
+model whose sizes do not fit the feature code is refused when it loads.
 
 The broken model is a real ONNX model (made here with onnx.helper) with the shipped
 config.json: it loads, then fails on every page at run time, as a model exported with the
@@ -7,6 +8,7 @@ wrong inputs would.
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 from pathlib import Path
@@ -19,7 +21,12 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext import ExtractOptions, extract
 from scrapy_maintext.extraction import engines
 from scrapy_maintext.neural import NeuralExtractor
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel
+from scrapy_maintext.neural.inference import (
+    DEFAULT_VERSION,
+    MODELS_DIR,
+    BlockModel,
+    ModelMismatchError,
+)
 from scrapy_maintext.pipeline import ExtractionPipeline
 
 PAGE = Path(__file__).parent / "fixtures" / "extraction" / "site" / "article.html"
@@ -83,3 +90,45 @@ def test_pipeline_counts_every_error_and_warns_once(
     assert crawler.stats.get_value("extract/fallback") == 3
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "extract/neural_error" in warnings[0].getMessage()
+
+
+def _model_dir(directory: Path, config_changes: dict[str, object]) -> Path:
+    directory.mkdir()
+    shipped = MODELS_DIR / DEFAULT_VERSION
+    shutil.copy(shipped / "model.onnx", directory / "model.onnx")
+    config = json.loads((shipped / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, **config_changes}))
+    return directory
+
+
+@pytest.mark.parametrize(
+    "changes", [{"hash_size": 1 << 14}, {"struct_slots": 16}, {"dense_size": 30}]
+)
+def test_model_config_that_does_not_fit_the_features_is_refused(
+    tmp_path: Path, changes: dict[str, object]
+) -> None:
+    with pytest.raises(ModelMismatchError, match=next(iter(changes))):
+        BlockModel(_model_dir(tmp_path / "model", changes))
+
+
+def test_onnx_inputs_that_do_not_fit_the_features_are_refused(tmp_path: Path) -> None:
+    inputs = [
+        helper.make_tensor_value_info("dense", TensorProto.FLOAT, [1, "n", 20]),
+        helper.make_tensor_value_info("struct_ids", TensorProto.INT64, [1, "n", 32]),
+        helper.make_tensor_value_info("word_ids", TensorProto.INT64, [1, "n", 16]),
+    ]
+    logits = helper.make_tensor_value_info("logits", TensorProto.FLOAT, None)
+    node = helper.make_node("ReduceSum", ["dense"], ["logits"], keepdims=0)
+    graph = helper.make_graph([node], "narrow", inputs, [logits])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 8
+    directory = tmp_path / "narrow"
+    directory.mkdir()
+    onnx.save(model, str(directory / "model.onnx"))
+    shutil.copy(MODELS_DIR / DEFAULT_VERSION / "config.json", directory / "config.json")
+    with pytest.raises(ModelMismatchError, match="input dense 20"):
+        BlockModel(directory)
+
+
+def test_shipped_model_fits() -> None:
+    BlockModel(MODELS_DIR / DEFAULT_VERSION)

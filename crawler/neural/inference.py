@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort
+from scrapy_maintext.neural import features
 from scrapy_maintext.neural.features import PageFeatures
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,33 @@ class ModelConfig:
         return cls(**known, extra=data)
 
 
+class ModelMismatchError(ValueError):
+    """A model whose sizes do not fit the feature code: its predictions would be noise."""
+
+
+def check_sizes(config: ModelConfig, session: ort.InferenceSession, model_dir: Path) -> None:
+    """Refuse a model whose config.json or ONNX inputs disagree with the feature code."""
+    stacked = bool(getattr(config, "stack", "") or config.extra.get("stack"))
+    expected = {
+        "dense_size": (config.dense_size, features.DENSE_SIZE),
+        "hash_size": (config.hash_size, features.HASH_SIZE),
+        "struct_slots": (config.struct_slots, features.STRUCT_SLOTS),
+        "word_slots": (config.word_slots, features.WORD_SLOTS),
+    }
+    widths = {"struct_ids": features.STRUCT_SLOTS, "word_ids": features.WORD_SLOTS}
+    if not stacked:
+        widths["dense"] = features.DENSE_SIZE
+    for model_input in session.get_inputs():
+        width = model_input.shape[-1] if model_input.shape else None
+        if model_input.name in widths and isinstance(width, int):
+            expected[f"input {model_input.name}"] = (width, widths[model_input.name])
+    wrong = [f"{k} {got} (features: {want})" for k, (got, want) in expected.items() if got != want]
+    if wrong:
+        raise ModelMismatchError(
+            f"model in {model_dir} does not fit the feature code: " + ", ".join(wrong)
+        )
+
+
 def _session(model_path: Path) -> ort.InferenceSession:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
@@ -62,6 +90,7 @@ class BlockModel:
     def __init__(self, model_dir: Path) -> None:
         self.config = ModelConfig.read(model_dir / "config.json")
         self.session = _session(model_dir / "model.onnx")
+        check_sizes(self.config, self.session, model_dir)
         self._lock = threading.Lock()
 
     def _run(self, feats: PageFeatures, lo: int, hi: int) -> np.ndarray:
