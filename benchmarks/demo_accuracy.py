@@ -1,6 +1,6 @@
 """Token F1 of crawled items against the demo site's ground truth, end to end.
 
-    python -m benchmarks.demo_accuracy [--spider sitemap] [--engine auto]
+    python -m benchmarks.demo_accuracy [--spider sitemap] [--engine auto] [--no-site-memory]
 
 Serves the demo site on 127.0.0.1, runs ``scrapy crawl`` against it through the extraction
 pipeline and scores every article's ``text`` against the text the page was generated from
@@ -24,10 +24,12 @@ from scrapy_maintext.models.metrics import token_f1, tokens
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def crawl(base_url: str, out: Path, spider: str, engine: str) -> list[dict[str, object]]:
+def crawl(
+    base_url: str, out: Path, spider: str, engine: str, memory: bool = True
+) -> list[dict[str, object]]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-a", f"domain={base_url}"]
     cmd += ["-O", str(out), "-s", "DOWNLOAD_DELAY=0.05", "-s", "LOG_LEVEL=WARNING"]
-    cmd += ["-s", f"EXTRACT_ENGINE={engine}"]
+    cmd += ["-s", f"EXTRACT_ENGINE={engine}", "-s", f"SITE_MEMORY_ENABLED={memory}"]
     subprocess.run(cmd, cwd=ROOT, check=True)
     return [json.loads(line) for line in out.read_text().splitlines()]
 
@@ -37,6 +39,7 @@ def main() -> None:
     parser.add_argument("--spider", default="sitemap", choices=("sitemap", "feed"))
     parser.add_argument("--engine", default="auto", choices=("auto", "neural", "trafilatura"))
     parser.add_argument("--articles", type=int, default=12)
+    parser.add_argument("--no-site-memory", action="store_true", help="SITE_MEMORY_ENABLED off")
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -44,7 +47,8 @@ def main() -> None:
     ):
         assert server.site is not None
         truth = {f"{server.base_url}/articles/{a.slug}.html": a for a in server.site.articles}
-        items = crawl(server.base_url, Path(tmp) / "items.jsonl", args.spider, args.engine)
+        out = Path(tmp) / "items.jsonl"
+        items = crawl(server.base_url, out, args.spider, args.engine, not args.no_site_memory)
     scores = []
     for item in items:
         article = truth.get(str(item["url"]))

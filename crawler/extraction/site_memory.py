@@ -112,8 +112,8 @@ def page_signatures(raw: list[RawBlock], body: list[Block]) -> PageSignatures:
     """Signatures of a segmented page and of the blocks an engine kept from it."""
     sigs = [block_signature([c.tag for c in b.path], b.text) for b in raw]
     positions: dict[str, list[int]] = defaultdict(list)
-    for i, block in enumerate(raw):
-        positions[block.text].append(i)
+    for i, raw_block in enumerate(raw):
+        positions[raw_block.text].append(i)
     body_sigs = np.zeros(len(body), dtype=_DTYPE)
     cursor = 0
     for j, block in enumerate(body):
