@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scrapy.crawler import Crawler
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.core import PageResult
@@ -174,7 +174,9 @@ class SiteMemoryStage:
             self._inc("extract/site_memory/pages_changed", removed > 0)
             try:
                 judge(doc, ticket.url)
-            except DropItem as exc:
+            # Whatever the judge raises belongs to that page's item (DropItem: dropped), not
+            # to the item whose turn released it; the other released pages still get theirs.
+            except Exception as exc:
                 ticket.deferred.errback(Failure(exc))
             else:
                 ticket.deferred.callback((doc, removed))

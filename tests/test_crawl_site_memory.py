@@ -121,3 +121,15 @@ def test_resumed_crawl_decides_as_an_uninterrupted_one(
     assert snapshot["seq"] == len(whole.items) == snapshot["sites"][0][1]["pages"]
     both = {i["url"]: i["text"] for i in stopped.items + resumed.items}
     assert both == {i["url"]: i["text"] for i in whole.items}
+
+
+def test_a_site_smaller_than_the_warmup_is_decided_when_the_crawl_drains(
+    template_site: SiteServer, tmp_path: Path
+) -> None:
+    settings = {**FAST, "SITE_MEMORY_WARMUP": "50", "EXTRACT_WORKERS": "2"}
+    result = run_crawl("sitemap", tmp_path, {"domain": template_site.base_url}, settings, 120)
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == ARTICLES + 2  # nothing lost, nothing left waiting
+    assert result.stats["extract/site_memory/held/flush"] == len(result.items)
+    articles = [i for i in result.items if "/articles/" in i["url"]]
+    assert all(SHARE not in i["text"] and PROMO not in i["text"] for i in articles)

@@ -103,6 +103,7 @@ class SiteMemories(Generic[T]):
         self.memories: OrderedDict[str, SiteMemory] = OrderedDict()
         self.held: OrderedDict[str, list[Pending[T]]] = OrderedDict()
         self.held_bytes = 0
+        self.held_pages = 0
         #: Pages learnt so far (journal sequence number).
         self.seq = 0
         self.evicted = 0
@@ -110,10 +111,6 @@ class SiteMemories(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.memories)
-
-    @property
-    def held_pages(self) -> int:
-        return sum(len(pages) for pages in self.held.values())
 
     def arrive(self, pending: Pending[T]) -> list[Decided[T]]:
         """Learn a page and return every page that can be decided now, in order."""
@@ -128,6 +125,7 @@ class SiteMemories(Generic[T]):
             return decided
         self.held.setdefault(key, []).append(pending)
         self.held_bytes += pending.size
+        self.held_pages += 1
         if memory.pages >= self.options.warmup:
             decided += self._release(key, "warmup")
         while self.held_bytes > self.options.max_held_bytes and self.held:
@@ -166,6 +164,7 @@ class SiteMemories(Generic[T]):
     def _release(self, key: str, trigger: str) -> list[Decided[T]]:
         pages = self.held.pop(key, [])
         self.held_bytes -= sum(p.size for p in pages)
+        self.held_pages -= len(pages)
         memory = self.memories[key]
         # Only pages with signatures are held (arrive() decides the others at once).
         return [
