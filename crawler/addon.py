@@ -27,6 +27,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the robots middleware (100), which records Crawl-delay per slot.
     "scrapy_maintext.middlewares.slots.SiteSlotMiddleware": 60,
     "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
+    # After RetryMiddleware (550): sees a timeout first and can stop its retries.
+    "scrapy_maintext.middlewares.stall.StallBudgetMiddleware": 580,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
@@ -67,6 +69,7 @@ REPLACEMENTS = (
     ),
 )
 LOG_FORMATTER = "scrapy_maintext.logformatter.SummaryLogFormatter"
+DUPEFILTER_CLASS = "scrapy_maintext.dupefilter.BoundedDupeFilter"
 USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
@@ -83,6 +86,8 @@ class Addon:
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
         merge_dict(settings, "FEED_STORAGES", FEED_STORAGES)
         apply_politeness(settings)
+        # Exact like Scrapy's up to SEENSET_EXACT_MAX requests, then a Bloom filter.
+        settings.set("DUPEFILTER_CLASS", DUPEFILTER_CLASS, priority=PRIORITY)
         apply_distributed(settings)
 
 

@@ -22,6 +22,7 @@ from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
 from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
+from scrapy_maintext.middlewares.stall import STALLED_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
 from scrapy_maintext.report import page_skipped
 from scrapy_maintext.shutdown import STOPPING_MESSAGE
@@ -382,7 +383,9 @@ class DiscoverySpider(scrapy.Spider):
             self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
         self.inc_stat(f"discovery/page_errors/{reason}")
         self.report_skip(request.meta.get(SITE_META, ""), reason)
-        log = logger.info if reason in (ROBOTS_FORBIDDEN, SITE_UNREACHABLE) else logger.warning
+        # Routine, or said once for the whole site (unreachable, stalled).
+        quiet = (ROBOTS_FORBIDDEN, SITE_UNREACHABLE, SITE_STALLED)
+        log = logger.info if reason in quiet else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
 
 
@@ -422,11 +425,13 @@ SITE_UNREACHABLE = "site_unreachable"
 #: A request dropped from a download queue because the crawl is stopping: not done, so a
 #: resumed crawl fetches it.
 STOPPING = "stopping"
+SITE_STALLED = "site_stalled"
 _IGNORE_REASONS = {
     "Forbidden by robots.txt": ROBOTS_FORBIDDEN,
     UNREACHABLE_MESSAGE: SITE_UNREACHABLE,
     STOPPING_MESSAGE: STOPPING,
     "max redirections reached": "redirect_loop",
+    STALLED_MESSAGE: SITE_STALLED,
 }
 
 

@@ -99,3 +99,46 @@ def test_redirects_to_seen_urls_are_counted(redirecting_site: SiteServer, tmp_pa
     assert result.stats.get("discovery/page_errors/redirect_loop") == 1
     assert result.stats.get("discovery/page_errors/redirect_to_seen") == 1
     assert "/loop-a.html not fetched: redirect_loop" in result.log
+
+
+#: Pages of the stalling site that never answer in time, and how long they hold back.
+STALLING_PAGES = 6
+STALL_DELAY = 3.0
+
+
+@pytest.fixture
+def stalling_site() -> Iterator[SiteServer]:
+    """Three articles, then six pages that answer only after the download timeout."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        assert server.site is not None
+        paths = [f"/stall-{i}.html" for i in range(STALLING_PAGES)]
+        for path in paths:
+            server.site.routes[path] = Route(b"<p>late</p>", delay=STALL_DELAY)
+        _list_in_sitemap(server, *paths)
+        yield server
+        server.reset(idle_timeout=STALL_DELAY + 1)
+
+
+def test_stalled_site_is_given_up_after_its_budget(
+    stalling_site: SiteServer, tmp_path: Path
+) -> None:
+    site = stalling_site.site
+    assert site is not None
+    # Each timeout costs 1 s: the budget is spent by the third.
+    settings = {**SETTINGS, "EXTRACT_ENABLED": "False", "DOWNLOAD_TIMEOUT": "1"}
+    result = run_crawl(
+        "sitemap", tmp_path, {"domain": stalling_site.base_url}, {**settings, "STALL_BUDGET": "3"}
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    # The articles came first (newest first) and were fetched.
+    assert {f"/articles/{a.slug}.html" for a in site.articles} <= set(
+        result.paths(stalling_site.base_url)
+    )
+    # Without the budget: 6 pages x 3 attempts of 1 s. With it: three timeouts (the first
+    # page and its two retries), then no retries, and the waiting pages end quickly.
+    assert result.stats.get("retry/count") == 2
+    assert result.stats.get("politeness/stalled") == 3
+    assert result.stats.get("politeness/stalled_sites") == 1
+    errors = result.stats.get("discovery/page_errors/timeout", 0)
+    assert errors + result.stats.get("discovery/page_errors/site_stalled", 0) == STALLING_PAGES
+    assert result.log.count("STALL_BUDGET") == 1
