@@ -10,7 +10,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy_maintext.middlewares.sitefailure import (
     UNREACHABLE_MESSAGE,
     SiteFailure,
@@ -70,6 +70,13 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         super().__init__(crawler)
         self.config = RobotsPolitenessSettings.from_settings(crawler.settings)
         self._min_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        # Public settings, not the parent's private copies of them.
+        self.parser_cls = load_object(crawler.settings["ROBOTSTXT_PARSER"])
+        self.robots_agent = crawler.settings.get("ROBOTSTXT_USER_AGENT") or crawler.settings.get(
+            "USER_AGENT"
+        )
+        assert crawler.stats is not None
+        self.stats = crawler.stats
         self._bodies: dict[str, tuple[int, bytes]] = {}
         self._delays: dict[str, float] = {}
         #: Sites that cannot be crawled (robots.txt unreachable or 5xx), by netloc.
@@ -101,7 +108,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
         if len(response.body) > MAX_ROBOTS_BYTES:
             response = response.replace(body=truncate_robots(response.body))
-            self._stats.inc_value("politeness/robots_truncated")
+            self.stats.inc_value("politeness/robots_truncated")
             logger.warning(
                 "robots.txt of %s is over %d bytes: the rest is ignored", netloc, MAX_ROBOTS_BYTES
             )
@@ -111,8 +118,8 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             response = response.replace(body=DISALLOW_ALL)
         elif response.status < 400 and self.config.obey_crawl_delay:
             # Recorded before the parent hands the parser to the requests waiting for it.
-            parser = build_from_crawler(self._parserimpl, self.crawler, response.body)
-            delay = parser.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+            parser = build_from_crawler(self.parser_cls, self.crawler, response.body)
+            delay = parser.crawl_delay(self.robots_agent)
             if delay:
                 self._record_delay(netloc, float(delay))
         await super()._parse_robots(response, netloc, request)
@@ -121,18 +128,18 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         if isinstance(exc, IgnoreRequest) or not self.config.unreachable_disallows:
             super()._robots_error(exc, netloc)
             return
-        self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
         self._unreachable(netloc, describe_failure(exc, self._base_url(netloc)))
         waiting = self._parsers[netloc]
-        parser = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)
+        parser = build_from_crawler(self.parser_cls, self.crawler, DISALLOW_ALL)
         self._parsers[netloc] = parser
         if isinstance(waiting, Deferred):
             waiting.callback(parser)
 
     def _unreachable(self, netloc: str, failure: SiteFailure) -> None:
         # RFC 9309, 2.3.1.4: when robots.txt is unreachable, assume complete disallow.
-        self._stats.inc_value("politeness/robots_unreachable")
-        self._stats.inc_value(f"politeness/site_failed/{failure.reason}")
+        self.stats.inc_value("politeness/robots_unreachable")
+        self.stats.inc_value(f"politeness/site_failed/{failure.reason}")
         self.failures[netloc] = failure
         logger.error("%s", failure.line(self._base_url(netloc)))
 
@@ -154,7 +161,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             )
             delay = self.config.max_crawl_delay
         logger.info("Crawl-delay of %.2fs applied to %s", delay, netloc)
-        self._stats.set_value(f"politeness/crawl_delay/{netloc}", delay)
+        self.stats.set_value(f"politeness/crawl_delay/{netloc}", delay)
         self._delays[netloc] = delay
 
     def _apply_crawl_delay(self, request: Request) -> None:
