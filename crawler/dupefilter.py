@@ -1,0 +1,150 @@
+"""``BoundedDupeFilter``: Scrapy's duplicate filter, bounded in memory for huge plans.
+
+Up to ``SEENSET_EXACT_MAX`` requests it is Scrapy's ``RFPDupeFilter`` (an exact set of
+20-byte request fingerprints, about 90 bytes each in CPython; the same ``requests.seen``
+file in JOBDIR). Past it, the set becomes a scalable Bloom filter (:mod:`.bloom`, under
+4 bytes a request at the default rate): a new request is then taken for seen, and not
+fetched, with probability at most ``SEENSET_ERROR_RATE``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.job import job_dir
+from scrapy_maintext.bloom import FIRST_STAGE_CAPACITY, ScalableBloomFilter
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Self
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from scrapy.utils.request import RequestFingerprinterProtocol
+
+logger = logging.getLogger(__name__)
+
+#: Scrapy's file name and format (2-byte big-endian length, then the fingerprint), so that a
+#: JOBDIR crawl can switch between Scrapy's filter and this one.
+SEEN_FILE = "requests.seen"
+_LENGTH_BYTES = 2
+#: Requests kept exactly: 1M fingerprints are about 90 MB in CPython.
+DEFAULT_EXACT_MAX = 1_000_000
+#: One new request in a million wrongly taken for seen, past the exact part.
+DEFAULT_ERROR_RATE = 1e-6
+
+
+@dataclass(frozen=True)
+class SeenSetSettings:
+    """``SEENSET_*`` settings."""
+
+    exact_max: int = DEFAULT_EXACT_MAX
+    error_rate: float = DEFAULT_ERROR_RATE
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> SeenSetSettings:
+        return cls(
+            exact_max=settings.getint("SEENSET_EXACT_MAX", DEFAULT_EXACT_MAX),
+            error_rate=settings.getfloat("SEENSET_ERROR_RATE", DEFAULT_ERROR_RATE),
+        )
+
+
+class BoundedDupeFilter(BaseDupeFilter):
+    def __init__(
+        self,
+        fingerprinter: RequestFingerprinterProtocol,
+        config: SeenSetSettings,
+        path: str | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.fingerprinter = fingerprinter
+        self.config = config
+        self.debug = debug
+        self.exact: set[bytes] = set()
+        self.bloom: ScalableBloomFilter | None = None
+        self.filtered = 0
+        self.file: IO[bytes] | None = None
+        if path:
+            # Open for the crawl's lifetime (closed in close()), like Scrapy's own filter.
+            self.file = Path(path, SEEN_FILE).open("a+b")  # noqa: SIM115
+            self.file.seek(0)
+            for fp in read_fingerprints(self.file.read()):
+                self.add(fp)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        settings = crawler.settings
+        return cls(
+            crawler.request_fingerprinter,
+            SeenSetSettings.from_settings(settings),
+            job_dir(settings),
+            settings.getbool("DUPEFILTER_DEBUG"),
+        )
+
+    def __len__(self) -> int:
+        return len(self.bloom) if self.bloom is not None else len(self.exact)
+
+    def request_seen(self, request: Request) -> bool:
+        fp = self.fingerprinter.fingerprint(request)
+        if not self.add(fp):
+            return True
+        if self.file is not None:
+            self.file.write(len(fp).to_bytes(_LENGTH_BYTES, "big") + fp)
+        return False
+
+    def add(self, fp: bytes) -> bool:
+        """Record ``fp``; False when it was (or, past the exact part, looks) seen."""
+        if self.bloom is not None:
+            return self.bloom.add(fp)
+        if fp in self.exact:
+            return False
+        self.exact.add(fp)
+        if len(self.exact) > self.config.exact_max:
+            self._to_bloom()
+        return True
+
+    def _to_bloom(self) -> None:
+        capacity = max(FIRST_STAGE_CAPACITY, 2 * len(self.exact))
+        bloom = ScalableBloomFilter(self.config.error_rate, capacity)
+        for fp in self.exact:
+            bloom.add(fp)
+        self.exact = set()
+        self.bloom = bloom
+        logger.warning(
+            "Over %d requests seen: the duplicate filter is now a Bloom filter of %.1f MB "
+            "(a new request is taken for seen with probability %g; SEENSET_EXACT_MAX)",
+            self.config.exact_max,
+            bloom.nbytes / 1e6,
+            self.config.error_rate,
+        )
+
+    def close(self, reason: str) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def log(self, request: Request, spider: Spider) -> None:
+        if self.debug:
+            logger.debug("Filtered duplicate request: %s", request)
+        elif not self.filtered:
+            logger.debug("Filtered duplicate request %s (no more shown: DUPEFILTER_DEBUG)", request)
+        self.filtered += 1
+        stats = getattr(getattr(spider, "crawler", None), "stats", None)
+        if stats is not None:
+            stats.inc_value("dupefilter/filtered")
+
+
+def read_fingerprints(data: bytes) -> Iterator[bytes]:
+    """Fingerprints of a ``requests.seen`` file; a truncated last one is skipped."""
+    pos = 0
+    while pos + _LENGTH_BYTES <= len(data):
+        size = int.from_bytes(data[pos : pos + _LENGTH_BYTES], "big")
+        pos += _LENGTH_BYTES
+        if pos + size > len(data):
+            return
+        yield data[pos : pos + size]
+        pos += size
