@@ -12,7 +12,7 @@ a tenth of the timeout: an answer in that time still counts, silence ends them a
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakSet
@@ -66,7 +66,8 @@ class StallBudgetMiddleware:
         if self.config.budget <= 0:
             raise NotConfigured("STALL_BUDGET is 0")
         self.crawler = crawler
-        self.spent: Counter[str] = Counter()
+        #: Seconds spent on timed-out requests, by site.
+        self.spent: defaultdict[str, float] = defaultdict(float)
         self.stalled: set[str] = set()
         #: Requests in the downloader (waiting for their slot or downloading), by site.
         self.waiting: defaultdict[str, WeakSet[Request]] = defaultdict(WeakSet)

@@ -118,4 +118,5 @@ def _pick_language(entry: SitemapEntry, lang: str) -> str | None:
     codes = [(alt.lang.lower(), alt.url) for alt in entry.alternates]
     exact = [url for code, url in codes if code == lang]
     variants = [url for code, url in codes if code.split("-")[0] == lang.split("-")[0]]
-    return (exact or variants or [None])[0]
+    found = exact or variants
+    return found[0] if found else None
