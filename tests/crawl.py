@@ -56,6 +56,9 @@ def run_crawl(
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     items = []
     if out.exists():
-        items = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+        # JSON Lines end lines with "\n" only; splitlines() would also split inside a string
+        # at U+2028 and the like, which UTF-8 exports leave unescaped.
+        lines = out.read_text(encoding="utf-8").split("\n")
+        items = [json.loads(line) for line in lines if line.strip()]
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return CrawlResult(items, stats, proc.stderr, proc.returncode)

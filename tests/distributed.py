@@ -61,7 +61,8 @@ class Worker:
         if not self.items_file.exists():
             return []
         items = []
-        for line in self.items_file.read_text().splitlines():
+        # "\n" only: splitlines() would also split at U+2028 inside a JSON string.
+        for line in self.items_file.read_text(encoding="utf-8").split("\n"):
             try:
                 items.append(json.loads(line))
             except json.JSONDecodeError:
