@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.extraction.fingerprint import BITS
@@ -54,7 +55,10 @@ class RedisFingerprints:
         return cls(get_redis_from_settings(crawler.settings), prefix, max_distance)
 
     def __len__(self) -> int:
-        return int(self.server.get(f"{self.prefix}:count") or 0)
+        try:
+            return int(self.server.get(f"{self.prefix}:count") or 0)
+        except RedisError:
+            return 0  # only logged; the worker reports an unreachable server itself
 
     def check_and_add(self, fp: str, url: str | None = None) -> str | None:
         """The fingerprint of a kept near-duplicate, or None (and ``fp`` is now known)."""

@@ -88,6 +88,8 @@ class DistributedScheduler(RedisScheduler):
         return len(self._local) + self.worker.state.queued()
 
     def has_pending_requests(self) -> bool:
+        if not self.worker.joined:
+            return bool(self._local)
         return bool(self._local) or self.worker.state.queued() > 0
 
     def enqueue_request(self, request: Request) -> bool:
@@ -109,6 +111,8 @@ class DistributedScheduler(RedisScheduler):
         if self._local:
             self._inc("scheduler/dequeued/local")
             return heapq.heappop(self._local)[2]
+        if not self.worker.joined:
+            return None
         prefetch = self.worker.config.site_prefetch
         skip = [site for site, count in self.worker.held.items() if count >= prefetch]
         lease = self.worker.state.pop(skip)

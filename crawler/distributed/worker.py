@@ -13,8 +13,9 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
 from scrapy import signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy_maintext.distributed.settings import DistributedSettings
@@ -58,6 +59,7 @@ class DistributedWorker:
         #: Sites whose discovery this worker claimed and has not finished.
         self.claimed: set[str] = set()
         self.stopping = False
+        self.joined = False
         self._loop = LoopingCall(self._tick)
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
@@ -79,7 +81,14 @@ class DistributedWorker:
     # -- lifecycle
     def join(self, spider: Spider) -> None:
         """Called by the scheduler when it opens, before the spider's start requests."""
-        self.server.ping()
+        try:
+            self.server.ping()
+        except RedisError as exc:
+            # Closed from spider_opened: Scrapy cannot close a spider whose scheduler failed
+            # to open.
+            logger.error("REDIS_URL %s: Redis server unreachable (%s)", self.config.redis_url, exc)
+            return
+        self.joined = True
         self.state.heartbeat()
         self.state.reap()
         if hasattr(spider, "run_id"):
@@ -94,6 +103,8 @@ class DistributedWorker:
         )
 
     def spider_opened(self, spider: Spider) -> None:
+        if not self.joined:
+            raise CloseSpider("redis_unreachable")
         self._loop.start(self.config.poll_interval, now=False)
 
     def engine_stopping(self) -> None:
@@ -104,6 +115,8 @@ class DistributedWorker:
         self.stopping = True
         if self._loop.running:
             self._loop.stop()
+        if not self.joined:
+            return
         self._ack_failed()
         for site in self.claimed:
             self.state.release_claim(site)
@@ -118,7 +131,7 @@ class DistributedWorker:
             self._ack_failed()
             self._inc("distributed/reaped", self.state.reap())
             self._check_claims()
-        except Exception:
+        except RedisError:
             # Redis unreachable for a moment: the next tick tries again.
             logger.warning("Shared crawl: Redis call failed", exc_info=True)
             return
