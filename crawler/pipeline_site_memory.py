@@ -142,6 +142,10 @@ class SiteMemoryStage:
         if self.journal is not None:
             self.journal.snapshot(self.memories)
             self.journal.close()
+        stats = self.crawler.stats
+        removed = stats.get_value("extract/site_memory/blocks_removed", 0) if stats else 0
+        sites = len(self.memories)
+        logger.info("Site memory: %d sites remembered, %d template blocks removed", sites, removed)
 
     def arrive(self, url: str | None, result: PageResult, size: int, judge: Judge) -> Deferred:
         """Learn a page (in arrival order) and decide whatever can be decided now.

@@ -258,3 +258,15 @@ def test_fingerprint_parts_give_the_fingerprint_of_any_kept_subset(texts: list[s
         keep = np.array([bool(mask >> i & 1) for i in range(len(body))])
         kept = [b for b, k in zip(body, keep, strict=True) if k]
         assert parts.fingerprint(keep) == fingerprint(blocks_to_text(kept)), (texts, mask)
+
+
+def test_a_long_journal_is_compacted_into_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("scrapy_maintext.extraction.site_registry.JOURNAL_COMPACT_RECORDS", 3)
+    items = [("a", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 4)]
+    state = run_journal(tmp_path, items, None)
+    assert len((tmp_path / JOURNAL_FILE).read_text().splitlines()) == 2
+    again: SiteMemories[int] = SiteMemories()
+    MemoryJournal(tmp_path).restore(again)
+    assert again.state() == state

@@ -139,6 +139,8 @@ class SiteMemories(Generic[T]):
         self.seq += 1
         if self.journal is not None:
             self.journal.append(self.seq, key, page)
+            if self.journal.records >= JOURNAL_COMPACT_RECORDS:
+                self.journal.snapshot(self)
 
     def flush(self) -> list[Decided[T]]:
         """Decide every held page with what its site's memory has (end of the crawl)."""
@@ -197,6 +199,9 @@ class SiteMemories(Generic[T]):
 #: Snapshot and journal file names in a JOBDIR.
 SNAPSHOT_FILE = "site-memory.json"
 JOURNAL_FILE = "site-memory.journal"
+#: Journal records (about 3 KB each) after which the state is snapshotted and the journal
+#: emptied, so a long crawl's journal stays under about 60 MB.
+JOURNAL_COMPACT_RECORDS = 20_000
 
 
 class MemoryJournal:
@@ -212,6 +217,8 @@ class MemoryJournal:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = None
+        #: Records in the journal file now.
+        self.records = 0
 
     def restore(self, memories: SiteMemories[Any]) -> int:
         """Load the snapshot and replay the journal into ``memories``; pages replayed."""
@@ -223,6 +230,7 @@ class MemoryJournal:
         if journal.exists():
             for line in journal.read_text(encoding="utf-8").splitlines():
                 record = _record(line)
+                self.records += 1
                 if record is None or record[0] <= memories.seq:
                     continue
                 memories.learn(record[1], record[2])
@@ -237,6 +245,7 @@ class MemoryJournal:
         record = {"seq": seq, "site": key, "sigs": encode_array(page.page, "<u8")}
         self._file.write(json.dumps(record) + "\n")
         self._file.flush()
+        self.records += 1
 
     def snapshot(self, memories: SiteMemories[Any]) -> None:
         path = self.directory / SNAPSHOT_FILE
@@ -246,6 +255,7 @@ class MemoryJournal:
         if self._file is not None:
             self._file.close()
         self._file = (self.directory / JOURNAL_FILE).open("w", encoding="utf-8")
+        self.records = 0
 
     def close(self) -> None:
         if self._file is not None:
