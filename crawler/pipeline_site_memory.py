@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -193,7 +193,15 @@ class SiteMemoryStage:
         if not self.memories.held:
             self._drain.stop()
             return
-        self._idle_checks = self._idle_checks + 1 if self._nothing_else_can_come() else 0
+        try:
+            drained = self._nothing_else_can_come()
+        # The engine's internals differ between Scrapy versions: if they cannot be read,
+        # held pages are decided at once rather than risk a crawl that never ends.
+        except Exception as exc:
+            logger.warning("Site memory cannot read the engine's state (%r): warm-up off", exc)
+            self.memories.options = replace(self.memories.options, warmup=0)
+            drained, self._idle_checks = True, DRAIN_CHECKS
+        self._idle_checks = self._idle_checks + 1 if drained else 0
         if self._idle_checks >= DRAIN_CHECKS and self._flush is not None:
             logger.debug("Crawl drained: deciding %d held pages", self.memories.held_pages)
             self._flush()
@@ -212,6 +220,7 @@ class SiteMemoryStage:
             return False
         if getattr(engine, "_start", None) is not None and not engine.needs_backout():
             return False
-        scheduler = engine.scheduler
-        pending = scheduler is not None and scheduler.has_pending_requests()
-        return not pending or engine.needs_backout()
+        scheduler = getattr(engine, "scheduler", None)
+        if scheduler is None:  # the engine is closing
+            return True
+        return not scheduler.has_pending_requests() or engine.needs_backout()
