@@ -15,9 +15,10 @@ order flipped every round, it reports pages per second (pages sent to extraction
 crawl's ``elapsed_time_seconds``, Scrapy's start-up excluded; medians), the speed-up over 1
 worker, and the limit: the pages over (the sum of their single-core extraction times, measured
 in this process first, divided by min(workers, CPU cores)). It also reports the crawl alone
-(extraction off), Scrapy's ``memusage/max`` of the crawl process and the peak RSS of the
-largest process. On a machine shared with other work these figures are noisy: compare ratios
-of one run.
+(extraction off) and, for the demo site only, Scrapy's ``memusage/max`` of the crawl process
+and the peak RSS of the largest process (with ``--data``, Linux's peak RSS of each crawl
+would include this process's own, which holds the pages: it is not reported). On a machine
+shared with other work these figures are noisy: compare ratios of one run.
 """
 
 from __future__ import annotations
@@ -135,8 +136,10 @@ def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float |
         if extract_s is not None:
             limit = pages / (extract_s / min(workers, cores))
             line += f", limit {limit:.1f} pages/s ({median / limit:.0%} of it)"
-        memusage = max(r.stats.get("memusage/max", 0) for r in results[workers])
-        print(f"{line}; memusage/max {memusage / 2**20:.0f} MiB")
+        if extract_s is None:
+            memusage = max(r.stats.get("memusage/max", 0) for r in results[workers])
+            line += f"; memusage/max {memusage / 2**20:.0f} MiB"
+        print(line)
 
 
 def main() -> None:
@@ -167,8 +170,12 @@ def main() -> None:
         print(f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s")
         results = measure(server, args)
     report(results, count, extract_s)
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"engine={args.engine}; peak RSS of the largest process: {peak_kib / 1024:.0f} MiB")
+    print(f"engine={args.engine}")
+    if args.data is None:
+        # Linux keeps a process's peak RSS across fork and exec: with --data this process
+        # holds the pages (and ran the extraction), so its crawls would report its size.
+        peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        print(f"peak RSS of the largest process: {peak_kib / 1024:.0f} MiB")
 
 
 def _elapsed(result: CrawlResult) -> float:
