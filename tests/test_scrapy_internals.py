@@ -10,6 +10,7 @@ that moves one of these hooks is caught before the bound is raised.
 
 from __future__ import annotations
 
+import collections
 import inspect
 from importlib.metadata import version
 
@@ -57,9 +58,12 @@ def test_autothrottle_hooks() -> None:
 
 
 def test_downloader_slot_fields() -> None:
-    # Crawl-delay and Retry-After adjust these on live slots.
+    # Crawl-delay and Retry-After adjust these on live slots; QuickStop empties ``queue``
+    # (a deque of (request, deferred) pairs) when the crawl stops.
     slot = Slot(concurrency=1, delay=1.0, jitter=0.0)
     for name in ("delay", "lastseen", "jitter"):
         assert hasattr(slot, name), name
+    assert isinstance(slot.queue, collections.deque)
+    assert "slot.queue.popleft()" in inspect.getsource(Downloader._process_queue)
     assert "per_slot_settings" in inspect.getsource(Downloader.__init__)
     assert _params(Downloader.get_slot_key) == ["self", "request"]
