@@ -27,6 +27,12 @@ from lxml import html as lxml_html
 from scrapy_maintext.models.metrics import tokens
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.segment import segment
+from scrapy_maintext.neural.stack import (
+    REFERENCES,
+    covered_shares,
+    stack_features,
+    trafilatura_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,14 +41,22 @@ DATASETS = ("cleaneval", "dragnet", "l3s-gn1", "readability", "trafilatura", "wc
 HOLDOUT_PERCENT = 30
 #: Pages whose ground truth is mostly not in the static HTML cannot be learnt from.
 MIN_GT_COVERAGE = 0.8
-#: Shingle size for label alignment, and the share of a block's tokens that must match.
-ALIGN_N = 3
+#: Share of a block's tokens that must fall in ground-truth 3-grams (``ALIGN_N``) for "content".
 BLOCK_CONTENT_SHARE = 0.5
 CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural-blocks"))
-#: Training by-products kept outside the repository (the float model is only for checks).
-FLOAT_MODEL = CACHE_DIR / "model.float.onnx"
+#: Float models of training runs (checks only): ``tests/fixtures/neural/<version>.float.onnx``
+#: keeps the one of the shipped version for the int8-vs-float test.
+FLOAT_MODELS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural"
+#: Version of what ``build_example`` stores (with the run-time modules, the cache key): bump it
+#: when labels, the split or the Example fields change.
+CACHE_FORMAT = 3
 #: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
 VALIDATION_PERCENT = 15
+
+
+def float_model_path(version: str) -> Path:
+    """Where training writes the float ONNX model of ``version`` (kept for the int8 test)."""
+    return FLOAT_MODELS / f"{version}.float.onnx"
 
 
 @dataclass
@@ -57,6 +71,8 @@ class Page:
     without: list[str] = field(default_factory=list)
     gt_coverage: float | None = None
     site: str = ""
+    #: wcxb-dev's page type (article, service, forum, ...); "" elsewhere.
+    page_type: str = ""
 
 
 @dataclass
@@ -69,6 +85,12 @@ class Example:
     labels: np.ndarray
     block_tokens: list[list[str]]
     gold_tokens: list[str]
+    page_type: str = ""
+    #: Tokens of trafilatura's output (the shipped fallback) on this page.
+    fallback_tokens: list[str] = field(default_factory=list)
+    #: Stacking columns per reference (``neural.stack.REFERENCES``); ``features.stack`` is
+    #: set from one of them by the recipe.
+    stacks: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def site_of(rec: dict[str, Any]) -> str:
@@ -110,6 +132,7 @@ def iter_pages(data: str | Path, datasets: tuple[str, ...] = DATASETS) -> Iterat
                     without=list(rec.get("without") or []),
                     gt_coverage=rec.get("gt_coverage"),
                     site=site_of(rec),
+                    page_type=str((rec.get("meta") or {}).get("page_type") or ""),
                 )
 
 
@@ -122,22 +145,8 @@ def usable_for_f1(page: Page) -> bool:
 
 def align_labels(block_tokens: list[list[str]], gold: list[str]) -> np.ndarray:
     """1.0 for blocks whose tokens mostly fall inside ground-truth 3-grams, else 0.0."""
-    n = ALIGN_N
-    gold_grams = set(zip(*(gold[i:] for i in range(n)), strict=False))
-    stream = [t for toks in block_tokens for t in toks]
-    covered = np.zeros(len(stream) + 1, dtype=np.int32)
-    for i in range(len(stream) - n + 1):
-        if tuple(stream[i : i + n]) in gold_grams:
-            covered[i] += 1
-            covered[i + n] -= 1
-    hit = np.cumsum(covered)[: len(stream)] > 0
-    labels = np.zeros(len(block_tokens), dtype=np.float32)
-    pos = 0
-    for b, toks in enumerate(block_tokens):
-        if toks:
-            labels[b] = float(hit[pos : pos + len(toks)].mean() >= BLOCK_CONTENT_SHARE)
-        pos += len(toks)
-    return labels
+    shares = covered_shares(block_tokens, gold)
+    return (shares >= BLOCK_CONTENT_SHARE).astype(np.float32)
 
 
 def build_example(page: Page) -> Example | None:
@@ -150,24 +159,36 @@ def build_example(page: Page) -> Example | None:
         return None
     block_tokens = [tokens(b.text) for b in blocks]
     gold = tokens(page.text)
+    texts = {ref: trafilatura_text(tree, page.url, ref) for ref in REFERENCES}
+    reference = texts["trafilatura"]
+    stacks = {ref: stack_features(block_tokens, text) for ref, text in texts.items()}
+    features = featurize(blocks)
+    features.stack = stacks["trafilatura"]
     return Example(
         page.id,
         page.dataset,
         page.split,
         page.site,
-        featurize(blocks),
+        features,
         align_labels(block_tokens, gold),
         block_tokens,
         gold,
+        page.page_type,
+        tokens(reference),
+        stacks,
     )
 
 
 def _cache_path(data: str | Path) -> Path:
     code = b"".join(
         Path(sys.modules[name].__file__ or "").read_bytes()
-        for name in ("scrapy_maintext.neural.features", "scrapy_maintext.neural.segment")
+        for name in (
+            "scrapy_maintext.neural.features",
+            "scrapy_maintext.neural.segment",
+            "scrapy_maintext.neural.stack",
+        )
     )
-    key = zlib.crc32(code + str(Path(data).resolve()).encode() + Path(__file__).read_bytes())
+    key = zlib.crc32(code + str(Path(data).resolve()).encode() + str(CACHE_FORMAT).encode())
     return CACHE_DIR / f"examples-{key:08x}.pkl"
 
 
@@ -186,3 +207,66 @@ def load_examples(data: str | Path, workers: int = 2) -> list[Example]:
         pickle.dump(examples, fh, protocol=pickle.HIGHEST_PROTOCOL)
     logger.info("cached %d examples in %s", len(examples), path)
     return examples
+
+
+def save_pack(examples: list[Example], path: Path) -> None:
+    """A compact, compressed copy of ``examples`` for training on another machine.
+
+    Token strings become integer ids (F1 only compares tokens for equality), hashed ids
+    uint16 (``HASH_SIZE`` is 2**15) and the dense features float16; block lengths are kept
+    exact in the first dense column's place by ``load_pack``.
+    """
+    vocab: dict[str, int] = {}
+
+    def ids(toks: list[str]) -> np.ndarray:
+        return np.array([vocab.setdefault(t, len(vocab)) for t in toks], dtype=np.int32)
+
+    packed = []
+    for ex in examples:
+        f = ex.features
+        lengths = np.rint(np.expm1(f.dense[:, 0].astype(np.float64) * 8.0)).astype(np.int32)
+        packed.append(
+            {
+                "meta": (ex.id, ex.dataset, ex.split, ex.site, ex.page_type),
+                "dense": f.dense.astype(np.float16),
+                "lengths": lengths,
+                "stacks": {k: v.astype(np.float16) for k, v in ex.stacks.items()},
+                "struct": f.struct_ids.astype(np.uint16),
+                "word": f.word_ids.astype(np.uint16),
+                "labels": ex.labels.astype(np.uint8),
+                "blocks": [ids(t) for t in ex.block_tokens],
+                "gold": ids(ex.gold_tokens),
+                "fallback": ids(ex.fallback_tokens),
+            }
+        )
+    with gzip.open(path, "wb", compresslevel=6) as fh:
+        pickle.dump(packed, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_pack(path: Path) -> list[Example]:
+    with gzip.open(path, "rb") as fh:
+        packed = pickle.load(fh)
+    out = []
+    for p in packed:
+        dense = p["dense"].astype(np.float32)
+        dense[:, 0] = np.log1p(p["lengths"].astype(np.float64)) / 8.0
+        stacks = {k: v.astype(np.float32) for k, v in p["stacks"].items()}
+        struct, word = p["struct"].astype(np.int64), p["word"].astype(np.int64)
+        feats = PageFeatures(dense, struct, word, stacks.get("trafilatura"))
+        id_, dataset, split, site, page_type = p["meta"]
+        out.append(
+            Example(
+                id_,
+                dataset,
+                split,
+                site,
+                feats,
+                p["labels"].astype(np.float32),
+                [b.tolist() for b in p["blocks"]],
+                p["gold"].tolist(),
+                page_type,
+                p["fallback"].tolist(),
+                stacks,
+            )
+        )
+    return out

@@ -5,49 +5,49 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from scrapy_maintext.models.dataset import (
-    ALIGN_N,
     BLOCK_CONTENT_SHARE,
     CACHE_DIR,
-    FLOAT_MODEL,
     HOLDOUT_PERCENT,
     MIN_GT_COVERAGE,
     Example,
+    float_model_path,
 )
-from scrapy_maintext.models.net import BlockNet
+from scrapy_maintext.models.net import BlockNet, Ensemble
 from scrapy_maintext.neural import features as feat
+from scrapy_maintext.neural.inference import INPUT_NAMES as RUN_INPUTS
+from scrapy_maintext.neural.stack import ALIGN_N
 
 logger = logging.getLogger(__name__)
 
 OPSET = 17
-VERSION = "v1"
 #: Window size and overlap used at run time (the training crop size, and an eighth of it).
 RUN_MAX_LEN = 512
 RUN_OVERLAP = 64
-INPUT_NAMES = ["dense", "struct_ids", "word_ids"]
-CHECKPOINT = CACHE_DIR / f"blocknet-{VERSION}.pt"
+INPUT_NAMES = list(RUN_INPUTS)
 
 
-def _example_inputs(n: int = 40) -> tuple[torch.Tensor, ...]:
+def _example_inputs(dense_size: int, n: int = 40) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(0)
     return (
-        torch.rand(1, n, feat.DENSE_SIZE, generator=gen),
+        torch.rand(1, n, dense_size, generator=gen),
         torch.randint(0, feat.HASH_SIZE, (1, n, feat.STRUCT_SLOTS), generator=gen),
         torch.randint(0, feat.HASH_SIZE, (1, n, feat.WORD_SLOTS), generator=gen),
     )
 
 
-def export_float(model: BlockNet, path: Path) -> None:
+def export_float(model: BlockNet | Ensemble, path: Path) -> None:
     model.eval()
     axes = {name: {1: "blocks"} for name in INPUT_NAMES}
     torch.onnx.export(
         model,
-        _example_inputs(),
+        _example_inputs(model.cfg.dense_size),
         str(path),
         input_names=INPUT_NAMES,
         output_names=["logits"],
@@ -85,10 +85,11 @@ def _summary(train: list[Example], val: list[Example]) -> dict[str, Any]:
 
 
 def write_config(
-    out: Path, model: BlockNet, decoding: dict[str, Any], extra: dict[str, Any]
+    out: Path, model: BlockNet | Ensemble, decoding: dict[str, Any], extra: dict[str, Any]
 ) -> None:
     config = {
-        "version": VERSION,
+        "version": out.name,
+        "stack": extra["training"]["recipe"]["stack"],
         "max_len": RUN_MAX_LEN,
         "overlap": RUN_OVERLAP,
         **{k: decoding[k] for k in ("threshold", "smooth_margin", "min_confidence", "min_chars")},
@@ -96,7 +97,7 @@ def write_config(
         "hash_size": feat.HASH_SIZE,
         "struct_slots": feat.STRUCT_SLOTS,
         "word_slots": feat.WORD_SLOTS,
-        "net": model.cfg.to_dict(),
+        "net": {**model.cfg.to_dict(), "ensemble": len(getattr(model, "members", [model]))},
         "validation": decoding.get("validation", {}),
         **extra,
     }
@@ -113,14 +114,12 @@ def agreement(
         ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
         for p in (float_path, int8_path)
     ]
+    stacked = sessions[0].get_inputs()[0].shape[2] != feat.DENSE_SIZE
     diffs, same = [], []
     for ex in pages:
         f = ex.features
-        inputs = {
-            "dense": f.dense[None],
-            "struct_ids": f.struct_ids[None],
-            "word_ids": f.word_ids[None],
-        }
+        arrays = (f.model_dense() if stacked else f.dense, f.struct_ids, f.word_ids)
+        inputs = {name: a[None] for name, a in zip(INPUT_NAMES, arrays, strict=True)}
         probs = [1 / (1 + np.exp(-s.run(["logits"], inputs)[0][0])) for s in sessions]
         diffs.append(np.abs(probs[0] - probs[1]))
         same.append((probs[0] >= threshold) == (probs[1] >= threshold))
@@ -131,26 +130,31 @@ def agreement(
 
 
 def export_model(
-    model: BlockNet,
+    model: BlockNet | Ensemble,
     out: Path,
     decoding: dict[str, Any],
     train: list[Example],
     val: list[Example],
     train_seconds: float,
+    recipe: Any,
 ) -> None:
-    """model.onnx (int8) and config.json in ``out``; the float model and weights in CACHE_DIR."""
+    """model.onnx (int8) and config.json in ``out``; the float model beside the test
+    fixtures, the torch weights in CACHE_DIR."""
     out.mkdir(parents=True, exist_ok=True)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    export_float(model, FLOAT_MODEL)
-    quantize(FLOAT_MODEL, out / "model.onnx")
-    agree = agreement(FLOAT_MODEL, out / "model.onnx", val, decoding["threshold"])
+    float_model = float_model_path(out.name)
+    export_float(model, float_model)
+    quantize(float_model, out / "model.onnx")
+    agree = agreement(float_model, out / "model.onnx", val, decoding["threshold"])
     logger.info("int8 vs float on validation pages: %s", agree)
+    training = {**_summary(train, val), "recipe": asdict(recipe)}
     extra = {
-        "training": {**_summary(train, val), "train_seconds": round(train_seconds)},
+        "training": {**training, "train_seconds": round(train_seconds)},
         "int8_vs_float_validation": agree,
     }
     write_config(out, model, decoding, extra)
-    torch.save({"state": model.state_dict(), "net": model.cfg.to_dict()}, CHECKPOINT)
+    state = {"state": model.state_dict(), "net": model.cfg.to_dict()}
+    torch.save(state, CACHE_DIR / f"blocknet-{out.name}.pt")
 
 
 def requantize(out: Path, data: str | Path) -> None:
@@ -158,16 +162,19 @@ def requantize(out: Path, data: str | Path) -> None:
     from scrapy_maintext.models.dataset import is_validation, load_examples
     from scrapy_maintext.models.golden import write_goldens
 
-    quantize(FLOAT_MODEL, out / "model.onnx")
+    float_model = float_model_path(out.name)
+    quantize(float_model, out / "model.onnx")
     val = [e for e in load_examples(data) if e.split == "train" and is_validation(e)]
     config_path = out / "config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
+    for ex in val:
+        ex.features.stack = ex.stacks[config["stack"]] if config.get("stack") else None
     config["int8_vs_float_validation"] = agreement(
-        FLOAT_MODEL, out / "model.onnx", val, config["threshold"]
+        float_model, out / "model.onnx", val, config["threshold"]
     )
     config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     logger.info("int8 vs float on validation pages: %s", config["int8_vs_float_validation"])
-    write_goldens(out, FLOAT_MODEL)
+    write_goldens(out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -175,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description="Re-quantize the float model of the last run")
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--out", default="crawler/neural/models/v1")
+    parser.add_argument("--out", default="crawler/neural/models/v2")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     requantize(Path(args.out), args.data)

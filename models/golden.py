@@ -3,9 +3,8 @@
     python -m scrapy_maintext.models.golden [--model crawler/neural/models/v1] [--float PATH]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
-feature arrays, the int8 model's probabilities and (when the float ONNX model from the last
-training run is at hand) the float model's probabilities, so that a test can check that the
-shipped int8 model agrees with the float one without torch or the float file.
+feature arrays (stacking columns included) and the int8 model's probabilities. The int8-vs-float
+test runs the float model (``tests/fixtures/neural/<version>.float.onnx``) itself.
 """
 
 from __future__ import annotations
@@ -17,13 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
-from scrapy_maintext.models.dataset import FLOAT_MODEL
 from scrapy_maintext.models.systems import parse_html
 from scrapy_maintext.neural import NeuralExtractor
-from scrapy_maintext.neural.features import featurize
-from scrapy_maintext.neural.inference import MODELS_DIR
-from scrapy_maintext.neural.segment import segment
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -32,21 +27,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neur
 DECIMALS = 6
 
 
-def float_probs(path: Path, feats: Any) -> list[float]:
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    inputs = {
-        "dense": feats.dense[None],
-        "struct_ids": feats.struct_ids[None],
-        "word_ids": feats.word_ids[None],
-    }
-    logits = np.asarray(sess.run(["logits"], inputs)[0][0], dtype=np.float64)
-    return [round(float(p), 4) for p in 1.0 / (1.0 + np.exp(-logits))]
-
-
-def golden_for(page: Path, extractor: NeuralExtractor, float_model: Path | None) -> dict[str, Any]:
+def golden_for(page: Path, extractor: NeuralExtractor) -> dict[str, Any]:
     tree = parse_html(page.read_text(encoding="utf-8"))
-    raw = segment(tree)
-    feats = featurize(raw)
+    raw, feats = extractor.features(tree)
     probs = extractor.model.predict(feats)
     result = extractor.extract(tree)
     data: dict[str, Any] = {
@@ -59,19 +42,17 @@ def golden_for(page: Path, extractor: NeuralExtractor, float_model: Path | None)
         "kept": [b.to_dict() for b in result.blocks],
         "fallback": result.fallback,
     }
-    if float_model is not None and float_model.exists():
-        data["float_probs"] = float_probs(float_model, feats)
+    if feats.stack is not None:
+        data["stack"] = np.round(feats.stack.astype(np.float64), DECIMALS).tolist()
     return data
 
 
-def write_goldens(model_dir: Path, float_model: Path | None) -> list[Path]:
+def write_goldens(model_dir: Path) -> list[Path]:
     extractor = NeuralExtractor.load(model_dir)
     written = []
     for page in sorted(FIXTURES.glob("*.html")):
         out = page.with_suffix(".golden.json")
-        out.write_text(
-            json.dumps(golden_for(page, extractor, float_model), indent=1) + "\n", encoding="utf-8"
-        )
+        out.write_text(json.dumps(golden_for(page, extractor), indent=1) + "\n", encoding="utf-8")
         written.append(out)
     logger.info("wrote %d golden files", len(written))
     return written
@@ -79,11 +60,10 @@ def write_goldens(model_dir: Path, float_model: Path | None) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(MODELS_DIR / "v1"))
-    parser.add_argument("--float", default=str(FLOAT_MODEL), dest="float_model")
+    parser.add_argument("--model", default=str(MODELS_DIR / DEFAULT_VERSION))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    write_goldens(Path(args.model), Path(args.float_model))
+    write_goldens(Path(args.model))
 
 
 if __name__ == "__main__":

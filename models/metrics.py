@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-#: Lowercased ``\w+`` runs, with every CJK character as a token of its own.
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+from scrapy_maintext.neural.stack import tokens
+
+__all__ = ["ROUGE_N", "prf", "rouge_n", "snippet_score", "token_f1", "tokens"]
+
 ROUGE_N = 5
-
-
-def tokens(text: str | None) -> list[str]:
-    return _TOKEN.findall(text.lower()) if text else []
 
 
 def _f1(overlap: int, n_pred: int, n_true: int) -> float:
@@ -21,6 +17,14 @@ def _f1(overlap: int, n_pred: int, n_true: int) -> float:
     precision = overlap / n_pred
     recall = overlap / n_true
     return 2 * precision * recall / (precision + recall)
+
+
+def prf(pred: list[str], gold: list[str]) -> tuple[float, float, float]:
+    """Token precision, recall and F1 of the two bags; an empty side scores 0."""
+    overlap = sum((Counter(pred) & Counter(gold)).values())
+    precision = overlap / len(pred) if pred else 0.0
+    recall = overlap / len(gold) if gold else 0.0
+    return precision, recall, _f1(overlap, len(pred), len(gold))
 
 
 def token_f1(pred: list[str], gold: list[str]) -> float:

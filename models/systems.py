@@ -22,49 +22,51 @@ def parse_html(html: str) -> Any:
         return lxml.html.fromstring(html.encode("utf-8", "replace"), parser=parser)
 
 
-def neural() -> System:
-    from scrapy_maintext.document import blocks_to_text
-    from scrapy_maintext.neural import default_extractor
+def neural(version: str | None = None) -> Callable[[], System]:
+    """The neural extractor alone (its own trafilatura reference for stacking models)."""
 
-    extractor = default_extractor()
+    def factory() -> System:
+        from scrapy_maintext.document import blocks_to_text
 
-    def run(html: str, url: str | None) -> str:
-        return blocks_to_text(extractor.extract(parse_html(html), url).blocks)
+        extractor = _extractor(version)
 
-    return run
+        def run(html: str, url: str | None) -> str:
+            return blocks_to_text(extractor.extract(parse_html(html), url).blocks)
+
+        return run
+
+    return factory
 
 
-def auto() -> System:
-    """``extract(engine="auto")`` when it imports, else neural + trafilatura fallback here."""
-    try:
-        from scrapy_maintext import ExtractOptions, extract
+def auto(version: str | None = None) -> Callable[[], System]:
+    """The product's ``auto`` engine (page decoding, neural, trafilatura fallback with the
+    product's default options) with the given model; metadata off, as no score uses it."""
 
-        # The product's defaults (as the pipeline runs it), minus metadata, which no score uses.
+    def factory() -> System:
+        from scrapy_maintext import ExtractOptions
+        from scrapy_maintext.document import blocks_to_text
+        from scrapy_maintext.extraction.decode import parse_page
+        from scrapy_maintext.extraction.engines import run_neural
+
+        extractor = _extractor(version)
         options = ExtractOptions(engine="auto", with_metadata=False)
 
         def run(html: str, url: str | None) -> str:
-            return extract(html, url, options).text
+            tree = parse_page(html, options).tree
+            if tree is None:
+                return ""
+            return blocks_to_text(run_neural(extractor, tree, url, options).blocks)
 
         return run
-    except Exception as exc:  # fall back to the local implementation
-        logger.warning("scrapy_maintext.extract unavailable (%r); local auto path", exc)
-    return _local_auto()
+
+    return factory
 
 
-def _local_auto() -> System:
-    import trafilatura
-    from scrapy_maintext.document import blocks_to_text
-    from scrapy_maintext.neural import default_extractor
+def _extractor(version: str | None) -> Any:
+    from scrapy_maintext.neural import NeuralExtractor, default_extractor
+    from scrapy_maintext.neural.inference import MODELS_DIR
 
-    extractor = default_extractor()
-
-    def run(html: str, url: str | None) -> str:
-        result = extractor.extract(parse_html(html), url)
-        if result.fallback:
-            return trafilatura.extract(html, url=url) or ""
-        return blocks_to_text(result.blocks)
-
-    return run
+    return default_extractor() if version is None else NeuralExtractor.load(MODELS_DIR / version)
 
 
 def trafilatura_system(**kwargs: bool) -> Callable[[], System]:
@@ -134,8 +136,10 @@ def html_text_system() -> System:
 
 #: Name in the table -> factory. Factories import lazily so a missing package skips one row.
 FACTORIES: dict[str, Callable[[], System]] = {
-    "neural": neural,
-    "auto (neural + trafilatura fallback)": auto,
+    "neural v1": neural("v1"),
+    "auto v1 (neural + trafilatura fallback)": auto("v1"),
+    "neural v2 (stacked on trafilatura)": neural("v2"),
+    "auto v2 (neural + trafilatura fallback)": auto("v2"),
     "trafilatura (default)": trafilatura_system(),
     "trafilatura (fast)": trafilatura_system(fast=True),
     "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),

@@ -1,9 +1,11 @@
 """Train the block classifier from scratch, tune decoding, export ONNX int8.
 
-    python -m scrapy_maintext.models.train --data ../shared/data --out crawler/neural/models/v1
+    python -m scrapy_maintext.models.train --data ../shared/data --out crawler/neural/models/v2
 
 Deterministic (fixed seed, two threads). Trains on the training split only (see
 ``models.dataset``); decoding parameters are tuned on held-out training *sites* (validation).
+``--stack ""`` trains without trafilatura's per-block decisions as inputs (the v1 recipe);
+``--stack trafilatura-fast`` stacks trafilatura's ``fast=True`` output instead of its defaults.
 """
 
 from __future__ import annotations
@@ -12,18 +14,25 @@ import argparse
 import logging
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import torch
-from scrapy_maintext.models.dataset import FLOAT_MODEL, Example, is_validation, load_examples
+from scrapy_maintext.models.dataset import (
+    Example,
+    is_validation,
+    load_examples,
+    load_pack,
+)
 from scrapy_maintext.models.export import export_model
 from scrapy_maintext.models.golden import write_goldens
 from scrapy_maintext.models.metrics import token_f1
-from scrapy_maintext.models.net import BlockNet, NetConfig
+from scrapy_maintext.models.net import BlockNet, Ensemble, NetConfig
 from scrapy_maintext.models.tune import predict_page, tune_decoding
 from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+from scrapy_maintext.neural.stack import REFERENCES, STACK_SIZE
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +44,26 @@ BATCH_PAGES = 16
 EPOCHS = 8
 LEARNING_RATE = 2e-3
 WEIGHT_DECAY = 1e-2
+#: Loss weight of the modern (2025-26, seven page types) pages relative to the 2007-2013 ones.
+MODERN_WEIGHT = 2.0
+MODERN_DATASETS = frozenset({"wcxb-dev"})
+
+
+@dataclass
+class Recipe:
+    """What varies between training runs (the rest are module constants)."""
+
+    #: Reference stacked as block inputs (``neural.stack.REFERENCES``), or "" for none.
+    stack: str = "trafilatura"
+    modern_weight: float = MODERN_WEIGHT
+    epochs: int = EPOCHS
+    #: torch device for training ("cpu", or "cuda" on a GPU machine); export is always on CPU.
+    device: str = "cpu"
+    seed: int = SEED
+    d_model: int = 96
+    layers: int = 2
+    #: Members of the shipped ensemble (seeds seed, seed + 1, ...); 1 for a single model.
+    ensemble: int = 1
 
 
 @dataclass
@@ -47,12 +76,24 @@ class Batch:
     pad_mask: torch.Tensor
 
 
-def block_weights(ex: Example) -> np.ndarray:
-    """Loss weight per block: longer blocks matter more for token F1, with diminishing returns."""
-    return np.array([np.log1p(len(t)) for t in ex.block_tokens], dtype=np.float32)
+def block_weights(ex: Example, recipe: Recipe) -> np.ndarray:
+    """Loss weight per block: longer blocks matter more for token F1, with diminishing returns;
+    modern pages weigh more."""
+    page = recipe.modern_weight if ex.dataset in MODERN_DATASETS else 1.0
+    return np.array([page * np.log1p(len(t)) for t in ex.block_tokens], dtype=np.float32)
 
 
-def make_batch(examples: list[Example], rng: random.Random) -> Batch:
+def model_dense(ex: Example, stack: str) -> np.ndarray:
+    return ex.features.model_dense() if stack else ex.features.dense
+
+
+def select_stack(examples: list[Example], reference: str) -> None:
+    """Point every example's ``features.stack`` at the recipe's reference (None: no stack)."""
+    for ex in examples:
+        ex.features.stack = ex.stacks[reference] if reference else None
+
+
+def make_batch(examples: list[Example], rng: random.Random, recipe: Recipe) -> Batch:
     crops = []
     for ex in examples:
         n = len(ex.features)
@@ -61,7 +102,7 @@ def make_batch(examples: list[Example], rng: random.Random) -> Batch:
     width = max(hi - lo for _, lo, hi in crops)
     b = len(crops)
     f0 = examples[0].features
-    dense = np.zeros((b, width, f0.dense.shape[1]), dtype=np.float32)
+    dense = np.zeros((b, width, model_dense(examples[0], recipe.stack).shape[1]), dtype=np.float32)
     struct = np.zeros((b, width, f0.struct_ids.shape[1]), dtype=np.int64)
     words = np.zeros((b, width, f0.word_ids.shape[1]), dtype=np.int64)
     labels = np.zeros((b, width), dtype=np.float32)
@@ -69,14 +110,14 @@ def make_batch(examples: list[Example], rng: random.Random) -> Batch:
     pad = np.ones((b, width), dtype=bool)
     for i, (ex, lo, hi) in enumerate(crops):
         k = hi - lo
-        dense[i, :k] = ex.features.dense[lo:hi]
+        dense[i, :k] = model_dense(ex, recipe.stack)[lo:hi]
         struct[i, :k] = ex.features.struct_ids[lo:hi]
         words[i, :k] = ex.features.word_ids[lo:hi]
         labels[i, :k] = ex.labels[lo:hi]
-        weights[i, :k] = block_weights(ex)[lo:hi]
+        weights[i, :k] = block_weights(ex, recipe)[lo:hi]
         pad[i, :k] = False
-    tensors = [torch.from_numpy(a) for a in (dense, struct, words, labels, weights, pad)]
-    return Batch(*tensors)
+    arrays = (dense, struct, words, labels, weights, pad)
+    return Batch(*(torch.from_numpy(a).to(recipe.device) for a in arrays))
 
 
 def batches(examples: list[Example], rng: random.Random) -> list[list[Example]]:
@@ -98,12 +139,13 @@ def train_epoch(
     sched: object,
     train: list[Example],
     rng: random.Random,
+    recipe: Recipe,
 ) -> float:
     model.train()
     total = 0.0
     loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
     for group in batches(train, rng):
-        batch = make_batch(group, rng)
+        batch = make_batch(group, rng, recipe)
         logits = model(batch.dense, batch.struct_ids, batch.word_ids, batch.pad_mask)
         loss = (loss_fn(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
         opt.zero_grad()
@@ -111,56 +153,87 @@ def train_epoch(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()  # type: ignore[attr-defined]
-        total += float(loss)
+        total += float(loss.detach())
     return total
 
 
-def validate(model: BlockNet, val: list[Example]) -> float:
+def validate(model: torch.nn.Module, val: list[Example]) -> float:
     model.eval()
     return float(np.mean([page_f1(ex, predict_page(model, ex) >= 0.5) for ex in val]))
 
 
-def fit(train: list[Example], val: list[Example]) -> BlockNet:
-    rng = random.Random(SEED)
-    model = BlockNet(NetConfig(dense_size=DENSE_SIZE, hash_size=HASH_SIZE))
+def fit(train: list[Example], val: list[Example], recipe: Recipe) -> BlockNet:
+    rng = random.Random(recipe.seed)
+    dense_size = DENSE_SIZE + (STACK_SIZE if recipe.stack else 0)
+    net = NetConfig(dense_size, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
+    net.ff_dim = 2 * recipe.d_model
+    model = BlockNet(net).to(recipe.device)
     opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
-    steps = EPOCHS * len(batches(train, random.Random(0)))
+    steps = recipe.epochs * len(batches(train, random.Random(0)))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, LEARNING_RATE, total_steps=steps)
     best, best_state = -1.0, None
-    for epoch in range(EPOCHS):
+    for epoch in range(recipe.epochs):
         t0 = time.time()
-        loss = train_epoch(model, opt, sched, train, rng)
+        loss = train_epoch(model, opt, sched, train, rng, recipe)
         f1 = validate(model, val)
         logger.info("epoch %d loss %.3f val F1 %.4f (%.0fs)", epoch, loss, f1, time.time() - t0)
         if f1 > best:
             best, best_state = f1, {k: v.clone() for k, v in model.state_dict().items()}
     assert best_state is not None
     model.load_state_dict(best_state)
-    model.eval()
+    model.cpu().eval()
     return model
+
+
+def fit_ensemble(train: list[Example], val: list[Example], recipe: Recipe) -> BlockNet | Ensemble:
+    if recipe.ensemble == 1:
+        return fit(train, val, recipe)
+    members = []
+    for k in range(recipe.ensemble):
+        torch.manual_seed(recipe.seed + k)
+        members.append(fit(train, val, replace(recipe, seed=recipe.seed + k)))
+    model = Ensemble(members)
+    logger.info("ensemble of %d: val F1 %.4f", recipe.ensemble, validate(model, val))
+    return model.eval()
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--out", default="crawler/neural/models/v1")
+    parser.add_argument("--out", default="crawler/neural/models/v2")
     parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument(
+        "--stack", default="trafilatura", help=f"one of {REFERENCES}, or '' for v1 inputs"
+    )
+    parser.add_argument("--modern-weight", type=float, default=MODERN_WEIGHT)
+    parser.add_argument("--pack", default=None, help="examples from models.dataset.save_pack")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--d-model", type=int, default=96)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--ensemble", type=int, default=1)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    globals()["EPOCHS"] = args.epochs
-    random.seed(SEED)
-    np.random.seed(SEED)
-    torch.manual_seed(SEED)
-    torch.set_num_threads(2)
+    recipe = Recipe(args.stack, args.modern_weight, args.epochs, args.device, args.seed)
+    recipe.d_model, recipe.layers, recipe.ensemble = args.d_model, args.layers, args.ensemble
+    random.seed(recipe.seed)
+    np.random.seed(recipe.seed)
+    torch.manual_seed(recipe.seed)
+    torch.set_num_threads(args.threads)
     t0 = time.time()
-    examples = [e for e in load_examples(args.data) if e.split == "train"]
+    loaded = load_pack(Path(args.pack)) if args.pack else load_examples(args.data)
+    examples = [e for e in loaded if e.split == "train"]
+    select_stack(examples, recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]
-    logger.info("train %d pages, validation %d pages", len(train), len(val))
-    model = fit(train, val)
-    decoding = tune_decoding(model, val, args.data)
-    export_model(model, Path(args.out), decoding, train, val, time.time() - t0)
-    write_goldens(Path(args.out), FLOAT_MODEL)
+    logger.info("train %d pages, validation %d pages, %s", len(train), len(val), recipe)
+    model = fit_ensemble(train, val, recipe)
+    decoding = tune_decoding(model, val)
+    out = Path(args.out)
+    export_model(model, out, decoding, train, val, time.time() - t0, recipe)
+    if out.resolve() == (MODELS_DIR / DEFAULT_VERSION).resolve():
+        write_goldens(out)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -10,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from scrapy_maintext.models.dataset import Example, iter_pages
+from scrapy_maintext.models.dataset import Example
 from scrapy_maintext.models.export import RUN_MAX_LEN, RUN_OVERLAP
-from scrapy_maintext.models.metrics import token_f1, tokens
+from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.neural.decode import DecodeParams, decide
 from scrapy_maintext.neural.inference import windowed
 
@@ -36,9 +38,14 @@ def predict_page(model: Any, ex: Example) -> np.ndarray:
     """Probabilities with the same windowing as run time."""
     feats = ex.features
 
+    stacked = model.cfg.dense_size != feats.dense.shape[1]
+    arrays = (feats.model_dense() if stacked else feats.dense, feats.struct_ids, feats.word_ids)
+
+    device = next(model.parameters()).device
+
     def run(lo: int, hi: int) -> np.ndarray:
-        arrays = (feats.dense, feats.struct_ids, feats.word_ids)
-        return model(*(torch.from_numpy(a[None, lo:hi]) for a in arrays))[0].numpy()
+        inputs = (torch.from_numpy(a[None, lo:hi]).to(device) for a in arrays)
+        return model(*inputs)[0].cpu().numpy()
 
     with torch.no_grad():
         logits = windowed(run, len(feats), RUN_MAX_LEN, RUN_OVERLAP)
@@ -65,25 +72,19 @@ def _mean_f1(scored: list[Scored], params: DecodeParams, auto: bool) -> float:
     return total / max(len(scored), 1)
 
 
-def trafilatura_f1(examples: list[Example], data: str | Path) -> dict[str, float]:
-    import trafilatura
-
-    wanted = {e.id: e for e in examples}
-    out: dict[str, float] = {}
-    for page in iter_pages(data, tuple(sorted({e.dataset for e in examples}))):
-        ex = wanted.get(page.id)
-        if ex is not None:
-            text = trafilatura.extract(page.html, fast=True, favor_recall=True)
-            out[page.id] = token_f1(tokens(text), ex.gold_tokens)
-    return out
+def fallback_f1(ex: Example) -> float:
+    """F1 of the shipped fallback: trafilatura with the product's default options, computed
+    once per page when the examples are built (``dataset.build_example``)."""
+    return token_f1(ex.fallback_tokens, ex.gold_tokens)
 
 
-def tune_decoding(model: Any, val: list[Example], data: str | Path) -> dict[str, Any]:
-    fallback = trafilatura_f1(val, data)
-    scored = [
-        Scored(predict_page(model, ex), block_lengths(ex), ex, fallback.get(ex.id, 0.0))
-        for ex in val
-    ]
+def tune_decoding(model: Any, val: list[Example]) -> dict[str, Any]:
+    scored = [Scored(predict_page(model, ex), block_lengths(ex), ex, fallback_f1(ex)) for ex in val]
+    return tune_scored(scored)
+
+
+def tune_scored(scored: list[Scored]) -> dict[str, Any]:
+    """Grid search: threshold and smoothing for the model alone, then the fallback floors."""
     best = max(
         itertools.product(THRESHOLDS, MARGINS),
         key=lambda tm: _mean_f1(scored, DecodeParams(tm[0], tm[1], 0.0, 0), auto=False),
@@ -100,9 +101,45 @@ def tune_decoding(model: Any, val: list[Example], data: str | Path) -> dict[str,
     return {
         **asdict(params),
         "validation": {
-            "pages": len(val),
+            "pages": len(scored),
             "neural_f1": round(alone, 4),
             "auto_f1": round(auto, 4),
             "trafilatura_f1": round(traf, 4),
         },
     }
+
+
+def retune(model_dir: Path, data: str) -> dict[str, Any]:
+    """Tune the decoding of a shipped (int8) model again on the validation pages and write it
+    into its config.json (no retraining): for decoding rule changes."""
+    from scrapy_maintext.models.dataset import is_validation, load_examples
+    from scrapy_maintext.neural import NeuralExtractor
+
+    extractor = NeuralExtractor.load(model_dir)
+    scored = []
+    for ex in load_examples(data):
+        if ex.split == "train" and is_validation(ex):
+            f = ex.features
+            stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
+            probs = extractor.model.predict(type(f)(f.dense, f.struct_ids, f.word_ids, stack))
+            scored.append(Scored(probs, block_lengths(ex), ex, fallback_f1(ex)))
+    decoding = tune_scored(scored)
+    path = model_dir / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config.update({k: decoding[k] for k in ("threshold", "smooth_margin")})
+    config.update({k: decoding[k] for k in ("min_confidence", "min_chars", "validation")})
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return decoding
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Re-tune a shipped model's decoding")
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--model", default="crawler/neural/models/v2")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    print(retune(Path(args.model), args.data))
+
+
+if __name__ == "__main__":
+    main()

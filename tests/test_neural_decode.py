@@ -53,3 +53,12 @@ def test_short_page_single_window() -> None:
     out = windowed(lambda lo, hi: np.arange(lo, hi, dtype=np.float32), 5, 512, 64)
     assert out.tolist() == [0, 1, 2, 3, 4]
     assert windowed(lambda lo, hi: np.zeros(0), 0, 512, 64).size == 0
+
+
+def test_keeping_nothing_always_falls_back() -> None:
+    # Tuning may choose min_chars=0 and min_confidence=0 (v2 does): a page where the model
+    # keeps nothing must still go to the fallback engine.
+    never = DecodeParams(threshold=0.5, smooth_margin=0.0, min_confidence=0.0, min_chars=0)
+    lengths = np.array([100.0, 100.0])
+    assert decide(np.array([0.01, 0.02]), lengths, never).fallback
+    assert not decide(np.array([0.99, 0.02]), lengths, never).fallback

@@ -7,6 +7,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from scrapy_maintext.neural.inference import DEFAULT_VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "neural" / "article.html"
 MODEL_FILES = ("model.onnx", "config.json", "MODEL_CARD.md")
@@ -26,7 +28,8 @@ print(neural.default_extractor().version, len(result.blocks))
 def test_wheel_ships_model_files(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in MODEL_FILES:
-        assert f"scrapy_maintext/neural/models/v1/{name}" in names
+        for version in ("v1", DEFAULT_VERSION):
+            assert f"scrapy_maintext/neural/models/{version}/{name}" in names
 
 
 def test_wheel_installs_one_top_level_package(wheel: Path) -> None:
@@ -71,5 +74,5 @@ def test_model_runs_from_installed_wheel(wheel: Path, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     version, kept = proc.stdout.split()
-    assert version == "v1"
+    assert version == DEFAULT_VERSION
     assert int(kept) > 0

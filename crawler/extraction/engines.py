@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 from dataclasses import dataclass, field
@@ -52,9 +51,27 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
+    return run_neural(extractor, tree, url, options)
+
+
+def run_neural(
+    extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+) -> EngineResult:
+    """The neural engine, with trafilatura as its fallback ("auto") and, for models that
+    stack trafilatura's decisions (v2), as an input. A model stacking trafilatura's defaults
+    reuses that run as its fallback; one stacking ``fast=True`` runs the defaults again only
+    on the pages it falls back on."""
+    stacked, reference = None, None
+    if extractor.reference == "trafilatura":
+        stacked = run_trafilatura(tree, url, options)
+        reference = blocks_to_lines(stacked.blocks)
+    elif extractor.needs_reference:
+        from scrapy_maintext.neural.stack import trafilatura_text
+
+        reference = trafilatura_text(tree, url, extractor.reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        result = extractor.extract(tree, url)
+        result = extractor.extract(tree, url, reference)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = getattr(result, "error", None)
@@ -63,12 +80,14 @@ def run_engine(
     version = str(extractor.version)
     confidence = float(result.confidence)
     if result.fallback and options.engine == "auto":
-        fallback = run_trafilatura(tree, url, options)
+        fallback = stacked if stacked is not None else run_trafilatura(tree, url, options)
         fallback.confidence, fallback.model_version = confidence, version
         # "auto" promises text whenever trafilatura finds some; the error is still counted.
         fallback.neural_error = error
         return fallback
-    comments = run_trafilatura(tree, url, options).comments if options.include_comments else None
+    comments = None
+    if options.include_comments:
+        comments = (stacked or run_trafilatura(tree, url, options)).comments
     return EngineResult(list(result.blocks), "neural", confidence, version, comments)
 
 
@@ -103,8 +122,10 @@ def neural_available() -> bool:
 def run_trafilatura(
     tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
 ) -> EngineResult:
+    # No copy here: bare_extraction copies a tree it is given before pruning it
+    # (tests/test_neural_model_path.py checks that the caller's tree is left intact).
     result = bare_extraction(
-        copy.deepcopy(tree),
+        tree,
         url=url,
         favor_precision=options.favor_precision,
         favor_recall=options.favor_recall,

@@ -18,13 +18,19 @@ from typing import Any, ClassVar
 import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.neural.decode import DecodeParams, decide
-from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel
+from scrapy_maintext.neural.segment import RawBlock
 from scrapy_maintext.neural.segment import segment as segment_page
+from scrapy_maintext.neural.stack import stack_features, tokens, trafilatura_text
 
 __all__ = ["NeuralExtractor", "NeuralResult", "default_extractor"]
 
 logger = logging.getLogger(__name__)
+
+#: Pages with more blocks than this get no trafilatura reference when the caller passes none
+#: (the largest training page has about 6,000 blocks).
+REFERENCE_MAX_BLOCKS = 10_000
 
 #: Length of an error message kept in a result (exception texts can quote whole inputs).
 ERROR_CHARS = 300
@@ -67,21 +73,52 @@ class NeuralExtractor:
                 logger.info("loaded neural model %s from %s", cls._cache[path].version, path)
             return cls._cache[path]
 
-    def extract(self, tree: Any, url: str | None = None) -> NeuralResult:
-        """Main-content blocks of ``tree``; never raises on hostile input."""
+    @property
+    def needs_reference(self) -> bool:
+        """Whether the model reads trafilatura's output (``neural.stack``)."""
+        return bool(self.model.config.stack)
+
+    @property
+    def reference(self) -> str:
+        """Which trafilatura output the model stacks (``neural.stack.REFERENCES``), or ""."""
+        return self.model.config.stack
+
+    def extract(
+        self, tree: Any, url: str | None = None, reference: str | None = None
+    ) -> NeuralResult:
+        """Main-content blocks of ``tree``; never raises on hostile input.
+
+        ``reference``: trafilatura's text of the page, for models that stack it; computed
+        here when such a model gets None (callers that run trafilatura anyway pass it in).
+        """
         try:
-            return self._extract(tree)
+            return self._extract(tree, url, reference)
         except Exception as exc:  # hostile HTML must never break the caller
             # Reported, not hidden: the caller counts it apart from an unsure model.
             return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
 
-    def _extract(self, tree: Any) -> NeuralResult:
+    def features(
+        self, tree: Any, url: str | None = None, reference: str | None = None
+    ) -> tuple[list[RawBlock], PageFeatures]:
+        """The page's blocks and this model's inputs for them (stacking columns included)."""
+        raw = segment_page(tree)
+        feats = featurize(raw)
+        if self.needs_reference and raw:
+            if reference is None:
+                # trafilatura takes seconds on hostile giant pages; past this size the model
+                # reads "no reference", as for pages where trafilatura finds nothing.
+                big = len(raw) > REFERENCE_MAX_BLOCKS
+                reference = "" if big else trafilatura_text(tree, url, self.reference)
+            feats.stack = stack_features([tokens(b.text) for b in raw], reference)
+        return raw, feats
+
+    def _extract(self, tree: Any, url: str | None, reference: str | None) -> NeuralResult:
         if tree is None:
             return NeuralResult()
-        raw = segment_page(tree)
+        raw, feats = self.features(tree, url, reference)
         if not raw:
             return NeuralResult()
-        probs = self.model.predict(featurize(raw))
+        probs = self.model.predict(feats)
         lengths = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
         decision = decide(probs, lengths, self.params)
         blocks = [b.to_block() for b, k in zip(raw, decision.keep, strict=True) if k]

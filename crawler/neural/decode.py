@@ -18,7 +18,8 @@ class DecodeParams:
     smooth_margin: float
     #: Below this page confidence the caller should fall back to another engine.
     min_confidence: float
-    #: Fewer kept characters than this counts as "found nothing".
+    #: Fewer kept characters than this counts as "found nothing" (keeping nothing always does,
+    #: whatever the tuning chose: then the other engine's text can only be better).
     min_chars: int
 
 
@@ -55,5 +56,5 @@ def decide(probs: np.ndarray, lengths: np.ndarray, params: DecodeParams) -> Deci
     keep = smooth(probs, keep, params.threshold, params.smooth_margin)
     confidence = page_confidence(probs, lengths)
     kept_chars = int(lengths[keep].sum()) if len(keep) else 0
-    fallback = kept_chars < params.min_chars or confidence < params.min_confidence
+    fallback = kept_chars < max(params.min_chars, 1) or confidence < params.min_confidence
     return Decision(keep, confidence, fallback)

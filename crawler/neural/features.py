@@ -65,9 +65,17 @@ class PageFeatures:
     dense: np.ndarray
     struct_ids: np.ndarray
     word_ids: np.ndarray
+    #: Stacking columns (``neural.stack``), for models trained with them; else None.
+    stack: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.dense.shape[0])
+
+    def model_dense(self) -> np.ndarray:
+        """The model's ``dense`` input: the dense statistics, then the stacking columns."""
+        if self.stack is None:
+            return self.dense
+        return np.hstack([self.dense, self.stack]).astype(np.float32, copy=False)
 
 
 _hash_cache: dict[str, int] = {}

@@ -14,11 +14,14 @@ import numpy as np
 import onnxruntime as ort
 from scrapy_maintext.neural import features
 from scrapy_maintext.neural.features import PageFeatures
+from scrapy_maintext.neural.stack import STACK_SIZE
 
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-DEFAULT_VERSION = "v1"
+DEFAULT_VERSION = "v2"
+#: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
+INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 
 
 @dataclass
@@ -37,6 +40,8 @@ class ModelConfig:
     struct_slots: int
     word_slots: int
     extra: dict[str, Any]
+    #: "trafilatura" when the model reads trafilatura's decisions (``neural.stack``).
+    stack: str = ""
 
     @classmethod
     def read(cls, path: Path) -> ModelConfig:
@@ -58,9 +63,11 @@ def check_sizes(config: ModelConfig, session: ort.InferenceSession, model_dir: P
         "struct_slots": (config.struct_slots, features.STRUCT_SLOTS),
         "word_slots": (config.word_slots, features.WORD_SLOTS),
     }
-    widths = {"struct_ids": features.STRUCT_SLOTS, "word_ids": features.WORD_SLOTS}
-    if not stacked:
-        widths["dense"] = features.DENSE_SIZE
+    widths = {
+        "struct_ids": features.STRUCT_SLOTS,
+        "word_ids": features.WORD_SLOTS,
+        "dense": features.DENSE_SIZE + (STACK_SIZE if stacked else 0),
+    }
     for model_input in session.get_inputs():
         width = model_input.shape[-1] if model_input.shape else None
         if model_input.name in widths and isinstance(width, int):
@@ -93,19 +100,18 @@ class BlockModel:
         check_sizes(self.config, self.session, model_dir)
         self._lock = threading.Lock()
 
-    def _run(self, feats: PageFeatures, lo: int, hi: int) -> np.ndarray:
-        inputs = {
-            "dense": feats.dense[None, lo:hi],
-            "struct_ids": feats.struct_ids[None, lo:hi],
-            "word_ids": feats.word_ids[None, lo:hi],
-        }
+    def _run(self, arrays: tuple[np.ndarray, ...], lo: int, hi: int) -> np.ndarray:
+        inputs = {name: a[None, lo:hi] for name, a in zip(INPUT_NAMES, arrays, strict=True)}
         (logits,) = self.session.run(["logits"], inputs)
         return np.asarray(logits[0], dtype=np.float32)
 
     def predict(self, feats: PageFeatures) -> np.ndarray:
         """Content probability per block; long pages run in overlapping windows."""
+        if self.config.stack and feats.stack is None:
+            raise ValueError(f"model {self.config.version} needs stacking features")
+        arrays = (feats.model_dense(), feats.struct_ids, feats.word_ids)
         logits = windowed(
-            lambda lo, hi: self._run(feats, lo, hi),
+            lambda lo, hi: self._run(arrays, lo, hi),
             len(feats),
             self.config.max_len,
             self.config.overlap,
