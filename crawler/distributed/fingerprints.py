@@ -65,7 +65,12 @@ class RedisFingerprints:
         if len(fp) != BITS // 4:
             return None
         keys = [*band_keys(self.prefix, fp, self.max_distance), f"{self.prefix}:count"]
-        found = self._check(keys, [fp, url or "", self.max_distance])
+        try:
+            found = self._check(keys, [fp, url or "", self.max_distance])
+        except RedisError as exc:
+            # Never lose a page for want of Redis: keep it, even if it may be a duplicate.
+            logger.warning("Shared fingerprints unavailable (%s): %s kept unchecked", exc, url)
+            return None
         if found is None:
             return None
         return found.decode() if isinstance(found, bytes) else str(found)

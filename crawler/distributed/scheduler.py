@@ -97,11 +97,22 @@ class DistributedScheduler(RedisScheduler):
             heapq.heappush(self._local, (-request.priority, next(self._order), request))
             self._inc("scheduler/enqueued/local")
             return True
-        lease = self.worker.take_over(request)
+        lease = self.worker.replaced_lease(request)
+        try:
+            data = self.queue._encode_request(request)
+        except ValueError:
+            # Not serializable (a callback that is no spider method): this worker keeps it,
+            # as Scrapy keeps such requests in memory when its disk queue cannot take them.
+            if lease:
+                request.meta[LEASE_META] = lease
+            self._inc("scheduler/unserializable")
+            heapq.heappush(self._local, (-request.priority, next(self._order), request))
+            return True
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
-        data = self.queue._encode_request(request)
         site = self._site_key(request)
-        if not self.worker.state.push(data, site, fingerprint, request.priority > 0, lease):
+        added = self.worker.state.push(data, site, fingerprint, request.priority > 0, lease)
+        self.worker.handed_on(lease)
+        if not added:
             self.df.log(request, self.spider)
             return False
         self._inc("scheduler/enqueued/redis")

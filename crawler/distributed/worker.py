@@ -161,13 +161,15 @@ class DistributedWorker:
         if lease in self.leases:
             self._failed.add(lease)
 
-    def take_over(self, request: Request) -> str:
-        """The lease a request replacing a leased one (redirect, retry) ends when queued."""
+    def replaced_lease(self, request: Request) -> str:
+        """The lease of the request this one replaces (a redirect, a retry: same meta), taken
+        off its meta; the queue ends that lease when it takes this request (:meth:`handed_on`)."""
         lease = request.meta.pop(LEASE_META, None)
-        if lease is None or lease not in self.leases:
-            return ""
-        self._forget(lease)
-        return lease
+        return lease if lease in self.leases else ""
+
+    def handed_on(self, lease: str) -> None:
+        if lease in self.leases:
+            self._forget(lease)
 
     def finished(self, request: Request) -> None:
         """The request's outcome is final and its items are exported: acknowledge it."""
