@@ -36,8 +36,9 @@ DROP_REASONS = (
     ("Extraction timed out", "timeout"),
     ("Extraction failed", "error"),
 )
-#: Meta keys of requests that are not pages (robots.txt, sitemaps, feeds).
-DISCOVERY_META_KEYS = ("skip_url_filter", "robots_discovery")
+#: Meta keys of requests that are not pages: sitemaps and feeds (``skip_url_filter``),
+#: a spider's robots.txt, and Scrapy's own robots.txt download (``dont_obey_robotstxt``).
+DISCOVERY_META_KEYS = ("skip_url_filter", "robots_discovery", "dont_obey_robotstxt")
 
 
 @dataclass(frozen=True)
@@ -221,11 +222,18 @@ class CrawlReport:
         if reason == "shutdown":
             self._log_resume_hint()
         if self.config.path:
-            data = {"reason": reason, "sites": [r.to_dict() for r in self.sites.values()]}
-            Path(self.config.path).write_text(
-                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
-            logger.info("Crawl report written to %s", self.config.path)
+            self._write_json(reason)
+
+    def _write_json(self, reason: str) -> None:
+        data = {"reason": reason, "sites": [r.to_dict() for r in self.sites.values()]}
+        path = Path(self.config.path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        except OSError as exc:
+            logger.error("Crawl report not written to %s: %s", path, exc)
+            return
+        logger.info("Crawl report written to %s", path)
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)

@@ -91,8 +91,14 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         self._schemes.setdefault(parts.netloc, parts.scheme)
         if request.meta.get(ROBOTS_DISCOVERY_META):
             return await self._cached_robots(request)
-        await super().process_request(request)
         self._refuse_failed_site(request)
+        try:
+            await super().process_request(request)
+        except IgnoreRequest:
+            # The robots.txt fetch this request waited for may have found the site
+            # unreachable: say so, not "Forbidden by robots.txt".
+            self._refuse_failed_site(request)
+            raise
         self._apply_crawl_delay(request)
         return None
 

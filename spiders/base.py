@@ -181,6 +181,8 @@ class DiscoverySpider(scrapy.Spider):
         feed_urls += read_list_file("urls_file", kwargs.get("urls_file"), forms)
         sites = [_checked_base_url("domain", value, forms) for value in named]
         for value in feed_urls:
+            if not value.lower().startswith(("http://", "https://")):
+                raise invalid("url", value, forms)
             _checked_base_url("url", value, forms)
         if not sites and not feed_urls:
             needed = " or ".join(f"-a {name}=..." for name in ("domain", "url") if name in forms)

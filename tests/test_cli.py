@@ -91,6 +91,97 @@ def test_extract_warc_takes_urls_from_records(tmp_path: Path) -> None:
     assert urls == {f"{BASE}/news/article.html", f"{BASE}/news/syndicated.html"}
 
 
+def test_damaged_inputs_are_reported_not_fatal(tmp_path: Path) -> None:
+    whole = tmp_path / "whole.warc.gz"
+    _warc(whole)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(data[: len(data) // 2])  # ends inside a record
+    fake = tmp_path / "fake.warc"
+    fake.write_bytes(b"\x1f\x8b\x08\x00not a warc at all" * 10)
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(fake), str(cut), str(SITE), "-o", str(out), cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 1, stderr  # an input could not be read
+    assert f"{fake}: not a readable WARC file" in stderr and "Traceback" not in stderr
+    summary = stderr.strip().splitlines()[-1]
+    assert "1 WARC records cut short" in summary and f"unreadable: {fake}" in summary
+    urls = {record["url"] for record in jsonl(out)}
+    assert f"{BASE}/news/article.html" in urls  # the whole record before the cut
+    assert len([u for u in urls if u.startswith("file://")]) == len(TEXT_PAGES)
+
+
+def test_warc_charset_from_the_http_header(tmp_path: Path) -> None:
+    text = "Новости дня. " * 40
+    body = f"<html><body><article><h1>Новости</h1><p>{text}</p></article></body></html>"
+    warc = tmp_path / "cp1251.warc"
+    with warc.open("wb") as handle:
+        writer = WARCWriter(handle, gzip=False)
+        headers = [("Content-Type", "text/html; charset=windows-1251")]
+        http = StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1")
+        payload = io.BytesIO(body.encode("cp1251"))
+        record = writer.create_warc_record(
+            f"{BASE}/ru", "response", payload=payload, http_headers=http
+        )
+        writer.write_record(record)
+    out = tmp_path / "out.jsonl"
+    assert maintext("extract", str(warc), "-o", str(out), cwd=tmp_path).returncode == 0
+    (record,) = jsonl(out)
+    assert "Новости дня." in record["text"]
+
+
+def test_odd_inputs_and_outputs(tmp_path: Path) -> None:
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (
+        odd / "caf\udce9.html".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")
+    ).write_bytes((SITE / "article.html").read_bytes())
+    out = tmp_path / "odd.jsonl"
+    proc = maintext("extract", str(odd), "--base-url", BASE, "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    (record,) = jsonl(out)
+    assert record["url"] == f"{BASE}/caf%E9.html"
+    assert record["source"].endswith("caf\\xe9.html")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = maintext("extract", str(empty), "-o", str(tmp_path / "n.jsonl"), cwd=tmp_path)
+    assert nothing.returncode == 1
+    assert "no HTML or WARC files in this directory" in nothing.stderr.decode()
+    page = tmp_path / "page.html"
+    page.write_bytes((SITE / "article.html").read_bytes())
+    itself = maintext("extract", str(page), "-o", f"{page}:txt", cwd=tmp_path)
+    assert itself.returncode == 2 and "would overwrite this input" in itself.stderr.decode()
+    assert page.read_bytes() == (SITE / "article.html").read_bytes()
+    negative = maintext("extract", str(page), "-o", "x.jsonl", "--workers", "-3", cwd=tmp_path)
+    assert negative.returncode == 2 and "not a count: -3" in negative.stderr.decode()
+
+
+def test_ctrl_c_on_extract_keeps_a_complete_output(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    many = tmp_path / "many"
+    many.mkdir()
+    for number in range(400):
+        (many / f"p{number:03d}.html").write_bytes((SITE / "article.html").read_bytes())
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_maintext", "extract", str(many), "-o", str(out)],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not (out.exists() and out.stat().st_size > 20_000) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()[-2000:]
+    assert b"Traceback" not in stderr
+    assert b"interrupted: the same command with --resume goes on" in stderr
+    written = json.loads(out.read_text(encoding="utf-8"))  # a complete JSON array
+    assert 0 < len(written) < 400
+
+
 def test_extract_stdin_with_base_url(tmp_path: Path) -> None:
     html = (SITE / "article.html").read_bytes()
     out = tmp_path / "page.txt"
@@ -225,36 +316,35 @@ def test_crawl_from_any_directory_with_progress_and_report(
     assert sum(site["extracted"].values()) == len(items)
     done = len(items) + sum(site["dropped"].values()) + sum(site["skipped"].values())
     assert site["planned"] == done
+    assert site["fetched"] == len(items)  # pages only: no robots.txt, sitemap or feed
     assert site["mean_text_length"] == round(sum(len(i["text"]) for i in items) / len(items))
 
 
 @pytest.mark.parametrize(
-    ("argument", "message"),
+    ("spider", "arguments", "message"),
     [
         (
-            "domian=example.com",
+            "sitemap",
+            ["domian=example.com"],
             "-a domian: not an argument of the sitemap spider (did you mean -a domain=...?",
         ),
-        ("since=yesterday", "-a since=yesterday: expected an ISO date or datetime"),
-        ("max_pages=many", "-a max_pages=many: expected a whole number of pages per site"),
+        ("sitemap", ["domain=a.example", "since=yesterday"], "-a since=yesterday: expected an ISO"),
+        ("sitemap", ["domain=a.example", "max_pages=many"], "-a max_pages=many: expected a whole"),
+        ("feed", ["url=notaurl"], "-a url=notaurl: expected feed URLs (http:// or https://)"),
+        ("feed", [], "the feed spider needs -a domain=... or -a url=..."),
     ],
 )
 def test_wrong_argument_is_one_line_exit_2_output_kept(
-    tmp_path: Path, argument: str, message: str
+    tmp_path: Path, spider: str, arguments: list[str], message: str
 ) -> None:
     out = tmp_path / "items.jsonl"
     out.write_text('{"url": "earlier"}\n')
-    args = ["-a", argument] + (
-        [] if argument.startswith("domian") else ["-a", "domain=example.com"]
-    )
-    proc = maintext("crawl", "sitemap", *args, "-O", str(out), cwd=tmp_path)
-    stderr = proc.stderr.decode()
+    args = [part for argument in arguments for part in ("-a", argument)]
+    proc = maintext("crawl", spider, *args, "-O", str(out), cwd=tmp_path)
+    lines = proc.stderr.decode().splitlines()
     assert proc.returncode == 2
-    assert "Traceback" not in stderr
-    errors = [line for line in stderr.splitlines() if "error:" in line]
-    assert len(errors) == 1, stderr
-    assert errors[0].endswith(f"error: {message}") or message in errors[0]
-    assert sum(message in line for line in stderr.splitlines()) == 1
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"maintext crawl: error: {message}")
     assert out.read_text() == '{"url": "earlier"}\n'
 
 
@@ -279,6 +369,16 @@ def test_unreachable_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert "robots_forbidden" not in stderr
     assert "explore=1" not in stderr
     assert out.read_text() == '{"url": "earlier"}\n'
+
+
+def test_unreachable_feed_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    refused = f"http://127.0.0.1:{_free_port()}"
+    proc = maintext("crawl", "feed", "-a", f"url={refused}/feed.xml", cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    errors = [line for line in stderr.splitlines() if "] ERROR:" in line]
+    assert proc.returncode == 1, stderr[-3000:]
+    assert len(errors) == 1, errors
+    assert "robots_forbidden" not in stderr and "No feed" not in stderr
 
 
 def test_tls_on_a_plain_http_server_hints_at_http(quick_site: SiteServer, tmp_path: Path) -> None:
@@ -312,23 +412,20 @@ def test_one_reachable_site_is_success(quick_site: SiteServer, tmp_path: Path) -
     assert jsonl(out)
 
 
-def test_ctrl_c_stops_quickly_and_says_what_is_kept(tmp_path: Path) -> None:
-    """16 requests queued behind a 1 s Crawl-delay used to take 16 s to drain after Ctrl-C."""
+def test_ctrl_c_stops_quickly_and_the_same_command_resumes(tmp_path: Path) -> None:
+    """16 requests queued behind a 1 s Crawl-delay used to take 16 s to drain after Ctrl-C;
+    running the same command again (``-O`` included) completes the outputs."""
     import signal
     import time
 
-    out = tmp_path / "items.jsonl"
-    with SiteServer(SiteOptions(articles=30, crawl_delay=1.0, feeds=False)) as server:
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"),
-                *("-a", f"domain={server.base_url}", "-O", str(out)),
-                *("-s", f"JOBDIR={tmp_path / 'job'}", "-s", "EXTRACT_WORKERS=0"),
-            ],
-            cwd=tmp_path,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    out, corpus = tmp_path / "items.jsonl", tmp_path / "corpus.xml"
+    with SiteServer(SiteOptions(articles=20, crawl_delay=1.0, feeds=False)) as server:
+        command = [
+            *(sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"),
+            *("-a", f"domain={server.base_url}", "-O", str(out), "-O", f"{corpus}:tei"),
+            *("-s", f"JOBDIR={tmp_path / 'job'}", "-s", "EXTRACT_WORKERS=0"),
+        ]
+        proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
         while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -336,11 +433,23 @@ def test_ctrl_c_stops_quickly_and_says_what_is_kept(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         _, log = proc.communicate(timeout=60)
         seconds = time.monotonic() - stopped
+        first = jsonl(out)
+        resumed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+        expected = server.site.expected_pages if server.site else set()
     assert proc.returncode == 0, log[-3000:]
     assert seconds < 8, f"Ctrl-C took {seconds:.1f} s"
     assert "queued requests left for a resumed crawl" in log
     kept = [line for line in log.splitlines() if "Stopped early:" in line]
     assert len(kept) == 1 and "kept in JOBDIR" in kept[0] and "run the same command" in kept[0]
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resuming JOBDIR" in resumed.stderr
+    items = jsonl(out)
+    assert items[: len(first)] == first  # the first run's items are still there
+    paths = sorted(item["url"].removeprefix(server.base_url) for item in items)
+    assert paths == sorted(expected)
+    tree = etree.parse(str(corpus))
+    assert not tei_errors(tree)
+    assert len(tree.getroot().findall("{http://www.tei-c.org/ns/1.0}TEI")) == len(items)
 
 
 def test_site_that_never_answers_is_one_timeout_line(tmp_path: Path) -> None:

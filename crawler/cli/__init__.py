@@ -8,7 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
+from scrapy_maintext.cli.outputs import OutputSpec
 from scrapy_maintext.extraction.options import ENGINES, ExtractOptions
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 
@@ -47,8 +49,12 @@ left out: .jsonl, .json, .xml, .txt), or -o DIR/[:FORMAT] for one file per docum
 (tei, txt or json; default tei), named by a hash of the URL.
 
 A document's URL comes from its WARC record, or from --base-url plus its path under the
-directory given, else it is the file's file:// URL. --resume skips documents whose URL the
-output already holds (a document left half written by a kill is replaced).
+directory given, else it is the file's file:// URL. -o replaces an existing output; --resume
+instead skips documents whose URL the output already holds (a document left half written by
+a kill is replaced) and appends.
+
+exit status: 0 done, 1 an input could not be read or there was nothing to read,
+2 wrong arguments, 130 interrupted (Ctrl-C; what was written is complete: --resume goes on).
 
 examples:
   maintext extract pages/ -o corpus.jsonl
@@ -70,9 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_crawl(commands)
     _add_extract(commands)
-    demo = commands.add_parser("demo", help="crawl the bundled demo site, served on 127.0.0.1")
+    demo = commands.add_parser(
+        "demo",
+        help="crawl the bundled demo site, served on 127.0.0.1",
+        description="Serve the bundled demo site on 127.0.0.1 and crawl it politely into "
+        "JSON Lines, a TEI corpus and plain text.",
+    )
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
-    demo.add_argument("--spider", choices=SPIDERS, default="sitemap")
+    demo.add_argument("--spider", choices=SPIDERS, default="sitemap", help="spider to run")
     return parser
 
 
@@ -103,8 +114,13 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("inputs", nargs="+", metavar="INPUT", help="file, directory, WARC[.gz] or -")
     add("-o", "--output", required=True, metavar="OUT[:FORMAT]", help="where to write")
     add("--base-url", help="URL that file paths are appended to")
-    add("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: cores)")
-    add("--timeout", type=float, default=30.0, help="seconds per document (default: 30)")
+    add(
+        "--workers",
+        type=_count,
+        default=os.cpu_count() or 1,
+        help="processes (default: all cores); 0 extracts in this process, without --timeout",
+    )
+    add("--timeout", type=_seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
     add("--no-progress", action="store_true", help="no progress bar")
@@ -126,8 +142,38 @@ def main(argv: list[str] | None = None) -> int:
     return demo_main(["--out", args.out, "--spider", args.spider])
 
 
+def spider_arguments(scrapy_args: list[str]) -> dict[str, str]:
+    """The ``-a NAME=VALUE`` (or ``-aNAME=VALUE``) arguments among ``scrapy crawl``'s."""
+    found: dict[str, str] = {}
+    values = iter(scrapy_args)
+    for arg in values:
+        value = next(values, "") if arg == "-a" else arg[2:] if arg.startswith("-a") else None
+        if value is not None:
+            name, _, text = value.partition("=")
+            found[name] = text
+    return found
+
+
+def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
+    """The error line for bad ``-a`` arguments, or None: before Scrapy starts or logs."""
+    from scrapy_maintext.spiders.feed import FeedSpider
+    from scrapy_maintext.spiders.sitemap import SitemapSpider
+
+    spidercls = {"sitemap": SitemapSpider, "feed": FeedSpider}[spider]
+    try:
+        spidercls.check_arguments(spider_arguments(scrapy_args))
+    except ValueError as exc:
+        return f"maintext crawl: error: {exc}"
+    return None
+
+
 def run_crawl(spider: str, scrapy_args: list[str]) -> int:
     """``scrapy crawl SPIDER ...`` with the bundled settings, wherever it is run from."""
+    if "-h" not in scrapy_args and "--help" not in scrapy_args:
+        error = check_spider_arguments(spider, scrapy_args)
+        if error:
+            print(error, file=sys.stderr)
+            return 2
     os.environ["SCRAPY_SETTINGS_MODULE"] = SETTINGS_MODULE
     from scrapy.cmdline import execute
 
@@ -141,13 +187,15 @@ def run_crawl(spider: str, scrapy_args: list[str]) -> int:
 def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.extract import ExtractJob, run
     from scrapy_maintext.cli.inputs import InputOptions, expand
-    from scrapy_maintext.cli.outputs import OutputError, OutputSpec
+    from scrapy_maintext.cli.outputs import OutputError
 
     try:
         expand(args.inputs)
+        output = OutputSpec.parse(args.output)
+        check_not_an_input(output, args.inputs)
         job = ExtractJob(
             inputs=args.inputs,
-            output=OutputSpec.parse(args.output),
+            output=output,
             options=ExtractOptions(
                 engine=args.engine,
                 include_comments=args.comments,
@@ -156,7 +204,7 @@ def run_extract(args: argparse.Namespace) -> int:
                 favor_recall=args.favor_recall,
             ),
             input_options=InputOptions(base_url=args.base_url),
-            workers=max(args.workers, 0),
+            workers=args.workers,
             timeout=args.timeout,
             resume=args.resume,
             keep_empty=args.keep_empty,
@@ -167,4 +215,28 @@ def run_extract(args: argparse.Namespace) -> int:
         print(f"maintext extract: error: {exc}", file=sys.stderr)
         return 2
     print(summary.line(job.output), file=sys.stderr)
-    return 0
+    return summary.exit_status
+
+
+def check_not_an_input(output: OutputSpec, inputs: list[str]) -> None:
+    """Refuse an output that would overwrite one of the inputs before it is read."""
+    from scrapy_maintext.cli.outputs import OutputError
+
+    target = output.path.resolve()
+    for name in inputs:
+        if name != "-" and Path(name).resolve() == target:
+            raise OutputError(f"{output.path}: the output would overwrite this input")
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a count: {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text}")
+    return value

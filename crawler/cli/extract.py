@@ -17,7 +17,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy_maintext.cli.inputs import InputOptions, SourceDocument, count_documents
+from scrapy_maintext.cli.inputs import (
+    InputOptions,
+    InputProblems,
+    SourceDocument,
+    count_documents,
+)
 from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
@@ -31,6 +36,8 @@ QUEUE_PER_WORKER = 4
 #: Workers are recycled after this many documents (lxml/onnxruntime memory growth), as
 #: in the crawl's extraction pool.
 MAX_TASKS_PER_WORKER = 500
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,16 @@ class Summary:
     already_done: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    problems: InputProblems = field(default_factory=InputProblems)
+    #: Stopped by Ctrl-C: what was written is complete and ``--resume`` goes on.
+    interrupted: bool = False
+
+    @property
+    def exit_status(self) -> int:
+        """0 done; 1 an input could not be read, or there was nothing to read; 130 Ctrl-C."""
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return 1 if self.problems.unreadable or self.read == 0 else 0
 
     def line(self, output: OutputSpec) -> str:
         rate = self.read / self.seconds if self.seconds else 0.0
@@ -69,6 +86,12 @@ class Summary:
         if self.skipped:
             reasons = ", ".join(f"{reason} {n}" for reason, n in self.skipped.most_common())
             text += f"; skipped: {reasons}"
+        if self.problems.truncated:
+            text += f"; {self.problems.truncated} WARC records cut short"
+        if self.problems.unreadable:
+            text += f"; unreadable: {', '.join(self.problems.unreadable)}"
+        if self.interrupted:
+            text += "; interrupted: the same command with --resume goes on"
         return text
 
 
@@ -82,23 +105,14 @@ def run(job: ExtractJob) -> Summary:
     """Extract every input document into the output; returns what happened."""
     summary = Summary()
     started = time.monotonic()
-    writer = open_writer(job.output, job.resume)
     bar = _progress_bar(job)
+    writer = open_writer(job.output, job.resume)
     pool = _pool(job)
     try:
-        queue: deque[_Pending] = deque()
-        limit = max(job.workers, 1) * QUEUE_PER_WORKER
-        for source in read_inputs(job.inputs, job.input_options):
-            summary.read += 1
-            if writer.is_done(source.url):
-                summary.already_done += 1
-                bar.update(1)
-                continue
-            queue.append(_Pending(source, _submit(pool, source, job)))
-            while len(queue) >= limit:
-                _finish(queue.popleft(), writer, job, summary, bar)
-        while queue:
-            _finish(queue.popleft(), writer, job, summary, bar)
+        _extract_all(job, writer, pool, summary, bar)
+    except KeyboardInterrupt:
+        # Documents are written whole and in order: the output is complete up to here.
+        summary.interrupted = True
     finally:
         if pool is not None:
             pool.stop()
@@ -107,6 +121,22 @@ def run(job: ExtractJob) -> Summary:
         bar.close()
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, bar: Any) -> None:
+    queue: deque[_Pending] = deque()
+    limit = max(job.workers, 1) * QUEUE_PER_WORKER
+    for source in read_inputs(job.inputs, job.input_options, summary.problems):
+        summary.read += 1
+        if writer.is_done(source.url):
+            summary.already_done += 1
+            bar.update(1)
+            continue
+        queue.append(_Pending(source, _submit(pool, source, job)))
+        while len(queue) >= limit:
+            _finish(queue.popleft(), writer, job, summary, bar)
+    while queue:
+        _finish(queue.popleft(), writer, job, summary, bar)
 
 
 def _pool(job: ExtractJob) -> Any:
@@ -159,7 +189,7 @@ def _result(pending: _Pending, summary: Summary) -> Document | None:
 def _progress_bar(job: ExtractJob) -> Any:
     from tqdm import tqdm
 
-    total = count_documents(job.inputs, job.input_options) if job.progress else None
+    total = count_documents(job.inputs) if job.progress else None
     return tqdm(
         total=total,
         unit="doc",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import gzip
 import io
 import logging
+import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
@@ -20,6 +21,8 @@ WARC_SUFFIXES = (".warc", ".warc.gz")
 #: WARC records whose payload is taken for a page (``Content-Type`` of the HTTP response).
 HTML_CONTENT_TYPES = ("text/html", "application/xhtml+xml")
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Characters of a reading error shown (a damaged archive's message can quote raw bytes).
+MAX_ERROR_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -27,9 +30,22 @@ class SourceDocument:
     """One page to extract: its URL (the key of ``--resume``) and raw body."""
 
     url: str
-    html: bytes
+    #: Bytes as read (a file), or text decoded with the charset its HTTP header declared.
+    html: str | bytes
     #: Where it came from: a file path, or ``file.warc.gz#record-id``.
     source: str
+
+
+@dataclass
+class InputProblems:
+    """What could not be read, for the summary and the exit status."""
+
+    #: Inputs (files, archives) that could not be read at all, with why.
+    unreadable: list[str] = field(default_factory=list)
+    #: WARC records cut short (a truncated archive): skipped.
+    truncated: int = 0
+    #: Directories without a single HTML or WARC file.
+    empty: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -63,29 +79,41 @@ def file_url(path: Path, root: Path | None, options: InputOptions) -> str:
     """The page's URL: ``--base-url`` plus its path under the directory given, else file://."""
     if options.base_url:
         relative = path.relative_to(root) if root else Path(path.name)
-        return options.base_url.rstrip("/") + "/" + quote(relative.as_posix())
+        # Bytes: a file name that is not UTF-8 is percent-encoded as it is on disk.
+        return options.base_url.rstrip("/") + "/" + quote(os.fsencode(relative.as_posix()))
     return path.resolve().as_uri()
 
 
-def iter_documents(inputs: list[str], options: InputOptions) -> Iterator[SourceDocument]:
-    """Every document of the inputs, in order."""
+def display_path(path: Path | str) -> str:
+    """A path as text that any output can hold (undecodable bytes as ``\\xNN``)."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def iter_documents(
+    inputs: list[str], options: InputOptions, problems: InputProblems
+) -> Iterator[SourceDocument]:
+    """Every document of the inputs, in order; what cannot be read goes to ``problems``."""
     for name in inputs:
         root = Path(name) if name != "-" and Path(name).is_dir() else None
-        for item in expand([name]):
+        items = expand([name])
+        if root is not None and not items:
+            problems.empty.append(name)
+            logger.warning("%s: no HTML or WARC files in this directory", name)
+        for item in items:
             if isinstance(item, str):
-                yield from _stdin_documents(options)
+                yield from _stdin_documents(options, problems)
             elif is_warc_name(item):
                 with item.open("rb") as handle:
-                    yield from warc_documents(handle, str(item))
+                    yield from warc_documents(handle, display_path(item), problems)
             else:
                 url = file_url(item, root, options)
-                yield SourceDocument(url, item.read_bytes(), str(item))
+                yield SourceDocument(url, item.read_bytes(), display_path(item))
 
 
-def _stdin_documents(options: InputOptions) -> Iterator[SourceDocument]:
+def _stdin_documents(options: InputOptions, problems: InputProblems) -> Iterator[SourceDocument]:
     data = sys.stdin.buffer.read()
     if looks_like_warc(data):
-        yield from warc_documents(io.BytesIO(data), "-")
+        yield from warc_documents(io.BytesIO(data), "-", problems)
     else:
         yield SourceDocument(options.base_url or "", data, "-")
 
@@ -100,18 +128,37 @@ def looks_like_warc(data: bytes) -> bool:
     return head.startswith(b"WARC/")
 
 
-def warc_documents(stream: IO[bytes], name: str) -> Iterator[SourceDocument]:
+def warc_documents(
+    stream: IO[bytes], name: str, problems: InputProblems
+) -> Iterator[SourceDocument]:
     """HTML responses of a WARC (``response`` records with a 2xx HTML payload)."""
     from warcio.archiveiterator import ArchiveIterator
-    from warcio.exceptions import ArchiveLoadFailed
 
+    records = 0
     try:
         for record in ArchiveIterator(stream):
+            # warcio reads about anything as an ARC record; only WARC records count.
+            records += record.format.startswith("warc")
             document = _warc_document(record, name)
-            if document is not None:
-                yield document
-    except ArchiveLoadFailed as exc:
-        logger.error("%s: not a readable WARC file (%s)", name, exc)
+            if document is None:
+                continue
+            if getattr(record.raw_stream, "limit", 0):
+                # The archive ends inside this record: a partial page is no document.
+                problems.truncated += 1
+                logger.warning("%s: record %s is cut short; skipped", name, document.source)
+                continue
+            yield document
+    # warcio raises its own errors, zlib's and EOFError on damaged archives.
+    except Exception as exc:
+        _unreadable(problems, name, f"{type(exc).__name__}: {str(exc)[:MAX_ERROR_CHARS]!r}")
+        return
+    if records == 0:
+        _unreadable(problems, name, "no WARC record in it")
+
+
+def _unreadable(problems: InputProblems, name: str, why: str) -> None:
+    problems.unreadable.append(f"{name} ({why})")
+    logger.error("%s: not a readable WARC file (%s)", name, why)
 
 
 def _is_html_response(record: Any) -> bool:
@@ -127,20 +174,36 @@ def _warc_document(record: Any, name: str) -> SourceDocument | None:
         return None
     url = record.rec_headers.get_header("WARC-Target-URI") or ""
     record_id = record.rec_headers.get_header("WARC-Record-ID") or url
-    return SourceDocument(url, record.content_stream().read(), f"{name}#{record_id}")
+    body = record.content_stream().read()
+    return SourceDocument(url, decode_payload(record, body), f"{name}#{record_id}")
 
 
-def count_documents(inputs: list[str], options: InputOptions) -> int | None:
+def decode_payload(record: Any, body: bytes) -> str | bytes:
+    """Text when the HTTP header names a charset (as a crawl's ``response.text`` does:
+    BOM, then header, then ``<meta>``); otherwise bytes, for extract()'s own sniffing."""
+    content_type = record.http_headers.get_header("Content-Type") or ""
+    if "charset=" not in content_type.lower():
+        return body
+    from w3lib.encoding import html_to_unicode
+
+    return html_to_unicode(content_type, body)[1]
+
+
+def count_documents(inputs: list[str]) -> int | None:
     """How many documents the inputs hold (for the ETA), or None when only reading tells."""
     total = 0
     for item in expand(inputs):
         if isinstance(item, str):
             return None
-        if is_warc_name(item):
+        if not is_warc_name(item):
+            total += 1
+            continue
+        try:
             with item.open("rb") as handle:
                 total += sum(1 for _ in _warc_headers_only(handle))
-        else:
-            total += 1
+        # A damaged archive is reported when it is read; here it only spoils the ETA.
+        except Exception:
+            return None
     return total
 
 

@@ -52,7 +52,8 @@ class OutputSpec:
         if per_document:
             fmt = fmt or "tei"
             if fmt not in DIRECTORY_FORMATS:
-                raise OutputError(f"{value}: one file per document is {DIRECTORY_FORMATS}")
+                formats = ", ".join(DIRECTORY_FORMATS)
+                raise OutputError(f"{value}: one file per document is one of {formats}")
         else:
             fmt = fmt or _SUFFIX_FORMATS.get(path.suffix.lower(), "")
             if fmt not in STREAM_FORMATS:

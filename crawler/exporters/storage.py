@@ -19,7 +19,9 @@ class DurableFileFeedStorage(FileFeedStorage):
     def open(self, spider: Any) -> IO[bytes]:
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return path.open(self.write_mode, buffering=0)
+        # "a+b" rather than "ab": the TEI exporter reads the end of a corpus it continues.
+        mode = "a+b" if self.write_mode == "ab" else self.write_mode
+        return path.open(mode, buffering=0)
 
 
 #: FEED_STORAGES entries the add-on registers (a plain path and ``file://`` URIs).

@@ -9,6 +9,7 @@ quotes and code.
 from __future__ import annotations
 
 import datetime
+import os
 import re
 from typing import Any, BinaryIO
 
@@ -246,6 +247,8 @@ class TeiItemExporter(BaseItemExporter):
         self._end_at: int | None = None
 
     def start_exporting(self) -> None:
+        if self._continue_corpus():
+            return
         head = b'<?xml version="1.0" encoding="utf-8"?>\n'
         head += f'<teiCorpus xmlns="{TEI_NS}">\n'.encode()
         self._write(head + _child_bytes(self._corpus_header()))
@@ -256,6 +259,22 @@ class TeiItemExporter(BaseItemExporter):
     def finish_exporting(self) -> None:
         if self._end_at is None:
             self.file.write(CORPUS_END)
+
+    def _continue_corpus(self) -> bool:
+        """Appending to a corpus (``-o``, a resumed crawl): go on inside it, no new header."""
+        if "a" not in str(getattr(self.file, "mode", "")) or not _rewritable(self.file):
+            return False
+        try:
+            end = self.file.seek(0, os.SEEK_END)
+            if end < len(CORPUS_END):
+                return False
+            self.file.seek(end - len(CORPUS_END))
+            if self.file.read(len(CORPUS_END)) != CORPUS_END:
+                return False
+        except (OSError, ValueError):  # not readable: appended as before
+            return False
+        self._end_at = end - len(CORPUS_END)
+        return True
 
     def _write(self, data: bytes) -> None:
         if not _rewritable(self.file):
