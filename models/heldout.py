@@ -1,6 +1,7 @@
 """Quick held-out comparison of model versions from the cached examples (no re-parsing).
 
     python -m scrapy_maintext.models.heldout --data ../shared/data --models v1,v2
+    python -m scrapy_maintext.models.heldout --cascade DIR_FIRST,v2 [--validation]
 
 Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks:
 neural alone, auto (trafilatura with the product's defaults on fallback pages), trafilatura
@@ -14,13 +15,15 @@ import argparse
 from collections import defaultdict
 
 import numpy as np
-from scrapy_maintext.models.dataset import Example, load_examples
+from scrapy_maintext.models.dataset import Example, is_validation, load_examples
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.neural import NeuralExtractor
-from scrapy_maintext.neural.decode import decide
+from scrapy_maintext.neural.decode import Decision, decide
 from scrapy_maintext.neural.inference import MODELS_DIR
 
 COLUMNS = ("neural", "auto", "trafilatura", "oracle")
+#: Page-confidence gates of the cascade table (1.01: the second model on every page).
+CASCADE_GATES = (0.0, 0.6, 0.7, 0.8, 0.9, 1.01)
 
 
 def group_of(ex: Example) -> str:
@@ -65,12 +68,60 @@ def table(version: str, examples: list[Example]) -> str:
     return "\n".join(lines)
 
 
+def _decide(extractor: NeuralExtractor, ex: Example) -> tuple[Decision, float]:
+    f = ex.features
+    stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
+    probs = extractor.model.predict(type(f)(f.dense, f.struct_ids, f.word_ids, stack))
+    lengths = np.array([len(" ".join(t)) for t in ex.block_tokens], dtype=np.float64)
+    decision = decide(probs, lengths, extractor.params)
+    pred = [t for toks, k in zip(ex.block_tokens, decision.keep, strict=True) if k for t in toks]
+    return decision, token_f1(pred, ex.gold_tokens)
+
+
+def cascade(first: str, second: str, examples: list[Example]) -> str:
+    """A cascade: ``first`` (no stacking, no trafilatura run) keeps its output on pages where
+    it is confident (page confidence >= gate and no fallback); ``second`` (stacked, so
+    trafilatura runs) decides the rest. Per gate: F1 and the share of pages spared trafilatura.
+    """
+    models = [NeuralExtractor.load(MODELS_DIR / m if "/" not in m else m) for m in (first, second)]
+    rows = []
+    for ex in examples:
+        (d1, f1), (d2, f2) = (_decide(m, ex) for m in models)
+        traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
+        rows.append((group_of(ex), d1.confidence, d1.fallback, f1, traf if d2.fallback else f2))
+    lines = ["| gate | wcxb-dev types | legacy | all pages | pages without trafilatura |"]
+    lines.append("|---|---|---|---|---|")
+    for gate in CASCADE_GATES:
+        scores: dict[str, list[float]] = defaultdict(list)
+        spared = 0
+        for group, conf, fallback, f1, f2 in rows:
+            use_first = conf >= gate and not fallback
+            spared += use_first
+            scores[group].append(f1 if use_first else f2)
+        modern = [np.mean(v) for g, v in scores.items() if g.startswith("wcxb")]
+        legacy = [np.mean(v) for g, v in scores.items() if not g.startswith("wcxb")]
+        every = np.mean([x for v in scores.values() for x in v])
+        cells = [np.mean(modern), np.mean(legacy), every, spared / len(rows)]
+        lines.append(f"| {gate} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--models", default="v1,v2")
+    parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
+    parser.add_argument("--validation", action="store_true", help="validation pages instead")
     args = parser.parse_args(argv)
-    examples = [e for e in load_examples(args.data) if e.split == "test"]
+    examples = [
+        e
+        for e in load_examples(args.data)
+        if (e.split == "train" and is_validation(e) if args.validation else e.split == "test")
+    ]
+    if args.cascade:
+        first, second = args.cascade.split(",")
+        print(cascade(first.strip(), second.strip(), examples))
+        return
     for version in args.models.split(","):
         print(table(version.strip(), examples) + "\n")
 
