@@ -72,6 +72,7 @@ class SharedPolitenessMiddleware:
         self.server = server = get_redis_from_settings(crawler.settings)
         self._reserve = server.register_script(lua.RESERVE)
         self._pause = server.register_script(lua.PAUSE)
+        self._dispatch = server.register_script(lua.DISPATCH)
         self._robots_gate = server.register_script(lua.ROBOTS_GATE)
         self._robots_read = server.register_script(lua.ROBOTS_READ)
         self._locks: dict[str, defer.DeferredLock] = {}
@@ -100,18 +101,39 @@ class SharedPolitenessMiddleware:
 
     async def _wait_for_turn(self, key: str) -> None:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
-        meanwhile (another worker's 429) voids the reservation: wait it out, reserve again."""
+        meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
+        Then record the send, or wait more if this worker woke up too late for its turn."""
         wait = self._reserve_slot(key) / 1000
         while True:
             if wait > 0:
                 await sleep(wait)
                 self._inc("politeness/shared/waits")
             paused = int(self.server.pttl(self._key(key, "pause")))
-            if paused <= 0:
+            if paused > 0:
+                self._inc("politeness/shared/paused_waits")
+                await sleep(paused / 1000)
+                wait = self._reserve_slot(key) / 1000
+                continue
+            wait = self._dispatch_slot(key) / 1000
+            if wait <= 0:
+                self._drop_stale_timer(key)
                 return
-            self._inc("politeness/shared/paused_waits")
-            await sleep(paused / 1000)
-            wait = self._reserve_slot(key) / 1000
+            self._inc("politeness/shared/late_waits")
+
+    def _drop_stale_timer(self, key: str) -> None:
+        """The downloader slot may still hold a timer set when its delay was longer (the
+        AutoThrottle start delay before the first answer): the request would wait for it
+        after its turn here. The slot's own delay check runs again when the request enters."""
+        slot = self.crawler.engine.downloader.slots.get(key)
+        timer = getattr(slot, "latercall", None)
+        if slot is not None and timer is not None and not slot.queue:
+            timer.cancel()
+            slot.latercall = None
+
+    def _dispatch_slot(self, key: str) -> int:
+        delay, _floor = self._delays(key)
+        keys = [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
+        return int(self._dispatch(keys, [int(delay * 1000), KEY_LIFETIME_MS]))
 
     async def _robots_turn(self, key: str) -> None:
         keys = [self._key(key, "robots"), self._key(key, "robots:fetching")]

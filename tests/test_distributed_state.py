@@ -173,6 +173,24 @@ def test_shared_floor_and_pause_hold_every_client(server: Any) -> None:
     assert reserve(keys, [10, 0, 60_000, 500])[0] >= 500
 
 
+def test_a_late_sender_never_squeezes_the_next_gap(server: Any) -> None:
+    """Two reservations 100 ms apart; the first worker wakes up 80 ms late: the second must
+    still wait until 100 ms after the first actual send."""
+    from scrapy_maintext.distributed import lua
+
+    reserve = reserve_script(server)
+    dispatch = server.register_script(lua.DISPATCH)
+    keys = ["p:next", "p:sent", "p:floor"]
+    assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] == 0
+    assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] >= 90
+    time.sleep(0.08)  # the first worker is late
+    assert dispatch(keys, [100, 60_000]) == 0
+    time.sleep(0.03)  # the second reservation's time has come
+    assert dispatch(keys, [100, 60_000]) >= 60  # but the first sent only 30 ms ago
+    # Later reservations start after the late send plus the delay.
+    assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] >= 60
+
+
 def test_robots_txt_is_fetched_by_one_worker_until_its_delay_is_known(server: Any) -> None:
     from scrapy_maintext.distributed import lua
 

@@ -111,6 +111,26 @@ return {start - now, start}
 """
 )
 
+#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key.
+#: ARGV: this worker's delay for the site (ms), key lifetime (ms).
+#: Right before sending, after the wait a reservation asked for: 0 and the send is recorded
+#: when no request of any worker went out within the delay; else how long to wait more (ms).
+#: A worker that woke up late (a loaded machine) thus never squeezes the gap to the next
+#: worker's request; later reservations start no earlier than this send plus the delay.
+DISPATCH = (
+    _NOW_MS
+    + """
+local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+local last = redis.call('GET', KEYS[2])
+if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
+redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
+if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
+  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
+end
+return 0
+"""
+)
+
 #: KEYS: the site's next-allowed-time key, its pause key. ARGV: pause (ms), lifetime (ms).
 #: A Retry-After pause: nobody reserves a time before now + pause, and the pause key tells
 #: workers already waiting for an earlier reservation to reserve again after it.
