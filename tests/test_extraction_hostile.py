@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import lxml.html
 import pytest
 from scrapy_maintext import ExtractOptions, extract
 from scrapy_maintext.demo.content import make_articles
@@ -108,3 +109,16 @@ def test_footer_copyright_year_is_not_a_date() -> None:
     undated = html.replace(f'<time datetime="{article.date}">{article.date}</time>', "")
     assert "&copy; 2026" in undated
     assert extract(undated, URL).date is None
+
+
+def test_huge_pages_get_only_the_markup_date_search() -> None:
+    from scrapy_maintext.extraction.metadata import MAX_DATE_SEARCH_ELEMENTS, date_config
+
+    paragraphs = "<p>Opened on 12 March 2019 by the mayor.</p>" * (MAX_DATE_SEARCH_ELEMENTS + 10)
+    meta = '<meta property="article:published_time" content="2024-02-03">'
+    page = f"<html><head><title>Big</title>{meta}</head><body>{paragraphs}</body></html>"
+    tree = lxml.html.fromstring(page)
+    assert date_config(tree)["extensive_search"] is False
+    assert extract(page, "https://big.example/a").date == "2024-02-03"  # markup still read
+    small = lxml.html.fromstring(f"<html><body>{paragraphs[:2000]}</body></html>")
+    assert date_config(small)["extensive_search"] is True
