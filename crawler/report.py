@@ -22,6 +22,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
+from scrapy_maintext.middlewares.robots import ROBOTS_DISCOVERY_META
+from scrapy_maintext.middlewares.urlfilter import SKIP_META
 from twisted.internet import task
 
 logger = logging.getLogger(__name__)
@@ -38,7 +40,7 @@ DROP_REASONS = (
 )
 #: Meta keys of requests that are not pages: sitemaps and feeds (``skip_url_filter``),
 #: a spider's robots.txt, and Scrapy's own robots.txt download (``dont_obey_robotstxt``).
-DISCOVERY_META_KEYS = ("skip_url_filter", "robots_discovery", "dont_obey_robotstxt")
+DISCOVERY_META_KEYS = (SKIP_META, ROBOTS_DISCOVERY_META, "dont_obey_robotstxt")
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scrapy_maintext.cli.outputs import OutputSpec
 from scrapy_maintext.extraction.options import ENGINES, ExtractOptions
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+
+if TYPE_CHECKING:
+    from scrapy_maintext.cli.inputs import InputFile
 
 #: Settings of the bundled project, used by ``maintext crawl`` from any directory.
 SETTINGS_MODULE = "scrapy_maintext.settings"
@@ -143,15 +146,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def spider_arguments(scrapy_args: list[str]) -> dict[str, str]:
-    """The ``-a NAME=VALUE`` (or ``-aNAME=VALUE``) arguments among ``scrapy crawl``'s."""
-    found: dict[str, str] = {}
-    values = iter(scrapy_args)
-    for arg in values:
-        value = next(values, "") if arg == "-a" else arg[2:] if arg.startswith("-a") else None
-        if value is not None:
-            name, _, text = value.partition("=")
-            found[name] = text
-    return found
+    """The ``-a NAME=VALUE`` arguments among ``scrapy crawl``'s, read as Scrapy reads them."""
+    from scrapy.utils.conf import arglist_to_dict
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("-a", dest="spargs", action="append", default=[])
+    known, _ = parser.parse_known_args(scrapy_args)
+    try:
+        return arglist_to_dict(known.spargs)
+    except ValueError:
+        raise ValueError("invalid -a value: use -a NAME=VALUE") from None
 
 
 def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
@@ -190,11 +194,11 @@ def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.outputs import OutputError
 
     try:
-        expand(args.inputs)
+        inputs = expand(args.inputs)
         output = OutputSpec.parse(args.output)
-        check_not_an_input(output, args.inputs)
+        check_not_an_input(output, inputs)
         job = ExtractJob(
-            inputs=args.inputs,
+            inputs=inputs,
             output=output,
             options=ExtractOptions(
                 engine=args.engine,
@@ -218,14 +222,13 @@ def run_extract(args: argparse.Namespace) -> int:
     return summary.exit_status
 
 
-def check_not_an_input(output: OutputSpec, inputs: list[str]) -> None:
+def check_not_an_input(output: OutputSpec, inputs: list[InputFile]) -> None:
     """Refuse an output that would overwrite one of the inputs before it is read."""
     from scrapy_maintext.cli.outputs import OutputError
 
     target = output.path.resolve()
-    for name in inputs:
-        if name != "-" and Path(name).resolve() == target:
-            raise OutputError(f"{output.path}: the output would overwrite this input")
+    if any(item.path is not None and item.path.resolve() == target for item in inputs):
+        raise OutputError(f"{output.path}: the output would overwrite this input")
 
 
 def _count(text: str) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy_maintext.cli.inputs import (
+    InputFile,
     InputOptions,
     InputProblems,
     SourceDocument,
@@ -44,7 +45,8 @@ EXIT_INTERRUPTED = 130
 class ExtractJob:
     """Everything ``maintext extract`` was asked to do."""
 
-    inputs: list[str]
+    #: The inputs named on the command line, expanded (see ``inputs.expand``).
+    inputs: list[InputFile]
     output: OutputSpec
     options: ExtractOptions = field(default_factory=ExtractOptions)
     input_options: InputOptions = field(default_factory=InputOptions)

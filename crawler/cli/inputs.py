@@ -44,8 +44,6 @@ class InputProblems:
     unreadable: list[str] = field(default_factory=list)
     #: WARC records cut short (a truncated archive): skipped.
     truncated: int = 0
-    #: Directories without a single HTML or WARC file.
-    empty: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,18 +56,31 @@ def is_warc_name(path: Path) -> bool:
     return path.name.lower().endswith(WARC_SUFFIXES)
 
 
-def expand(paths: list[str]) -> list[Path | str]:
-    """Named inputs in order, directories walked recursively (sorted), ``-`` kept as is."""
-    found: list[Path | str] = []
-    for name in paths:
+@dataclass(frozen=True)
+class InputFile:
+    """One file to read (``path`` None: standard input) and the directory it was found in."""
+
+    path: Path | None
+    #: The directory named on the command line (file URLs are relative to it), or None.
+    root: Path | None = None
+
+
+def expand(names: list[str]) -> list[InputFile]:
+    """Named inputs in order, directories walked recursively (sorted), once per run."""
+    found: list[InputFile] = []
+    for name in names:
         path = Path(name)
         if name == "-":
-            found.append(name)
+            found.append(InputFile(None))
         elif path.is_dir():
-            children = (p for p in sorted(path.rglob("*")) if p.is_file())
-            found += [p for p in children if p.name.lower().endswith(HTML_SUFFIXES + WARC_SUFFIXES)]
+            children = [p for p in sorted(path.rglob("*")) if p.is_file()]
+            suffixes = HTML_SUFFIXES + WARC_SUFFIXES
+            files = [InputFile(p, path) for p in children if p.name.lower().endswith(suffixes)]
+            if not files:
+                logger.warning("%s: no HTML or WARC files in this directory", name)
+            found += files
         elif path.is_file():
-            found.append(path)
+            found.append(InputFile(path))
         else:
             raise FileNotFoundError(f"no such file or directory: {name}")
     return found
@@ -90,24 +101,18 @@ def display_path(path: Path | str) -> str:
 
 
 def iter_documents(
-    inputs: list[str], options: InputOptions, problems: InputProblems
+    inputs: list[InputFile], options: InputOptions, problems: InputProblems
 ) -> Iterator[SourceDocument]:
     """Every document of the inputs, in order; what cannot be read goes to ``problems``."""
-    for name in inputs:
-        root = Path(name) if name != "-" and Path(name).is_dir() else None
-        items = expand([name])
-        if root is not None and not items:
-            problems.empty.append(name)
-            logger.warning("%s: no HTML or WARC files in this directory", name)
-        for item in items:
-            if isinstance(item, str):
-                yield from _stdin_documents(options, problems)
-            elif is_warc_name(item):
-                with item.open("rb") as handle:
-                    yield from warc_documents(handle, display_path(item), problems)
-            else:
-                url = file_url(item, root, options)
-                yield SourceDocument(url, item.read_bytes(), display_path(item))
+    for item in inputs:
+        if item.path is None:
+            yield from _stdin_documents(options, problems)
+        elif is_warc_name(item.path):
+            with item.path.open("rb") as handle:
+                yield from warc_documents(handle, display_path(item.path), problems)
+        else:
+            url = file_url(item.path, item.root, options)
+            yield SourceDocument(url, item.path.read_bytes(), display_path(item.path))
 
 
 def _stdin_documents(options: InputOptions, problems: InputProblems) -> Iterator[SourceDocument]:
@@ -189,17 +194,17 @@ def decode_payload(record: Any, body: bytes) -> str | bytes:
     return html_to_unicode(content_type, body)[1]
 
 
-def count_documents(inputs: list[str]) -> int | None:
+def count_documents(inputs: list[InputFile]) -> int | None:
     """How many documents the inputs hold (for the ETA), or None when only reading tells."""
     total = 0
-    for item in expand(inputs):
-        if isinstance(item, str):
+    for item in inputs:
+        if item.path is None:
             return None
-        if not is_warc_name(item):
+        if not is_warc_name(item.path):
             total += 1
             continue
         try:
-            with item.open("rb") as handle:
+            with item.path.open("rb") as handle:
                 total += sum(1 for _ in _warc_headers_only(handle))
         # A damaged archive is reported when it is read; here it only spoils the ETA.
         except Exception:
