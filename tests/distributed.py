@@ -119,6 +119,17 @@ def start_worker(
     return worker
 
 
+def run_workers(
+    count: int, tmp_path: Path, spider: str, args: dict[str, str], settings: dict[str, str]
+) -> list[Worker]:
+    """``count`` workers of one crawl started together, each run to a clean end."""
+    workers = [start_worker(f"w{i}", tmp_path, spider, args, settings) for i in range(count)]
+    for worker in workers:
+        worker.wait()
+        assert worker.returncode == 0, worker.log[-3000:]
+    return workers
+
+
 def wait_for(predicate: Any, timeout: float, interval: float = 0.1) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -12,7 +12,7 @@ from scrapy_maintext.demo.content import make_articles
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
-from tests.distributed import redis_or_skip, start_worker, wait_for
+from tests.distributed import redis_or_skip, run_workers, start_worker, wait_for
 from tests.redis_server import RedisServer
 
 #: Crawl-delay of the shared fixture site (s): well above DOWNLOAD_DELAY (0.1), so every
@@ -73,12 +73,7 @@ def test_three_workers_crawl_each_page_once_and_politely(
     site: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
-    workers = [
-        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(site), settings) for i in range(3)
-    ]
-    for worker in workers:
-        worker.wait()
-        assert worker.returncode == 0, worker.log[-3000:]
+    workers = run_workers(3, tmp_path, "sitemap", crawl_args(site), settings)
 
     exported = Counter(p for w in workers for p in w.paths(site.base_url))
     assert site.site is not None
@@ -97,12 +92,7 @@ def test_three_workers_crawl_each_page_once_and_politely(
 
 def test_feed_crawl_shared_by_two_workers(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
     settings = {"REDIS_URL": redis_url}
-    workers = [
-        start_worker(f"w{i}", tmp_path, "feed", crawl_args(site), settings) for i in range(2)
-    ]
-    for worker in workers:
-        worker.wait()
-        assert worker.returncode == 0, worker.log[-3000:]
+    workers = run_workers(2, tmp_path, "feed", crawl_args(site), settings)
     assert site.site is not None
     articles = {f"/articles/{a.slug}.html" for a in site.site.articles}
     exported = Counter(p for w in workers for p in w.paths(site.base_url))
@@ -224,13 +214,7 @@ def test_near_duplicate_exported_once_cluster_wide(
         "EXTRACT_WORKERS": "0",
         "SITE_MEMORY_ENABLED": "False",
     }
-    workers = [
-        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(copy_site), settings)
-        for i in range(2)
-    ]
-    for worker in workers:
-        worker.wait()
-        assert worker.returncode == 0, worker.log[-3000:]
+    workers = run_workers(2, tmp_path, "sitemap", crawl_args(copy_site), settings)
     site = copy_site.site
     assert site is not None
     original = f"/articles/{site.articles[0].slug}.html"
@@ -249,13 +233,7 @@ def test_retry_after_pauses_the_site_for_every_worker(
     copy_site: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
-    workers = [
-        start_worker(f"w{i}", tmp_path, "sitemap", crawl_args(copy_site), settings)
-        for i in range(2)
-    ]
-    for worker in workers:
-        worker.wait()
-        assert worker.returncode == 0, worker.log[-3000:]
+    workers = run_workers(2, tmp_path, "sitemap", crawl_args(copy_site), settings)
     hits = sorted(copy_site.hits, key=lambda h: h.time)
     busy = next(i for i, h in enumerate(hits) if h.status == 429)
     assert busy + 1 < len(hits), "nothing was fetched after the 429"
@@ -271,10 +249,7 @@ def test_two_sites_each_at_its_own_delay(
 ) -> None:
     settings = {"REDIS_URL": redis_url}
     args = {"domain": f"{site.base_url},{copy_site.base_url}"}
-    workers = [start_worker(f"w{i}", tmp_path, "sitemap", args, settings) for i in range(2)]
-    for worker in workers:
-        worker.wait()
-        assert worker.returncode == 0, worker.log[-3000:]
+    workers = run_workers(2, tmp_path, "sitemap", args, settings)
     exported = Counter(p for w in workers for p in w.paths(""))
     for server in (site, copy_site):
         assert server.site is not None
