@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import lxml.html
 from scrapy_maintext.document import Block, Document, blocks_to_text
@@ -69,9 +70,9 @@ def extract_page(
         doc.reason = page.reason
         return result
     try:
-        _extract_tree(doc, page.tree, options)
+        segments = _extract_tree(doc, page.tree, options)
         if signatures and not doc.reason:
-            result.signatures = _signatures(page.tree, doc)
+            result.signatures = _signatures(page.tree, doc, segments)
     except RecursionError:
         doc.reason = "too-deep"
     except NeuralEngineError as exc:
@@ -87,12 +88,17 @@ def extract_page(
     return result
 
 
-def _signatures(tree: lxml.html.HtmlElement, doc: Document) -> PageSignatures:
-    # Imported here: the neural package loads onnxruntime, which a trafilatura-only
-    # extract() does not need.
-    from scrapy_maintext.neural.segment import segment
+def _signatures(
+    tree: lxml.html.HtmlElement, doc: Document, segments: list[Any] | None
+) -> PageSignatures:
+    """Block signatures from the neural engine's segmentation, or a new one without it."""
+    if segments is None:
+        # Imported here: the neural package loads onnxruntime, which a trafilatura-only
+        # extract() does not need.
+        from scrapy_maintext.neural.segment import segment
 
-    return page_signatures(segment(tree), doc.body)
+        segments = segment(tree)
+    return page_signatures(segments, doc.body)
 
 
 def _check_arguments(html: object, url: object, options: object) -> str | bytes:
@@ -108,7 +114,10 @@ def _check_arguments(html: object, url: object, options: object) -> str | bytes:
     return html
 
 
-def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions) -> None:
+def _extract_tree(
+    doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions
+) -> list[Any] | None:
+    """Fill ``doc``; returns the page's segmented blocks when the engine made them."""
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
@@ -122,6 +131,7 @@ def _extract_tree(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOp
     doc.fingerprint = fingerprint(doc.text)
     if not doc.text.strip():
         doc.reason = "no-main-text"
+    return result.segments
 
 
 def without_trailing_headings(blocks: list[Block]) -> list[Block]:

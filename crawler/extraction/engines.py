@@ -34,6 +34,8 @@ class EngineResult:
     comments: str | None = None
     #: The neural engine's error when it failed on the page (``auto`` then fell back).
     neural_error: str | None = None
+    #: The page's segmented blocks when the neural engine made them (else None).
+    segments: list[Any] | None = None
 
 
 class NeuralEngineError(RuntimeError):
@@ -79,16 +81,19 @@ def run_neural(
         raise NeuralEngineError(error)
     version = str(extractor.version)
     confidence = float(result.confidence)
+    segments = getattr(result, "segments", None)
     if result.fallback and options.engine == "auto":
         fallback = stacked if stacked is not None else run_trafilatura(tree, url, options)
         fallback.confidence, fallback.model_version = confidence, version
         # "auto" promises text whenever trafilatura finds some; the error is still counted.
         fallback.neural_error = error
+        fallback.segments = segments
         return fallback
     comments = None
     if options.include_comments:
         comments = (stacked or run_trafilatura(tree, url, options)).comments
-    return EngineResult(list(result.blocks), "neural", confidence, version, comments)
+    blocks = list(result.blocks)
+    return EngineResult(blocks, "neural", confidence, version, comments, segments=segments)
 
 
 @dataclass

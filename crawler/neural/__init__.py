@@ -46,6 +46,9 @@ class NeuralResult:
     fallback: bool = True
     #: Why the model failed on this page ("ValueError: ..."); None when it ran.
     error: str | None = None
+    #: Every block the page was segmented into (kept or not), for callers that need them
+    #: too (the site memory's signatures): the page is segmented once.
+    segments: list[RawBlock] | None = None
 
 
 class NeuralExtractor:
@@ -117,12 +120,12 @@ class NeuralExtractor:
             return NeuralResult()
         raw, feats = self.features(tree, url, reference)
         if not raw:
-            return NeuralResult()
+            return NeuralResult(segments=raw)
         probs = self.model.predict(feats)
         lengths = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
         decision = decide(probs, lengths, self.params)
         blocks = [b.to_block() for b, k in zip(raw, decision.keep, strict=True) if k]
-        return NeuralResult(blocks, decision.confidence, decision.fallback)
+        return NeuralResult(blocks, decision.confidence, decision.fallback, segments=raw)
 
 
 _default: NeuralExtractor | None = None
