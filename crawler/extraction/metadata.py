@@ -1,18 +1,31 @@
-"""Page metadata for every engine, from trafilatura's metadata extractor (htmldate inside)."""
+"""Page metadata for every engine: trafilatura's metadata extractor (htmldate inside), run
+step by step so that its slowest step, the author search, can be the equivalent in
+``extraction.author`` (same answers, a fifth of the time).
+
+``trafilatura_metadata`` follows ``trafilatura.metadata.extract_metadata`` of the versions
+pyproject.toml allows, calling the same functions in the same order;
+``tests/test_metadata_fast.py`` checks both give the same fields.
+"""
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 import re
 from typing import Any
 from urllib.parse import urlsplit
 
 import lxml.html
+from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
-from trafilatura.metadata import extract_metadata
+from scrapy_maintext.extraction.author import extract_author
+from trafilatura import metadata as tm
+from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
+
+logger = logging.getLogger(__name__)
 
 #: Longest malformed JSON-LD block handed to trafilatura (chars). Its fallback regexes
 #: are quadratic: 10,000 chars cost well under 0.1 s; real blocks, even broken ones, put
@@ -37,7 +50,7 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     """Fill the metadata fields of ``doc`` from the page (the tree is not modified)."""
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
-    meta = extract_metadata(bound_json_ld(tree), default_url=url, date_config=date_config(tree))
+    meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree))
     doc.title = meta.title or None
     doc.author = meta.author or None
     doc.date = real_date(meta.date, tree, url)
@@ -49,6 +62,46 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
+
+
+def trafilatura_metadata(
+    tree: lxml.html.HtmlElement, url: str | None, dates: dict[str, Any]
+) -> MetaDocument:
+    """``trafilatura.metadata.extract_metadata(tree, default_url=url, date_config=dates)``."""
+    meta = tm.examine_meta(tree)
+    if meta.author and " " not in meta.author:
+        meta.author = None
+    try:
+        meta = tm.extract_meta_json(tree, meta)
+    # As in trafilatura: its JSON-LD reader fails in many ways on odd blocks.
+    except Exception as exc:
+        logger.debug("JSON-LD metadata failed for %s: %r", url, exc)
+    meta.title = meta.title or tm.extract_title(tree)
+    meta.author = meta.author or extract_author(tree)
+    meta.url = meta.url or tm.extract_url(tree, url)
+    if meta.url:
+        meta.hostname = extract_domain(meta.url, fast=True)
+    meta.date = find_date(tree, **{**dates, "url": meta.url})
+    _sitename(tree, meta)
+    meta.categories = meta.categories or tm.extract_catstags("category", tree)
+    meta.tags = meta.tags or tm.extract_catstags("tag", tree)
+    meta.license = tm.extract_license(tree)
+    meta.filedate = dates.get("max_date")
+    meta.clean_and_trim()
+    return meta
+
+
+def _sitename(tree: lxml.html.HtmlElement, meta: MetaDocument) -> None:
+    """trafilatura's site name: markup, else the URL's domain; "@handle" and case fixed."""
+    meta.sitename = meta.sitename or tm.extract_sitename(tree)
+    if meta.sitename:
+        meta.sitename = meta.sitename.lstrip("@")
+        if meta.sitename and "." not in meta.sitename and not meta.sitename[0].isupper():
+            meta.sitename = meta.sitename.title()
+    elif meta.url:
+        match = tm.META_URL.match(meta.url)
+        if match:
+            meta.sitename = match[1]
 
 
 def date_config(tree: lxml.html.HtmlElement) -> dict[str, Any]:

@@ -1,0 +1,87 @@
+"""Our metadata step against ``trafilatura.metadata.extract_metadata``: same fields, time.
+
+    python -m benchmarks.metadata_equivalence --data ../shared/data [--limit 0]
+
+For every developer page (``--limit`` per dataset; 0: all), both get the same parsed tree,
+URL and htmldate settings, interleaved page by page in one thread (who goes first alternates:
+htmldate caches what it parsed):
+
+* ``scrapy_maintext.extraction.metadata.trafilatura_metadata``: trafilatura's steps, with the
+  author search of ``scrapy_maintext.extraction.author``;
+* ``trafilatura.metadata.extract_metadata``.
+
+Prints the pages whose fields differ (at most ``--show``), their count, and the median and
+mean milliseconds per page of each with the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+from typing import Any
+
+from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.metadata import date_config, trafilatura_metadata
+from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.models.dataset import DATASETS, iter_pages
+from trafilatura.metadata import extract_metadata
+
+
+def fields(meta: Any) -> dict[str, Any]:
+    return {k: v for k, v in meta.as_dict().items() if k not in ("body", "commentsbody")}
+
+
+def timed_pair(
+    tree: Any, url: str | None, first_ours: bool, times: dict[str, list[float]]
+) -> dict[str, dict[str, Any]]:
+    """Both systems' fields for one page, each timed into ``times``."""
+    dates = date_config(tree)
+    runs = {
+        "ours": lambda: trafilatura_metadata(tree, url, dates),
+        "trafilatura": lambda: extract_metadata(tree, default_url=url, date_config=dates),
+    }
+    out = {}
+    for name in list(runs) if first_ours else list(runs)[::-1]:
+        t0 = time.perf_counter()
+        out[name] = fields(runs[name]())
+        times[name].append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--limit", type=int, default=0, help="pages per dataset (0: all)")
+    parser.add_argument("--show", type=int, default=10, help="differing pages to print")
+    args = parser.parse_args()
+    counts: dict[str, int] = defaultdict(int)
+    times: dict[str, list[float]] = defaultdict(list)
+    differ = 0
+    for page in iter_pages(args.data, DATASETS):
+        if args.limit and counts[page.dataset] >= args.limit:
+            continue
+        tree = parse_page(page.html, ExtractOptions()).tree
+        if tree is None:
+            continue
+        counts[page.dataset] += 1
+        # Alternate who goes first: htmldate caches date strings, so the second is cheaper.
+        out = timed_pair(tree, page.url, first_ours=sum(counts.values()) % 2 == 1, times=times)
+        ours, theirs = out["ours"], out["trafilatura"]
+        if ours != theirs:
+            differ += 1
+            if differ <= args.show:
+                diff = {k: (ours[k], theirs.get(k)) for k in ours if ours[k] != theirs.get(k)}
+                print(f"differs: {page.dataset} {page.url} {diff}")
+    pages = sum(counts.values())
+    print(f"{pages} pages, {differ} with different metadata")
+    for name, values in times.items():
+        median, mean = statistics.median(values), statistics.mean(values)
+        print(f"{name:12s} median {median:6.2f} ms, mean {mean:6.2f} ms")
+    ratio = statistics.median(times["ours"]) / statistics.median(times["trafilatura"])
+    print(f"ratio of medians (ours / trafilatura): {ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Our metadata step gives trafilatura's ``extract_metadata`` fields, with a faster author search.
+
+On every developer page: ``python -m benchmarks.metadata_equivalence --data ../shared/data``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lxml.html
+import pytest
+from scrapy_maintext.extraction.author import extract_author
+from scrapy_maintext.extraction.metadata import date_config, trafilatura_metadata
+from trafilatura.metadata import extract_author as trafilatura_author
+from trafilatura.metadata import extract_metadata
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PAGES = sorted(FIXTURES.glob("extraction/site/*.html")) + sorted(FIXTURES.glob("neural/*.html"))
+URL = "https://gazette.example/news/page.html"
+
+#: Author markup trafilatura looks for, each on a page of its own: the class/id/itemprop/rel
+#: patterns of its three expressions, sections it deletes first (comments, dates, figures,
+#: sidebars), text joined across a deleted element, and texts too short or too long.
+AUTHOR_CASES = {
+    "rel-author": '<a rel="author" href="/u/1">Jane Roe</a>',
+    "class-author-name": '<span class="post-author-name">Ann Lee</span>',
+    "itemprop": '<div itemprop="author"><b>Li</b> Wei</div>',
+    "byline-h4": '<h4 class="byline">By Sam Poe</h4>',
+    "data-component": '<section data-component="Byline">Kim Ode</section>',
+    "id-zuozhe": '<p id="zuozhe">Wang Fang</p>',
+    "in-comments": '<div class="comments"><span class="author">Troll Guy</span></div>'
+    '<p class="byline">Real Author</p>',
+    "in-figure": '<figure><span class="author">Photo Credit</span></figure>',
+    "time-inside": '<div class="author">Jo<time>today</time>hn Doe</div>',
+    "date-inside": '<div class="byline">By <span class="date">May 1</span>Ed Fox</div>',
+    "sidebar-ancestor": '<div class="sidebar"><div class="byline">Side Bar</div></div>',
+    "too-short": '<span class="author">Al</span><span class="writer">Bo Dee</span>',
+    "too-long": '<div class="author">' + "word " * 40 + "</div>",
+    "author-element": "<author>Ed Wood</author>",
+    "rel-me": '<a href="/me"><rel>me</rel>Self Ref</a>',
+    "none": "<p>No byline here.</p>",
+}
+
+
+def _tree(body: str) -> lxml.html.HtmlElement:
+    html = f"<html><head><title>t</title></head><body><main>{body}</main></body></html>"
+    return lxml.html.fromstring(html)
+
+
+@pytest.mark.parametrize("case", sorted(AUTHOR_CASES))
+def test_author_is_trafilaturas(case: str) -> None:
+    tree = _tree(AUTHOR_CASES[case])
+    assert extract_author(tree) == trafilatura_author(tree)
+
+
+def test_author_cases_cover_found_and_not_found() -> None:
+    found = {c for c, body in AUTHOR_CASES.items() if extract_author(_tree(body))}
+    assert {"rel-author", "byline-h4", "time-inside", "in-comments"} <= found
+    assert {"none", "in-figure", "sidebar-ancestor", "too-long"}.isdisjoint(found)
+    assert extract_author(_tree(AUTHOR_CASES["in-comments"])) == "Real Author"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_metadata_is_trafilaturas(page: Path) -> None:
+    tree = lxml.html.fromstring(page.read_bytes())
+    dates = date_config(tree)
+    ours = _fields(trafilatura_metadata(tree, URL, dates))
+    theirs = _fields(extract_metadata(tree, default_url=URL, date_config=dates))
+    assert ours == theirs
+    assert ours["title"], "a fixture page without metadata checks nothing"
+
+
+def _fields(meta: object) -> dict[str, object]:
+    """The metadata fields (the empty body elements are new objects on every call)."""
+    return {k: v for k, v in meta.as_dict().items() if k not in ("body", "commentsbody")}  # type: ignore[attr-defined]
