@@ -3,7 +3,8 @@
     python -m scrapy_maintext.models.golden [--model crawler/neural/models/v1] [--float PATH]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
-feature arrays (stacking columns included) and the int8 model's probabilities. The int8-vs-float
+feature arrays (stacking columns included) and the int8 model's probabilities; for a cascade,
+also the next model's stacking columns and probabilities. The int8-vs-float
 test runs the float model (``tests/fixtures/neural/<version>.float.onnx``) itself.
 """
 
@@ -44,6 +45,16 @@ def golden_for(page: Path, extractor: NeuralExtractor) -> dict[str, Any]:
     }
     if feats.stack is not None:
         data["stack"] = np.round(feats.stack.astype(np.float64), DECIMALS).tolist()
+    if extractor.cascade is not None:
+        # The next model decides the pages the first is unsure of: pin its inputs too.
+        nxt = extractor.cascade.next
+        _, next_feats = nxt.features(tree)
+        data["next"] = {
+            "model_version": nxt.version,
+            "stack": np.round(np.asarray(next_feats.stack, np.float64), DECIMALS).tolist(),
+            "probs": [round(float(p), 4) for p in nxt.model.predict(next_feats)],
+        }
+        data["escalated"] = result.escalated
     return data
 
 

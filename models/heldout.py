@@ -2,6 +2,7 @@
 
     python -m scrapy_maintext.models.heldout --data ../shared/data --models v1,v2
     python -m scrapy_maintext.models.heldout --cascade DIR_FIRST,v2 [--validation]
+        [--set-gate 0.6]
 
 Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks:
 neural alone, auto (trafilatura with the product's defaults on fallback pages), trafilatura
@@ -12,7 +13,9 @@ figures of record come from ``models.evaluate``, which runs the whole product pa
 from __future__ import annotations
 
 import argparse
+import json
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 from scrapy_maintext.models.dataset import Example, is_validation, load_examples
@@ -23,7 +26,7 @@ from scrapy_maintext.neural.inference import MODELS_DIR
 
 COLUMNS = ("neural", "auto", "trafilatura", "oracle")
 #: Page-confidence gates of the cascade table (1.01: the second model on every page).
-CASCADE_GATES = (0.0, 0.6, 0.7, 0.8, 0.9, 1.01)
+CASCADE_GATES = (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
 
 
 def group_of(ex: Example) -> str:
@@ -89,8 +92,8 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
         (d1, f1), (d2, f2) = (_decide(m, ex) for m in models)
         traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
         rows.append((group_of(ex), d1.confidence, d1.fallback, f1, traf if d2.fallback else f2))
-    lines = ["| gate | wcxb-dev types | legacy | all pages | pages without trafilatura |"]
-    lines.append("|---|---|---|---|---|")
+    lines = ["| gate | wcxb-dev types | product | legacy | all pages | pages without trafilatura |"]
+    lines.append("|---|---|---|---|---|---|")
     for gate in CASCADE_GATES:
         scores: dict[str, list[float]] = defaultdict(list)
         spared = 0
@@ -101,9 +104,19 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
         modern = [np.mean(v) for g, v in scores.items() if g.startswith("wcxb")]
         legacy = [np.mean(v) for g, v in scores.items() if not g.startswith("wcxb")]
         every = np.mean([x for v in scores.values() for x in v])
-        cells = [np.mean(modern), np.mean(legacy), every, spared / len(rows)]
+        product = np.mean(scores.get("wcxb-dev/product", [np.nan]))
+        cells = [np.mean(modern), product, np.mean(legacy), every, spared / len(rows)]
         lines.append(f"| {gate} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
     return "\n".join(lines)
+
+
+def set_gate(first: str, second: str, gate: float) -> None:
+    """Make ``first`` a cascade: its config.json hands pages below ``gate`` to ``second``."""
+    path = (MODELS_DIR / first if "/" not in first else Path(first)) / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["cascade"] = {"next": Path(second).name, "gate": gate}
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote cascade {config['cascade']} into {path}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -112,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default="v1,v2")
     parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
     parser.add_argument("--validation", action="store_true", help="validation pages instead")
+    parser.add_argument(
+        "--set-gate", type=float, default=None, help="write this gate into FIRST's config.json"
+    )
     args = parser.parse_args(argv)
     examples = [
         e
@@ -121,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.cascade:
         first, second = args.cascade.split(",")
         print(cascade(first.strip(), second.strip(), examples))
+        if args.set_gate is not None:
+            set_gate(first.strip(), second.strip(), args.set_gate)
         return
     for version in args.models.split(","):
         print(table(version.strip(), examples) + "\n")

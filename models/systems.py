@@ -140,6 +140,8 @@ FACTORIES: dict[str, Callable[[], System]] = {
     "auto v1 (neural + trafilatura fallback)": auto("v1"),
     "neural v2 (stacked on trafilatura)": neural("v2"),
     "auto v2 (neural + trafilatura fallback)": auto("v2"),
+    "neural v3 (cascade: plain model, stacked v2 when unsure)": neural("v3"),
+    "auto v3 (neural + trafilatura fallback)": auto("v3"),
     "trafilatura (default)": trafilatura_system(),
     "trafilatura (fast)": trafilatura_system(fast=True),
     "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),

@@ -43,9 +43,13 @@ def test_blocks_and_features_match_golden(page: Path) -> None:
     np.testing.assert_allclose(feats.dense, np.array(golden["dense"]), atol=2e-6)
     assert feats.struct_ids.tolist() == golden["struct_ids"]
     assert feats.word_ids.tolist() == golden["word_ids"]
-    _, stacked = default_extractor().features(tree)
+    extractor = default_extractor()
+    _, stacked = extractor.features(tree)
     if "stack" in golden:
         np.testing.assert_allclose(stacked.stack, np.array(golden["stack"]), atol=2e-6)
+    if extractor.cascade is not None:
+        _, next_feats = extractor.cascade.next.features(tree)
+        np.testing.assert_allclose(next_feats.stack, np.array(golden["next"]["stack"]), atol=2e-6)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
@@ -58,6 +62,14 @@ def test_predictions_match_golden(page: Path) -> None:
     result = extractor.extract(tree)
     assert [b.to_dict() for b in result.blocks] == golden["kept"]
     assert result.fallback == golden["fallback"]
+    if extractor.cascade is not None:
+        nxt = extractor.cascade.next
+        assert nxt.version == golden["next"]["model_version"]
+        next_probs = nxt.model.predict(nxt.features(tree)[1])
+        np.testing.assert_allclose(
+            next_probs, np.array(golden["next"]["probs"]), atol=RUN_TOLERANCE
+        )
+        assert result.escalated == golden["escalated"]
 
 
 def test_article_keeps_content_drops_boilerplate() -> None:

@@ -60,17 +60,10 @@ def run_neural(
     extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
-    stack trafilatura's decisions (v2), as an input. A model stacking trafilatura's defaults
-    reuses that run as its fallback; one stacking ``fast=True`` runs the defaults again only
-    on the pages it falls back on."""
-    stacked, reference = None, None
-    if extractor.reference == "trafilatura":
-        stacked = run_trafilatura(tree, url, options)
-        reference = blocks_to_lines(stacked.blocks)
-    elif extractor.needs_reference:
-        from scrapy_maintext.neural.stack import trafilatura_text
-
-        reference = trafilatura_text(tree, url, extractor.reference)
+    stack trafilatura's decisions, as an input. The stacked run (trafilatura with the
+    caller's options) happens only when a model asks for it (a cascade's first model does
+    not), and is reused as the fallback."""
+    reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
         result = extractor.extract(tree, url, reference)
@@ -82,6 +75,7 @@ def run_neural(
     version = str(extractor.version)
     confidence = float(result.confidence)
     segments = getattr(result, "segments", None)
+    stacked = reference.stacked
     if result.fallback and options.engine == "auto":
         fallback = stacked if stacked is not None else run_trafilatura(tree, url, options)
         fallback.confidence, fallback.model_version = confidence, version
@@ -94,6 +88,32 @@ def run_neural(
         comments = (stacked or run_trafilatura(tree, url, options)).comments
     blocks = list(result.blocks)
     return EngineResult(blocks, "neural", confidence, version, comments, segments=segments)
+
+
+class _Reference:
+    """trafilatura's text for a stacking model, computed on the first call only.
+
+    A model stacking trafilatura's defaults ("trafilatura") gets the engine's own run, kept
+    as ``stacked`` for the fallback; one stacking ``fast=True`` gets that run instead.
+    """
+
+    def __init__(
+        self, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions, kind: str
+    ) -> None:
+        self.tree, self.url, self.options, self.kind = tree, url, options, kind
+        self.stacked: EngineResult | None = None
+        self.text: str | None = None
+
+    def __call__(self) -> str:
+        if self.text is None:
+            if self.kind == "trafilatura":
+                self.stacked = run_trafilatura(self.tree, self.url, self.options)
+                self.text = blocks_to_lines(self.stacked.blocks)
+            else:
+                from scrapy_maintext.neural.stack import trafilatura_text
+
+                self.text = trafilatura_text(self.tree, self.url, self.kind)
+        return self.text
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,6 +36,10 @@ REFERENCE_MAX_BLOCKS = 10_000
 #: Length of an error message kept in a result (exception texts can quote whole inputs).
 ERROR_CHARS = 300
 
+#: trafilatura's text of the page, or a function that computes it when a model needs it (a
+#: cascade runs trafilatura only on the pages its first model is unsure of).
+Reference = str | Callable[[], str] | None
+
 
 @dataclass
 class NeuralResult:
@@ -49,13 +54,29 @@ class NeuralResult:
     #: Every block the page was segmented into (kept or not), for callers that need them
     #: too (the site memory's signatures): the page is segmented once.
     segments: list[RawBlock] | None = None
+    #: Whether a cascade's first model was unsure and its next model decided the page.
+    escalated: bool = False
+
+
+@dataclass(frozen=True)
+class Cascade:
+    """A cheap first model and the model (``next``) that decides the pages it is unsure of.
+
+    ``config.json`` ``"cascade": {"next": "v2", "gate": 0.6}``: the first model's decision
+    stands when its page confidence reaches ``gate`` and it does not fall back; otherwise
+    ``next`` (a stacking model: trafilatura runs) decides, from the same blocks and features.
+    """
+
+    next: NeuralExtractor
+    gate: float
 
 
 class NeuralExtractor:
     """Finds the main-content blocks of a parsed page. Does not modify the tree."""
 
     _cache: ClassVar[dict[Path, NeuralExtractor]] = {}
-    _cache_lock: ClassVar[threading.Lock] = threading.Lock()
+    #: Re-entrant: loading a cascade loads its next model.
+    _cache_lock: ClassVar[threading.RLock] = threading.RLock()
 
     def __init__(self, model: BlockModel) -> None:
         self.model = model
@@ -64,6 +85,7 @@ class NeuralExtractor:
         self.params = DecodeParams(
             cfg.threshold, cfg.smooth_margin, cfg.min_confidence, cfg.min_chars
         )
+        self.cascade = _cascade(model, cfg.extra.get("cascade"))
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -86,13 +108,21 @@ class NeuralExtractor:
         """Which trafilatura output the model stacks (``neural.stack.REFERENCES``), or ""."""
         return self.model.config.stack
 
+    @property
+    def stacked_reference(self) -> str:
+        """The reference this model or its cascade's next model stacks, or ""."""
+        if self.reference or self.cascade is None:
+            return self.reference
+        return self.cascade.next.reference
+
     def extract(
-        self, tree: Any, url: str | None = None, reference: str | None = None
+        self, tree: Any, url: str | None = None, reference: Reference = None
     ) -> NeuralResult:
         """Main-content blocks of ``tree``; never raises on hostile input.
 
-        ``reference``: trafilatura's text of the page, for models that stack it; computed
-        here when such a model gets None (callers that run trafilatura anyway pass it in).
+        ``reference``: trafilatura's text of the page, for models that stack it, or a function
+        returning it, called only if a model needs it; computed here when such a model gets
+        None (callers that run trafilatura anyway pass it in).
         """
         try:
             return self._extract(tree, url, reference)
@@ -101,31 +131,70 @@ class NeuralExtractor:
             return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
 
     def features(
-        self, tree: Any, url: str | None = None, reference: str | None = None
+        self, tree: Any, url: str | None = None, reference: Reference = None
     ) -> tuple[list[RawBlock], PageFeatures]:
         """The page's blocks and this model's inputs for them (stacking columns included)."""
         raw = segment_page(tree)
-        feats = featurize(raw)
-        if self.needs_reference and raw:
-            if reference is None:
-                # trafilatura takes seconds on hostile giant pages; past this size the model
-                # reads "no reference", as for pages where trafilatura finds nothing.
-                big = len(raw) > REFERENCE_MAX_BLOCKS
-                reference = "" if big else trafilatura_text(tree, url, self.reference)
-            feats.stack = stack_features([tokens(b.text) for b in raw], reference)
-        return raw, feats
+        return raw, self._stacked(_Page(tree, url, reference, raw), featurize(raw))
 
-    def _extract(self, tree: Any, url: str | None, reference: str | None) -> NeuralResult:
+    def _stacked(self, page: _Page, feats: PageFeatures) -> PageFeatures:
+        """``feats`` with this model's stacking columns, when it has any."""
+        if not self.needs_reference or not page.raw:
+            return feats
+        reference = page.reference() if callable(page.reference) else page.reference
+        if reference is None:
+            # trafilatura takes seconds on hostile giant pages; past this size the model
+            # reads "no reference", as for pages where trafilatura finds nothing.
+            big = len(page.raw) > REFERENCE_MAX_BLOCKS
+            reference = "" if big else trafilatura_text(page.tree, page.url, self.reference)
+        stack = stack_features([tokens(b.text) for b in page.raw], reference)
+        return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, stack)
+
+    def _extract(self, tree: Any, url: str | None, reference: Reference) -> NeuralResult:
         if tree is None:
             return NeuralResult()
-        raw, feats = self.features(tree, url, reference)
+        raw = segment_page(tree)
         if not raw:
             return NeuralResult(segments=raw)
-        probs = self.model.predict(feats)
+        return self._decide(_Page(tree, url, reference, raw), featurize(raw))
+
+    def _decide(self, page: _Page, feats: PageFeatures) -> NeuralResult:
+        probs = self.model.predict(self._stacked(page, feats))
+        raw = page.raw
         lengths = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
         decision = decide(probs, lengths, self.params)
+        cascade = self.cascade
+        if cascade is not None and (decision.fallback or decision.confidence < cascade.gate):
+            result = cascade.next._decide(page, feats)
+            result.escalated = True
+            return result
         blocks = [b.to_block() for b, k in zip(raw, decision.keep, strict=True) if k]
         return NeuralResult(blocks, decision.confidence, decision.fallback, segments=raw)
+
+
+@dataclass
+class _Page:
+    """One page on its way through a model (or a cascade's two)."""
+
+    tree: Any
+    url: str | None
+    reference: Reference
+    raw: list[RawBlock]
+
+
+def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
+    """The cascade ``config.json`` describes, its next model loaded from the same folder."""
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or not isinstance(spec.get("next"), str):
+        raise ValueError(f"model {model.config.version}: cascade needs a next model")
+    gate = spec.get("gate")
+    if not isinstance(gate, int | float) or not 0.0 <= gate <= 1.01:
+        raise ValueError(f"model {model.config.version}: cascade gate must be in [0, 1.01]")
+    next_model = NeuralExtractor.load(model.directory.parent / spec["next"])
+    if next_model.cascade is not None:
+        raise ValueError(f"model {model.config.version}: a cascade's next model cannot cascade")
+    return Cascade(next_model, float(gate))
 
 
 _default: NeuralExtractor | None = None

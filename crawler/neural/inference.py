@@ -19,7 +19,7 @@ from scrapy_maintext.neural.stack import STACK_SIZE
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-DEFAULT_VERSION = "v2"
+DEFAULT_VERSION = "v3"
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 
@@ -95,6 +95,7 @@ class BlockModel:
     """Block probabilities from page features. Thread-safe (ORT sessions are)."""
 
     def __init__(self, model_dir: Path) -> None:
+        self.directory = model_dir
         self.config = ModelConfig.read(model_dir / "config.json")
         self.session = _session(model_dir / "model.onnx")
         check_sizes(self.config, self.session, model_dir)

@@ -1,0 +1,85 @@
+"""The shipped cascade: a plain first model decides confident pages without running
+trafilatura; unsure pages go to the stacked model, from the same blocks and features."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import lxml.html
+import pytest
+from scrapy_maintext.neural import NeuralExtractor, default_extractor
+from scrapy_maintext.neural.inference import MODELS_DIR
+from scrapy_maintext.neural.stack import trafilatura_text
+
+FIXTURES = Path(__file__).parent / "fixtures" / "neural"
+URL = "https://gazette.example/news/article.html"
+
+
+class CountingReference:
+    """trafilatura's text of a page, counting how often a model asked for it."""
+
+    def __init__(self, tree: lxml.html.HtmlElement) -> None:
+        self.tree, self.calls = tree, 0
+
+    def __call__(self) -> str:
+        self.calls += 1
+        return trafilatura_text(self.tree, URL)
+
+
+def _tree(name: str) -> lxml.html.HtmlElement:
+    return lxml.html.fromstring((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def _cascade_copy(tmp_path: Path, spec: object) -> Path:
+    """The shipped first model in a folder of its own, with another cascade entry."""
+    first = default_extractor()
+    assert first.cascade is not None, "the shipped model is a cascade"
+    folder = tmp_path / "first"
+    folder.mkdir()
+    shutil.copy(first.model.directory / "model.onnx", folder / "model.onnx")
+    config = json.loads((first.model.directory / "config.json").read_text(encoding="utf-8"))
+    config["cascade"] = spec
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def test_confident_page_never_runs_trafilatura() -> None:
+    tree = _tree("article.html")
+    reference = CountingReference(tree)
+    result = default_extractor().extract(tree, URL, reference)
+    assert not result.escalated and not result.fallback
+    assert reference.calls == 0
+    assert "four hundred volunteers" in "\n".join(b.text for b in result.blocks)
+
+
+@pytest.mark.parametrize("name", ["article.html", "docs.html", "listing.html"])
+def test_unsure_page_is_decided_by_the_next_model(tmp_path: Path, name: str) -> None:
+    # Gate above any confidence: every page is escalated.
+    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
+    tree = _tree(name)
+    reference = CountingReference(tree)
+    result = always.extract(tree, URL, reference)
+    assert result.escalated
+    assert reference.calls == 1
+    alone = NeuralExtractor.load(next_dir).extract(tree, URL, trafilatura_text(tree, URL))
+    assert [b.to_dict() for b in result.blocks] == [b.to_dict() for b in alone.blocks]
+    assert result.confidence == alone.confidence
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"gate": 0.5}, {"next": "v2", "gate": 2.0}, {"next": "v2", "gate": "high"}, "v2"],
+    ids=["no-next", "gate-too-high", "gate-not-a-number", "not-an-object"],
+)
+def test_bad_cascade_entries_are_refused_at_load(tmp_path: Path, spec: object) -> None:
+    with pytest.raises(ValueError, match="cascade"):
+        NeuralExtractor.load(_cascade_copy(tmp_path, spec))
+
+
+def test_next_model_may_not_cascade_again(tmp_path: Path) -> None:
+    shipped = str(default_extractor().model.directory)
+    with pytest.raises(ValueError, match="cannot cascade"):
+        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": shipped, "gate": 0.5}))
