@@ -38,6 +38,7 @@ AUTHOR_CASES = {
     "too-long": '<div class="author">' + "word " * 40 + "</div>",
     "author-element": "<author>Ed Wood</author>",
     "rel-me": '<a href="/me"><rel>me</rel>Self Ref</a>',
+    "rel-me-after-pruning": '<a href="/me"><rel><time>x</time>me</rel>Self Ref</a>',
     "none": "<p>No byline here.</p>",
 }
 

@@ -71,8 +71,14 @@ def test_unsure_page_is_decided_by_the_next_model(tmp_path: Path, name: str) -> 
 
 @pytest.mark.parametrize(
     "spec",
-    [{"gate": 0.5}, {"next": "v2", "gate": 2.0}, {"next": "v2", "gate": "high"}, "v2"],
-    ids=["no-next", "gate-too-high", "gate-not-a-number", "not-an-object"],
+    [
+        {"gate": 0.5},
+        {"next": "v2", "gate": 2.0},
+        {"next": "v2", "gate": "high"},
+        {"next": "v2", "gate": True},
+        "v2",
+    ],
+    ids=["no-next", "gate-too-high", "gate-not-a-number", "gate-a-bool", "not-an-object"],
 )
 def test_bad_cascade_entries_are_refused_at_load(tmp_path: Path, spec: object) -> None:
     with pytest.raises(ValueError, match="cascade"):
@@ -83,3 +89,22 @@ def test_next_model_may_not_cascade_again(tmp_path: Path) -> None:
     shipped = str(default_extractor().model.directory)
     with pytest.raises(ValueError, match="cannot cascade"):
         NeuralExtractor.load(_cascade_copy(tmp_path, {"next": shipped, "gate": 0.5}))
+
+
+def test_cascade_into_itself_is_refused(tmp_path: Path) -> None:
+    # "next" names the model's own folder: refused before anything more is loaded.
+    with pytest.raises(ValueError, match="cannot cascade"):
+        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": "first", "gate": 0.5}))
+
+
+def test_reference_of_a_stacking_model_ignores_the_callers_options() -> None:
+    # The stacking model was trained on trafilatura's defaults: favor_precision or no tables
+    # change the fallback's text, not what the model reads.
+    from scrapy_maintext.extraction.engines import _Reference
+    from scrapy_maintext.extraction.options import ExtractOptions
+
+    tree = _tree("listing.html")
+    default = _Reference(tree, URL, ExtractOptions(), "trafilatura")
+    precise = _Reference(tree, URL, ExtractOptions(favor_precision=True), "trafilatura")
+    assert default() == precise() == trafilatura_text(tree, URL)
+    assert default.stacked is not None and precise.stacked is None

@@ -93,8 +93,10 @@ def run_neural(
 class _Reference:
     """trafilatura's text for a stacking model, computed on the first call only.
 
-    A model stacking trafilatura's defaults ("trafilatura") gets the engine's own run, kept
-    as ``stacked`` for the fallback; one stacking ``fast=True`` gets that run instead.
+    The models were trained on trafilatura's output with its default options. With the
+    caller's options at those defaults, the engine's own run is the reference and is kept as
+    ``stacked`` for the fallback; with other options (``favor_precision``, no tables, ...) the
+    reference is a run with the defaults, and the fallback a run with the caller's options.
     """
 
     def __init__(
@@ -106,7 +108,7 @@ class _Reference:
 
     def __call__(self) -> str:
         if self.text is None:
-            if self.kind == "trafilatura":
+            if self.kind == "trafilatura" and _reference_options(self.options):
                 self.stacked = run_trafilatura(self.tree, self.url, self.options)
                 self.text = blocks_to_lines(self.stacked.blocks)
             else:
@@ -114,6 +116,16 @@ class _Reference:
 
                 self.text = trafilatura_text(self.tree, self.url, self.kind)
         return self.text
+
+
+def _reference_options(options: ExtractOptions) -> bool:
+    """Whether a run with ``options`` gives the text the stacking models were trained on."""
+    return (
+        not options.favor_precision
+        and not options.favor_recall
+        and options.include_tables
+        and not options.include_comments
+    )
 
 
 @dataclass

@@ -20,7 +20,7 @@ import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.neural.decode import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
 from scrapy_maintext.neural.segment import RawBlock
 from scrapy_maintext.neural.segment import segment as segment_page
 from scrapy_maintext.neural.stack import stack_features, tokens, trafilatura_text
@@ -186,15 +186,19 @@ def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
     """The cascade ``config.json`` describes, its next model loaded from the same folder."""
     if spec is None:
         return None
+    name = model.config.version
     if not isinstance(spec, dict) or not isinstance(spec.get("next"), str):
-        raise ValueError(f"model {model.config.version}: cascade needs a next model")
+        raise ValueError(f"model {name}: cascade needs a next model")
     gate = spec.get("gate")
-    if not isinstance(gate, int | float) or not 0.0 <= gate <= 1.01:
-        raise ValueError(f"model {model.config.version}: cascade gate must be in [0, 1.01]")
-    next_model = NeuralExtractor.load(model.directory.parent / spec["next"])
-    if next_model.cascade is not None:
-        raise ValueError(f"model {model.config.version}: a cascade's next model cannot cascade")
-    return Cascade(next_model, float(gate))
+    if isinstance(gate, bool) or not isinstance(gate, int | float) or not 0.0 <= gate <= 1.01:
+        raise ValueError(f"model {name}: cascade gate must be a number in [0, 1.01]")
+    next_dir = (model.directory.parent / spec["next"]).resolve()
+    # Checked before loading it: a cascade into itself, or into another cascade, would load
+    # models without end.
+    next_config = ModelConfig.read(next_dir / "config.json")
+    if next_dir == model.directory.resolve() or "cascade" in next_config.extra:
+        raise ValueError(f"model {name}: a cascade's next model cannot cascade")
+    return Cascade(NeuralExtractor.load(next_dir), float(gate))
 
 
 _default: NeuralExtractor | None = None
