@@ -5,6 +5,7 @@ Regenerate the golden files with ``UPDATE_GOLDEN=1 pytest tests/test_exporters.p
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -150,3 +151,27 @@ def test_json_lines_serialise_blocks_and_documents() -> None:
     first, second = (json.loads(line) for line in lines)
     assert first["body"] == [{"kind": "row", "text": "a | b", "level": 0, "cells": ["a", "b"]}]
     assert second["url"] == "v" and second["body"][0]["cells"] == ["a", "b"]
+
+
+def test_document_to_dict_is_every_exported_field_as_plain_data() -> None:
+    doc = Document(
+        url="u",
+        title="t",
+        categories=["c"],
+        tags=["x", "y"],
+        text="h\np",
+        body=[Block("head", "h", level=2), Block("p", "p")],
+        extractor="neural",
+        confidence=0.5,
+        neural_error="boom",
+        notes=["nesting-cut"],
+    )
+    data = doc.to_dict()
+    expected = dataclasses.asdict(doc)
+    del expected["neural_error"], expected["notes"]
+    expected["body"] = [{"kind": "head", "text": "h", "level": 2}, {"kind": "p", "text": "p"}]
+    assert list(data) == list(expected) and data == expected
+    # Copies: changing the dict leaves the Document as it was.
+    data["tags"].append("z")
+    data["categories"].clear()
+    assert doc.tags == ["x", "y"] and doc.categories == ["c"]
