@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -144,3 +145,29 @@ def test_project_that_disables_ours_keeps_scrapys() -> None:
     )
     downloader = _enabled(settings, "DOWNLOADER_MIDDLEWARES")
     assert ROBOTSTXT in downloader and ROBOTS_OURS not in downloader
+
+
+def test_response_buffer_grows_with_extraction_workers() -> None:
+    assert applied({"EXTRACT_WORKERS": 1}).getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 5_000_000
+    assert applied({"EXTRACT_WORKERS": 3}).getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 15_000_000
+    assert applied({"EXTRACT_WORKERS": 0}).getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 5_000_000
+    cores = os.cpu_count() or 1
+    assert applied({}).getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 5_000_000 * cores
+    # Scrapy's own default without extraction; the project's value wins.
+    off = applied({"EXTRACT_ENABLED": False, "EXTRACT_WORKERS": 4})
+    assert off.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 5_000_000
+    own = applied({"EXTRACT_WORKERS": 4, "SCRAPER_SLOT_MAX_ACTIVE_SIZE": 1_000_000})
+    assert own.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE") == 1_000_000
+
+
+def test_discovery_spiders_start_few_item_tasks_per_response() -> None:
+    from scrapy_maintext.spiders.base import PAGE_CONCURRENT_ITEMS
+    from scrapy_maintext.spiders.sitemap import SitemapSpider
+
+    settings = get_crawler(SitemapSpider, {"ADDONS": {Addon: 500}}).settings
+    assert settings.getint("CONCURRENT_ITEMS") == PAGE_CONCURRENT_ITEMS < 100
+    assert settings.getbool("WARN_ON_GENERATOR_RETURN_VALUE") is False
+    project = {"CONCURRENT_ITEMS": 50, "WARN_ON_GENERATOR_RETURN_VALUE": True}
+    settings = get_crawler(SitemapSpider, project).settings
+    assert settings.getint("CONCURRENT_ITEMS") == 50
+    assert settings.getbool("WARN_ON_GENERATOR_RETURN_VALUE") is True
