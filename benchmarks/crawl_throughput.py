@@ -14,11 +14,14 @@ For each worker count (``EXTRACT_WORKERS``), interleaved over ``--rounds`` round
 order flipped every round, it reports pages per second (pages sent to extraction over the
 crawl's ``elapsed_time_seconds``, Scrapy's start-up excluded; medians), the speed-up over 1
 worker, and the limit: the pages over (the sum of their single-core extraction times, measured
-in this process first, divided by min(workers, CPU cores)). It also reports the crawl alone
-(extraction off) and, for the demo site only, Scrapy's ``memusage/max`` of the crawl process
-and the peak RSS of the largest process (with ``--data``, Linux's peak RSS of each crawl
-would include this process's own, which holds the pages: it is not reported). On a machine
-shared with other work these figures are noisy: compare ratios of one run.
+in this process first, divided by min(workers, CPU cores)), and the CPU time the crawl
+process itself spends per page (every thread of it, the workers excluded;
+``benchmarks/crawl_cpu.py``): on a machine with as many cores as workers, the workers share
+the cores with it. It also reports the crawl alone (extraction off) and, for the demo site
+only, Scrapy's ``memusage/max`` of the crawl process and the peak RSS of the largest process
+(with ``--data``, Linux's peak RSS of each crawl would include this process's own, which
+holds the pages: it is not reported). On a machine shared with other work these figures are
+noisy: compare ratios of one run.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
 
+from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
 from tests.crawl import CrawlResult, run_crawl
 
 #: For a local benchmark only: no delay, several requests at once.
@@ -47,6 +51,10 @@ UNTHROTTLED = {
     "AUTOTHROTTLE_ENABLED": "False",
     "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
     "LOG_LEVEL": "WARNING",
+    # The crawl process's own CPU time (benchmark/crawl_cpu_seconds), then the stats file.
+    "EXTENSIONS": json.dumps(
+        {"benchmarks.crawl_cpu.CrawlCpu": -1, "tests.stats_dump.StatsDump": 0}
+    ),
 }
 #: Real pages: the modern set, pages of at least this size (bytes of HTML).
 DATA_FILE = "wcxb-dev.jsonl.gz"
@@ -110,6 +118,12 @@ def rate(result: CrawlResult) -> float:
     return float(pages) / float(result.stats["elapsed_time_seconds"])
 
 
+def crawl_cpu_ms(result: CrawlResult) -> float:
+    """CPU of the crawl process (all its threads, not the workers) per page, in ms."""
+    pages = result.stats.get("extract/items") or len(result.items)
+    return 1000 * float(result.stats[CRAWL_CPU_STAT]) / max(int(pages), 1)
+
+
 def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[CrawlResult]]:
     counts = [int(w) for w in args.workers.split(",")]
     results: dict[int, list[CrawlResult]] = {n: [] for n in counts}
@@ -120,7 +134,10 @@ def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[Craw
             settings["EXTRACT_WORKERS"] = str(workers)
             result = crawl(server, settings)
             results[workers].append(result)
-            print(f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s")
+            print(
+                f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "
+                f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page"
+            )
     return results
 
 
@@ -132,7 +149,8 @@ def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float |
     if extract_s is not None:
         print(f"single-core extraction: {extract_s:.1f} s, {pages / extract_s:.1f} pages/s")
     for workers, median in medians.items():
-        line = f"workers={workers}: {median:.1f} pages/s"
+        cpu = statistics.median(crawl_cpu_ms(r) for r in results[workers])
+        line = f"workers={workers}: {median:.1f} pages/s (crawl process {cpu:.1f} ms CPU/page)"
         if base:
             line += f", {median / base:.2f}x of 1 worker"
         if extract_s is not None:
@@ -169,7 +187,10 @@ def main() -> None:
         assert server.site is not None
         count = len(server.site.expected_pages)
         alone = crawl(server, {**UNTHROTTLED, "EXTRACT_ENABLED": "False"})
-        print(f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s")
+        print(
+            f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s, "
+            f"{crawl_cpu_ms(alone):.1f} ms CPU per page"
+        )
         results = measure(server, args)
     report(results, count, extract_s)
     print(f"engine={args.engine}")
