@@ -127,9 +127,10 @@ POLITENESS_DEFAULTS: dict[str, Any] = {
 #: pipelines, over which it stops downloading); the add-on allows this much per extraction
 #: worker. Items are judged in arrival order, so the items behind a slow page wait, all
 #: extracted, and their responses count: at 5 MB for 2 workers (about 30 real pages of
-#: 166 KB) the crawl stopped downloading until the slow page was done, leaving the other
-#: worker idle (2 workers ran 1.70x one; with 10 MB about 1.9x:
-#: ``python -m benchmarks.crawl_throughput --data ...``). One worker is unchanged.
+#: 166 KB) the items in the pipelines fell to none, with nothing downloading, every few
+#: seconds, and the workers idled; at 10 MB they stayed above 15 (scraper slot sampled every
+#: 0.1 s in a crawl of ``python -m benchmarks.crawl_throughput --data ...``). One worker,
+#: which takes pages in order, keeps Scrapy's 5 MB.
 ACTIVE_SIZE_PER_WORKER = 5_000_000
 
 

@@ -50,9 +50,9 @@ SITE_META = "site"
 #: CONCURRENT_ITEMS of these spiders (Scrapy's default: 100). Scrapy starts that many tasks
 #: for every response, whatever it yields; a page yields one item (plus its links when
 #: exploring), so 100 tasks cost the crawl process about 2 ms of CPU per page, a fifth of
-#: all it spends on a page (``python -m benchmarks.crawl_throughput --data ...``, crawl
-#: CPU per page 9.2 -> 7.2 ms with 1 instead of 100). A few keep a page's links moving
-#: while its item waits for extraction.
+#: all it spends on a page (crawl process CPU per page, 2 workers: 9.2 and 10.0 ms with
+#: 100, 7.2 and 8.0 with 1; ``python -m benchmarks.crawl_throughput --data ... -s
+#: CONCURRENT_ITEMS=100``). A few keep a page's links moving while its item waits.
 PAGE_CONCURRENT_ITEMS = 8
 #: Meta key: the planned URL of a page request (what the page journal records).
 PAGE_META = "page_url"
