@@ -85,9 +85,12 @@ class Document:
     #: What parsing repaired or lost ("nesting-flattened", "nesting-cut", "attributes-cut";
     #: counted as ``extract/repaired/...``; not an exported field).
     notes: list[str] = field(default_factory=list)
+    #: Whether a cascade model (v3) was unsure and handed the page to its next model, which
+    #: runs trafilatura (counted as ``extract/neural_escalated``; not an exported field).
+    escalated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """The exported fields, in field order (``neural_error`` and ``notes`` left out).
+        """The exported fields, in field order (``INTERNAL_FIELDS`` left out).
 
         Built field by field rather than with ``dataclasses.asdict``, which walks every
         block of ``body`` only for it to be replaced: the crawl process calls this for
@@ -100,5 +103,7 @@ class Document:
         return data
 
 
+#: Fields the crawl counts but does not export.
+INTERNAL_FIELDS = ("neural_error", "notes", "escalated")
 #: Fields of :meth:`Document.to_dict`, in order.
-EXPORTED_FIELDS = tuple(f.name for f in fields(Document) if f.name not in ("neural_error", "notes"))
+EXPORTED_FIELDS = tuple(f.name for f in fields(Document) if f.name not in INTERNAL_FIELDS)

@@ -345,6 +345,8 @@ class ExtractionPipeline:
             self._inc(f"extract/{doc.extractor}")
         if is_fallback(doc):
             self._inc("extract/fallback")
+        if doc.escalated:
+            self._inc("extract/neural_escalated")
         if doc.reason:
             self._inc(f"extract/reason/{doc.reason}")
 

@@ -9,9 +9,15 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+from scrapy.utils.test import get_crawler
+from scrapy_maintext import extract
+from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.engines import _Reference, run_neural
+from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.neural.stack import trafilatura_text
+from scrapy_maintext.pipeline import ExtractionPipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 URL = "https://gazette.example/news/article.html"
@@ -100,11 +106,25 @@ def test_cascade_into_itself_is_refused(tmp_path: Path) -> None:
 def test_reference_of_a_stacking_model_ignores_the_callers_options() -> None:
     # The stacking model was trained on trafilatura's defaults: favor_precision or no tables
     # change the fallback's text, not what the model reads.
-    from scrapy_maintext.extraction.engines import _Reference
-    from scrapy_maintext.extraction.options import ExtractOptions
-
     tree = _tree("listing.html")
     default = _Reference(tree, URL, ExtractOptions(), "trafilatura")
     precise = _Reference(tree, URL, ExtractOptions(favor_precision=True), "trafilatura")
     assert default() == precise() == trafilatura_text(tree, URL)
     assert default.stacked is not None and precise.stacked is None
+
+
+def test_escalation_reaches_the_document_and_the_crawl_stats(tmp_path: Path) -> None:
+    html = (FIXTURES / "article.html").read_text(encoding="utf-8")
+    assert not extract(html, URL).escalated
+    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
+    tree = parse_page(html, ExtractOptions()).tree
+    assert run_neural(always, tree, URL, ExtractOptions()).escalated
+    crawler = get_crawler(settings_dict={"EXTRACT_WORKERS": 0})
+    crawler.stats.open_spider()
+    pipeline = ExtractionPipeline(crawler)
+    doc = extract(html, URL)
+    doc.escalated = True
+    pipeline._count(doc)
+    assert crawler.stats.get_value("extract/neural_escalated") == 1
+    assert "escalated" not in doc.to_dict()

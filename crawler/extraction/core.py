@@ -128,6 +128,7 @@ def _extract_tree(
     doc.confidence = result.confidence
     doc.model_version = result.model_version
     doc.neural_error = result.neural_error
+    doc.escalated = result.escalated
     doc.fingerprint = fingerprint(doc.text)
     if not doc.text.strip():
         doc.reason = "no-main-text"

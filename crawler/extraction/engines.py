@@ -36,6 +36,8 @@ class EngineResult:
     neural_error: str | None = None
     #: The page's segmented blocks when the neural engine made them (else None).
     segments: list[Any] | None = None
+    #: Whether a cascade model handed the page to its next model (``NeuralResult.escalated``).
+    escalated: bool = False
 
 
 class NeuralEngineError(RuntimeError):
@@ -82,12 +84,16 @@ def run_neural(
         # "auto" promises text whenever trafilatura finds some; the error is still counted.
         fallback.neural_error = error
         fallback.segments = segments
+        fallback.escalated = bool(getattr(result, "escalated", False))
         return fallback
     comments = None
     if options.include_comments:
         comments = (stacked or run_trafilatura(tree, url, options)).comments
     blocks = list(result.blocks)
-    return EngineResult(blocks, "neural", confidence, version, comments, segments=segments)
+    escalated = bool(getattr(result, "escalated", False))
+    return EngineResult(
+        blocks, "neural", confidence, version, comments, segments=segments, escalated=escalated
+    )
 
 
 class _Reference:
