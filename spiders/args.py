@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,8 +88,15 @@ def parse_since_argument(value: Any, forms: Mapping[str, str]) -> datetime | Non
         raise invalid("since", value, forms) from None
 
 
-def read_list_file(name: str, path: str | None, forms: Mapping[str, str]) -> list[str]:
-    """One value per line; blank lines and ``#`` comments skipped."""
+def read_list_file(
+    name: str,
+    path: str | None,
+    forms: Mapping[str, str],
+    check: Callable[[str], object] | None = None,
+) -> list[str]:
+    """One value per line; blank lines and ``#`` comments skipped. ``check`` raises
+    :class:`SpiderArgumentError` (or ``ValueError``) on a bad value: the error then names the
+    file's line."""
     if not path:
         return []
     try:
@@ -97,4 +104,17 @@ def read_list_file(name: str, path: str | None, forms: Mapping[str, str]) -> lis
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise SpiderArgumentError(f"-a {name}={path}: {reason}; expected {forms[name]}") from None
-    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
+    values = []
+    for number, line in enumerate(lines, start=1):
+        value = line.strip()
+        if not value or value.startswith("#"):
+            continue
+        try:
+            if check is not None:
+                check(value)
+        except ValueError:
+            raise SpiderArgumentError(
+                f"-a {name}={path}, line {number}: {value!r}: expected {forms[name]}"
+            ) from None
+        values.append(value)
+    return values

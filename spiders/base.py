@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -64,9 +65,18 @@ def base_url_of(domain: str) -> str:
     if "://" not in domain:
         domain = f"https://{domain}"
     parts = urlsplit(domain)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    host = parts.hostname
+    if parts.scheme not in ("http", "https") or not host or _NOT_IN_HOSTS.search(host):
         raise ValueError(f"domain: not a host or base URL: {domain!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        raise ValueError(f"domain: not a host or base URL: {domain!r}") from None
     return f"{parts.scheme}://{parts.netloc}"
+
+
+#: Characters no host name has (whitespace, URL delimiters); IDN letters are fine.
+_NOT_IN_HOSTS = re.compile(r"[\s<>\"{}|\\^`/?#@]")
 
 
 @dataclass(frozen=True)
@@ -114,6 +124,13 @@ class SiteState:
 def split_list(value: str | None) -> list[str]:
     """Comma- or space-separated values of a spider argument."""
     return [v.strip() for v in str(value or "").replace(",", " ").split() if v.strip()]
+
+
+def _feed_url(value: str) -> str:
+    """``value`` as a feed URL (http or https, with a host), else ValueError."""
+    if not value.lower().startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {value}")
+    return base_url_of(value)
 
 
 def _checked_base_url(name: str, value: str, forms: Mapping[str, str]) -> str:
@@ -193,9 +210,9 @@ class DiscoverySpider(scrapy.Spider):
         forms = cls.argument_forms
         check_names(kwargs, forms, cls.name)
         named = split_list(kwargs.get("domain"))
-        named += read_list_file("domains_file", kwargs.get("domains_file"), forms)
+        named += read_list_file("domains_file", kwargs.get("domains_file"), forms, base_url_of)
         feed_urls = split_list(kwargs.get("url"))
-        feed_urls += read_list_file("urls_file", kwargs.get("urls_file"), forms)
+        feed_urls += read_list_file("urls_file", kwargs.get("urls_file"), forms, _feed_url)
         sites = [_checked_base_url("domain", value, forms) for value in named]
         for value in feed_urls:
             if not value.lower().startswith(("http://", "https://")):

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
+from scrapy_maintext.cli import check_spider_arguments
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -274,6 +276,16 @@ def test_crawl_help_lists_spider_arguments(tmp_path: Path) -> None:
         assert f"\n  {name} " in out or f"\n  {name}\t" in out or f"  {name:<14}" in out
 
 
+@pytest.mark.parametrize("spider", ["sitemap", "feed"])
+def test_spider_help_names_its_own_arguments(tmp_path: Path, spider: str) -> None:
+    proc = maintext("crawl", spider, "-h", cwd=tmp_path)
+    assert proc.returncode == 0
+    out = proc.stdout.decode()
+    assert out.startswith(f"usage: maintext crawl {spider} -a NAME=VALUE")
+    assert "  domains_file  " in out and "--overwrite-output" in out
+    assert ("  urls_file  " in out) == (spider == "feed")
+
+
 @pytest.fixture(scope="module")
 def quick_site() -> Iterator[SiteServer]:
     with SiteServer(SiteOptions(articles=3, crawl_delay=None, feeds=False)) as server:
@@ -331,6 +343,8 @@ def test_crawl_from_any_directory_with_progress_and_report(
         ("sitemap", ["domain=a.example", "since=yesterday"], "-a since=yesterday: expected an ISO"),
         ("sitemap", ["domain=a.example", "max_pages=many"], "-a max_pages=many: expected a whole"),
         ("feed", ["url=notaurl"], "-a url=notaurl: expected feed URLs (http:// or https://)"),
+        ("sitemap", ["domain=exa{mple}.com"], "-a domain=exa{mple}.com: expected a host"),
+        ("sitemap", ["domain=http://a.example:port"], "-a domain=http://a.example:port: expected"),
         ("feed", [], "the feed spider needs -a domain=... or -a url=..."),
     ],
 )
@@ -468,3 +482,21 @@ def test_site_that_never_answers_is_one_timeout_line(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert len(errors) == 1, errors
     assert f"Cannot crawl {base}: no answer from {base[7:]}" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "spider", "bad"),
+    [("domains_file", "sitemap", "not a host"), ("urls_file", "feed", "ftp://example.com/feed")],
+)
+def test_bad_line_of_a_list_file_is_named_by_its_number(
+    tmp_path: Path, name: str, spider: str, bad: str
+) -> None:
+    listed = tmp_path / "list.txt"
+    listed.write_text(f"# sites\nhttps://a.example/\n\n{bad}\nhttps://b.example/\n")
+    error = check_spider_arguments(spider, ["-a", f"{name}={listed}"])
+    assert error == (
+        f"maintext crawl: error: -a {name}={listed}, line 4: {bad!r}: "
+        f"expected {(ARGUMENT_FORMS | FEED_ARGUMENT_FORMS)[name]}"
+    )
+    listed.write_text("https://a.example/\n")
+    assert check_spider_arguments(spider, ["-a", f"{name}={listed}"]) is None

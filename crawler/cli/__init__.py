@@ -171,9 +171,23 @@ def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
     return None
 
 
+def spider_help(spider: str) -> str:
+    """What ``maintext crawl SPIDER -h`` shows before Scrapy's own list of options."""
+    forms = {**ARGUMENT_FORMS, **(FEED_ARGUMENT_FORMS if spider == "feed" else {})}
+    return (
+        f"usage: maintext crawl {spider} -a NAME=VALUE [-a ...] [-O FILE[:FORMAT]] "
+        "[-s NAME=VALUE] [scrapy crawl options]\n\n"
+        f"spider arguments of {spider} (-a NAME=VALUE):\n{_forms(forms)}\n\n"
+        "`maintext crawl -h` has examples and exit statuses. Every option of `scrapy crawl`"
+        " is accepted (Scrapy's list follows; read `maintext crawl` for `scrapy crawl`):\n"
+    )
+
+
 def run_crawl(spider: str, scrapy_args: list[str]) -> int:
     """``scrapy crawl SPIDER ...`` with the bundled settings, wherever it is run from."""
-    if "-h" not in scrapy_args and "--help" not in scrapy_args:
+    if "-h" in scrapy_args or "--help" in scrapy_args:
+        print(spider_help(spider), flush=True)
+    else:
         error = check_spider_arguments(spider, scrapy_args)
         if error:
             print(error, file=sys.stderr)
