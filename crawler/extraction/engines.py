@@ -62,21 +62,21 @@ def run_neural(
     extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
-    stack trafilatura's decisions, as an input. The stacked run (trafilatura with the
-    caller's options) happens only when a model asks for it (a cascade's first model does
-    not), and is reused as the fallback."""
+    stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
+    asks (a cascade's first model does not); that run is reused as the fallback when the
+    caller's options are trafilatura's defaults (``_Reference``)."""
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
         result = extractor.extract(tree, url, reference)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
-    error = getattr(result, "error", None)
+    error = result.error
     if error and options.engine == "neural":
         raise NeuralEngineError(error)
     version = str(extractor.version)
     confidence = float(result.confidence)
-    segments = getattr(result, "segments", None)
+    segments = result.segments
     stacked = reference.stacked
     if result.fallback and options.engine == "auto":
         fallback = stacked if stacked is not None else run_trafilatura(tree, url, options)
@@ -84,15 +84,14 @@ def run_neural(
         # "auto" promises text whenever trafilatura finds some; the error is still counted.
         fallback.neural_error = error
         fallback.segments = segments
-        fallback.escalated = bool(getattr(result, "escalated", False))
+        fallback.escalated = result.escalated
         return fallback
     comments = None
     if options.include_comments:
         comments = (stacked or run_trafilatura(tree, url, options)).comments
     blocks = list(result.blocks)
-    escalated = bool(getattr(result, "escalated", False))
     return EngineResult(
-        blocks, "neural", confidence, version, comments, segments=segments, escalated=escalated
+        blocks, "neural", confidence, version, comments, segments, escalated=result.escalated
     )
 
 
@@ -142,6 +141,8 @@ class NeuralFailure:
     confidence: float = 0.0
     fallback: bool = True
     error: str | None = None
+    segments: list[Any] | None = None
+    escalated: bool = False
 
 
 @functools.cache
