@@ -1,11 +1,11 @@
 """Write the golden files that pin preprocessing and predictions on the test fixture pages.
 
-    python -m scrapy_maintext.models.golden [--model crawler/neural/models/v1] [--float PATH]
+    python -m scrapy_maintext.models.golden [--model crawler/neural/models/v3]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
 feature arrays (stacking columns included) and the int8 model's probabilities; for a cascade,
-also the next model's stacking columns and probabilities. The int8-vs-float
-test runs the float model (``tests/fixtures/neural/<version>.float.onnx``) itself.
+also the next model's stacking columns and probabilities. The int8-vs-float test runs the
+float models (``tests/fixtures/neural/<version>.float.onnx``) itself.
 """
 
 from __future__ import annotations

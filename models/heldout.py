@@ -34,14 +34,7 @@ def group_of(ex: Example) -> str:
 
 
 def score_page(extractor: NeuralExtractor, ex: Example) -> dict[str, float]:
-    f = ex.features
-    stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
-    feats = type(f)(f.dense, f.struct_ids, f.word_ids, stack)
-    probs = extractor.model.predict(feats)
-    lengths = np.array([len(" ".join(t)) for t in ex.block_tokens], dtype=np.float64)
-    decision = decide(probs, lengths, extractor.params)
-    pred = [t for toks, k in zip(ex.block_tokens, decision.keep, strict=True) if k for t in toks]
-    neural = token_f1(pred, ex.gold_tokens)
+    decision, neural = _decide(extractor, ex)
     traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
     return {
         "neural": neural,
@@ -51,8 +44,14 @@ def score_page(extractor: NeuralExtractor, ex: Example) -> dict[str, float]:
     }
 
 
+def _load(version: str) -> NeuralExtractor:
+    """A shipped version ("v2") or a model folder (a path). A cascade is scored here by its
+    first model alone; ``cascade`` scores the two together."""
+    return NeuralExtractor.load(MODELS_DIR / version if "/" not in version else version)
+
+
 def table(version: str, examples: list[Example]) -> str:
-    extractor = NeuralExtractor.load(MODELS_DIR / version if "/" not in version else version)
+    extractor = _load(version)
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for ex in examples:
         for name, value in score_page(extractor, ex).items():
@@ -72,6 +71,7 @@ def table(version: str, examples: list[Example]) -> str:
 
 
 def _decide(extractor: NeuralExtractor, ex: Example) -> tuple[Decision, float]:
+    """The model's decision on a cached page and the token F1 of the blocks it keeps."""
     f = ex.features
     stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
     probs = extractor.model.predict(type(f)(f.dense, f.struct_ids, f.word_ids, stack))
@@ -86,7 +86,7 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
     it is confident (page confidence >= gate and no fallback); ``second`` (stacked, so
     trafilatura runs) decides the rest. Per gate: F1 and the share of pages spared trafilatura.
     """
-    models = [NeuralExtractor.load(MODELS_DIR / m if "/" not in m else m) for m in (first, second)]
+    models = [_load(m) for m in (first, second)]
     rows = []
     for ex in examples:
         (d1, f1), (d2, f2) = (_decide(m, ex) for m in models)
@@ -112,7 +112,7 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
 
 def set_gate(first: str, second: str, gate: float) -> None:
     """Make ``first`` a cascade: its config.json hands pages below ``gate`` to ``second``."""
-    path = (MODELS_DIR / first if "/" not in first else Path(first)) / "config.json"
+    path = _load(first).model.directory / "config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
     config["cascade"] = {"next": Path(second).name, "gate": gate}
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
