@@ -77,6 +77,7 @@ def test_auto_uses_the_neural_model_on_confident_pages(name: str) -> None:
     path = ARTICLE if name == "article.html" else FIXTURES / name
     doc = extract(path.read_bytes(), URL, ExtractOptions(engine="auto"))
     assert doc.extractor == "neural", "auto fell back to trafilatura on a clear page"
+    assert doc.neural_error is None
     assert doc.model_version == DEFAULT_VERSION
     assert doc.confidence is not None and doc.confidence >= MIN_CONFIDENCE
     assert doc.text

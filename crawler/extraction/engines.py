@@ -91,7 +91,13 @@ def run_neural(
         comments = (stacked or run_trafilatura(tree, url, options)).comments
     blocks = list(result.blocks)
     return EngineResult(
-        blocks, "neural", confidence, version, comments, segments, escalated=result.escalated
+        blocks,
+        "neural",
+        confidence,
+        version,
+        comments,
+        segments=segments,
+        escalated=result.escalated,
     )
 
 
