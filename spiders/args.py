@@ -92,11 +92,10 @@ def read_list_file(
     name: str,
     path: str | None,
     forms: Mapping[str, str],
-    check: Callable[[str], object] | None = None,
+    parse: Callable[[str], str] = str,
 ) -> list[str]:
-    """One value per line; blank lines and ``#`` comments skipped. ``check`` raises
-    :class:`SpiderArgumentError` (or ``ValueError``) on a bad value: the error then names the
-    file's line."""
+    """``parse`` of each line's value; blank lines and ``#`` comments skipped. ``parse``
+    raises ``ValueError`` on a bad value: the error then names the file's line."""
     if not path:
         return []
     try:
@@ -110,11 +109,9 @@ def read_list_file(
         if not value or value.startswith("#"):
             continue
         try:
-            if check is not None:
-                check(value)
+            values.append(parse(value))
         except ValueError:
             raise SpiderArgumentError(
                 f"-a {name}={path}, line {number}: {value!r}: expected {forms[name]}"
             ) from None
-        values.append(value)
     return values

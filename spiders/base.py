@@ -127,15 +127,17 @@ def split_list(value: str | None) -> list[str]:
 
 
 def _feed_url(value: str) -> str:
-    """``value`` as a feed URL (http or https, with a host), else ValueError."""
+    """``value``, checked as a feed URL (http or https, with a host), else ValueError."""
     if not value.lower().startswith(("http://", "https://")):
         raise ValueError(f"not an http(s) URL: {value}")
-    return base_url_of(value)
+    base_url_of(value)
+    return value
 
 
-def _checked_base_url(name: str, value: str, forms: Mapping[str, str]) -> str:
+def _parsed(parse: Callable[[str], str], name: str, value: str, forms: Mapping[str, str]) -> str:
+    """``parse(value)``, or the error naming ``-a name=value`` and its accepted forms."""
     try:
-        return base_url_of(value)
+        return parse(value)
     except ValueError:
         raise invalid(name, value, forms) from None
 
@@ -209,15 +211,13 @@ class DiscoverySpider(scrapy.Spider):
         """
         forms = cls.argument_forms
         check_names(kwargs, forms, cls.name)
-        named = split_list(kwargs.get("domain"))
-        named += read_list_file("domains_file", kwargs.get("domains_file"), forms, base_url_of)
-        feed_urls = split_list(kwargs.get("url"))
-        feed_urls += read_list_file("urls_file", kwargs.get("urls_file"), forms, _feed_url)
-        sites = [_checked_base_url("domain", value, forms) for value in named]
-        for value in feed_urls:
-            if not value.lower().startswith(("http://", "https://")):
-                raise invalid("url", value, forms)
-            _checked_base_url("url", value, forms)
+        get = kwargs.get
+        listed_sites = read_list_file("domains_file", get("domains_file"), forms, base_url_of)
+        listed_feeds = read_list_file("urls_file", get("urls_file"), forms, _feed_url)
+        sites = [_parsed(base_url_of, "domain", v, forms) for v in split_list(get("domain"))]
+        sites += listed_sites
+        feed_urls = [_parsed(_feed_url, "url", v, forms) for v in split_list(get("url"))]
+        feed_urls += listed_feeds
         if not sites and not feed_urls:
             needed = " or ".join(f"-a {name}=..." for name in ("domain", "url") if name in forms)
             raise SpiderArgumentError(f"the {cls.name} spider needs {needed}: {forms['domain']}")
