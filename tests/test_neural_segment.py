@@ -67,3 +67,16 @@ def test_extractor_leaves_the_tree_alone() -> None:
     before = etree.tostring(tree)
     default_extractor().extract(tree, "https://example.org/")
     assert etree.tostring(tree) == before
+
+
+def test_pop_ups_are_dropped() -> None:
+    # Cookie banners and privacy or newsletter modals: <dialog> and its ARIA equivalents.
+    page = """<html><body><p>Body text.</p>
+    <div role="dialog"><p>Accept cookies</p></div>
+    <div role=" AlertDialog "><p>Are you sure?</p></div>
+    <div aria-modal="true" class="modal"><p>Privacy policy in full</p></div>
+    <dialog><p>Sign up</p></dialog>
+    <div aria-modal="false"><p>Not a modal</p></div><div role="main"><p>Main role</p></div>
+    </body></html>"""
+    texts = [b.text for b in segment(lxml.html.fromstring(page))]
+    assert texts == ["Body text.", "Not a modal", "Main role"]

@@ -185,8 +185,20 @@ def _attrs(el: Any) -> str:
     return f"{cls or ''} {ident or ''}"
 
 
+#: ARIA roles of pop-ups (cookie banners, newsletter and privacy modals): like <dialog>, never
+#: main content. On wcxb-dev training sites 1-9% of the text in such elements is ground truth;
+#: dropping them raised held-out wcxb-dev macro F1 by 0.6 points (collection pages +3.9).
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+
+
 def _is_hidden(el: Any) -> bool:
+    """Hidden by markup, or a pop-up (ARIA dialog role or ``aria-modal``)."""
     if el.get("hidden") is not None:
+        return True
+    role, modal = el.get("role"), el.get("aria-modal")
+    if role is not None and role.strip().lower() in _DIALOG_ROLES:
+        return True
+    if modal is not None and modal.strip().lower() == "true":
         return True
     style = el.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
