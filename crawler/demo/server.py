@@ -38,6 +38,10 @@ class SiteServer:
     host: str = "127.0.0.1"
     hits: list[Hit] = field(default_factory=list)
     site: Site | None = None
+    #: Answer in HTTP/1.1 and keep connections open, as real servers do. Off by default: the
+    #: tests count connections and kill clients; benchmarks turn it on so that a new TCP
+    #: connection per page does not cost the crawl CPU that a real site would not.
+    keep_alive: bool = False
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -99,6 +103,8 @@ class SiteServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
+
             def do_GET(self) -> None:
                 with server._lock:
                     server._in_flight += 1
