@@ -34,7 +34,7 @@ DATASETS = ("l3s-gn1", "wcxb-dev", "cleaneval")
 #: Positions in a site's page order reported for the first-pages effect.
 FIRST_PAGES = 5
 GRID_MIN_PAGES = (2, 3, 4)
-GRID_MIN_SHARE = (0.3, 0.5, 0.7)
+GRID_MIN_SHARE = (0.3, 0.5, 0.7, 0.8, 0.9)
 #: A block counts as content for the oracles when this share of its tokens is in the gold.
 BLOCK_GOLD_SHARE = 0.5
 
