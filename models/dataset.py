@@ -91,6 +91,9 @@ class Example:
     #: Stacking columns per reference (``neural.stack.REFERENCES``); ``features.stack`` is
     #: set from one of them by the recipe.
     stacks: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Blocks whose label is known (1) or not (0: no loss); None when every block's is
+    #: (``models.snippets`` labels only the blocks a snippet falls in).
+    mask: np.ndarray | None = None
 
 
 def site_of(rec: dict[str, Any]) -> str:

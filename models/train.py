@@ -29,6 +29,7 @@ from scrapy_maintext.models.export import export_model
 from scrapy_maintext.models.golden import write_goldens
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.models.net import BlockNet, Ensemble, NetConfig
+from scrapy_maintext.models.snippets import snippet_examples
 from scrapy_maintext.models.tune import predict_page, tune_decoding
 from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
@@ -64,6 +65,9 @@ class Recipe:
     layers: int = 2
     #: Members of the shipped ensemble (seeds seed, seed + 1, ...); 1 for a single model.
     ensemble: int = 1
+    #: Loss weight of the snippet set's partially labelled pages (``models.snippets``);
+    #: 0 leaves them out.
+    snippet_weight: float = 0.0
 
 
 @dataclass
@@ -80,7 +84,10 @@ def block_weights(ex: Example, recipe: Recipe) -> np.ndarray:
     """Loss weight per block: longer blocks matter more for token F1, with diminishing returns;
     modern pages weigh more."""
     page = recipe.modern_weight if ex.dataset in MODERN_DATASETS else 1.0
-    return np.array([page * np.log1p(len(t)) for t in ex.block_tokens], dtype=np.float32)
+    weights = np.array([page * np.log1p(len(t)) for t in ex.block_tokens], dtype=np.float32)
+    if ex.mask is not None:
+        weights *= ex.mask * recipe.snippet_weight
+    return weights
 
 
 def model_dense(ex: Example, stack: str) -> np.ndarray:
@@ -146,6 +153,8 @@ def train_epoch(
     loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
     for group in batches(train, rng):
         batch = make_batch(group, rng, recipe)
+        if not bool(batch.weights.sum() > 0):
+            continue  # crops of partially labelled pages that hold no labelled block
         logits = model(batch.dense, batch.struct_ids, batch.word_ids, batch.pad_mask)
         loss = (loss_fn(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
         opt.zero_grad()
@@ -213,10 +222,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--d-model", type=int, default=96)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--ensemble", type=int, default=1)
+    parser.add_argument(
+        "--snippet-weight", type=float, default=0.0, help="train on snippet labels too"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     recipe = Recipe(args.stack, args.modern_weight, args.epochs, args.device, args.seed)
     recipe.d_model, recipe.layers, recipe.ensemble = args.d_model, args.layers, args.ensemble
+    recipe.snippet_weight = args.snippet_weight
+    if recipe.snippet_weight and recipe.stack:
+        parser.error("--snippet-weight needs --stack '': snippet pages have no stacking inputs")
     random.seed(recipe.seed)
     np.random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
@@ -227,6 +242,8 @@ def main(argv: list[str] | None = None) -> None:
     select_stack(examples, recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]
+    if recipe.snippet_weight:
+        train += snippet_examples(args.data)
     logger.info("train %d pages, validation %d pages, %s", len(train), len(val), recipe)
     model = fit_ensemble(train, val, recipe)
     decoding = tune_decoding(model, val)
