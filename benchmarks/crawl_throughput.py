@@ -115,15 +115,18 @@ def crawl(server: SiteServer, settings: dict[str, str]) -> CrawlResult:
     return result
 
 
+def _pages(result: CrawlResult) -> int:
+    """Pages sent to extraction (the items, when extraction is off)."""
+    return int(result.stats.get("extract/items") or len(result.items))
+
+
 def rate(result: CrawlResult) -> float:
-    pages = result.stats.get("extract/items") or len(result.items)
-    return float(pages) / float(result.stats["elapsed_time_seconds"])
+    return _pages(result) / float(result.stats["elapsed_time_seconds"])
 
 
 def crawl_cpu_ms(result: CrawlResult) -> float:
     """CPU of the crawl process (all its threads, not the workers) per page, in ms."""
-    pages = result.stats.get("extract/items") or len(result.items)
-    return 1000 * float(result.stats[CRAWL_CPU_STAT]) / max(int(pages), 1)
+    return 1000 * float(result.stats[CRAWL_CPU_STAT]) / max(_pages(result), 1)
 
 
 def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[CrawlResult]]:
@@ -139,7 +142,7 @@ def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[Craw
             # on a real site.
             started = time.process_time()
             result = crawl(server, settings)
-            server_ms = 1000 * (time.process_time() - started) / max(len(result.items), 1)
+            server_ms = 1000 * (time.process_time() - started) / max(_pages(result), 1)
             results[workers].append(result)
             print(
                 f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "

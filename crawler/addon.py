@@ -8,7 +8,6 @@ into dict settings, so whatever the project or spider set itself wins.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,9 +137,10 @@ def apply_extraction_buffer(settings: BaseSettings) -> None:
     """SCRAPER_SLOT_MAX_ACTIVE_SIZE scaled by EXTRACT_WORKERS (a project's own value wins)."""
     if not settings.getbool("EXTRACT_ENABLED", True):
         return
-    workers = settings.get("EXTRACT_WORKERS")
-    count = (os.cpu_count() or 1) if workers is None else int(workers)
-    size = ACTIVE_SIZE_PER_WORKER * max(count, 1)
+    # Imported here: the pipeline module loads the worker pool's library.
+    from scrapy_maintext.pipeline import extract_workers
+
+    size = ACTIVE_SIZE_PER_WORKER * max(extract_workers(settings), 1)
     settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", size, priority=PRIORITY)
 
 

@@ -87,7 +87,6 @@ class ExtractConfig:
         engine = settings.get("EXTRACT_ENGINE", "auto")
         if engine not in ENGINES:
             raise ValueError(f"EXTRACT_ENGINE must be one of {ENGINES}, not {engine!r}")
-        workers = settings.get("EXTRACT_WORKERS")
         options = ExtractOptions(
             engine=engine,
             include_comments=settings.getbool("EXTRACT_INCLUDE_COMMENTS", False),
@@ -99,7 +98,7 @@ class ExtractConfig:
         return cls(
             enabled=settings.getbool("EXTRACT_ENABLED", True),
             options=options,
-            workers=(os.cpu_count() or 1) if workers is None else int(workers),
+            workers=extract_workers(settings),
             timeout=settings.getfloat("EXTRACT_TIMEOUT", DEFAULT_TIMEOUT),
             url_field=settings.get("EXTRACT_URL_FIELD", "url"),
             html_field=settings.get("EXTRACT_HTML_FIELD", "html"),
@@ -112,6 +111,12 @@ class ExtractConfig:
             title_field=settings.get("EXTRACT_TITLE_FALLBACK_FIELD", "source_title") or "",
             jobdir=settings.get("JOBDIR") or None,
         )
+
+
+def extract_workers(settings: BaseSettings) -> int:
+    """``EXTRACT_WORKERS``, or one worker per CPU core when it is unset."""
+    workers = settings.get("EXTRACT_WORKERS")
+    return (os.cpu_count() or 1) if workers is None else int(workers)
 
 
 class ExtractionRunner:

@@ -44,10 +44,14 @@ def score_page(extractor: NeuralExtractor, ex: Example) -> dict[str, float]:
     }
 
 
+def _folder(version: str) -> Path:
+    """The folder of a shipped version ("v2"), or the model folder a path names."""
+    return MODELS_DIR / version if "/" not in version else Path(version)
+
+
 def _load(version: str) -> NeuralExtractor:
-    """A shipped version ("v2") or a model folder (a path). A cascade is scored here by its
-    first model alone; ``cascade`` scores the two together."""
-    return NeuralExtractor.load(MODELS_DIR / version if "/" not in version else version)
+    """A cascade is scored here by its first model alone; ``cascade`` scores the two together."""
+    return NeuralExtractor.load(_folder(version))
 
 
 def table(version: str, examples: list[Example]) -> str:
@@ -112,7 +116,7 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
 
 def set_gate(first: str, second: str, gate: float) -> None:
     """Make ``first`` a cascade: its config.json hands pages below ``gate`` to ``second``."""
-    path = _load(first).model.directory / "config.json"
+    path = _folder(first) / "config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
     config["cascade"] = {"next": Path(second).name, "gate": gate}
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -26,12 +26,13 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scrapy_maintext.models.dataset import Example, Page, iter_pages, usable_for_f1
+from scrapy_maintext.models.dataset import Example, Page, iter_pages
+from scrapy_maintext.models.evaluate import MODERN, SNIPPETS, group_of, held_out_pages
 from scrapy_maintext.models.metrics import prf, snippet_score, tokens
+from scrapy_maintext.models.systems import parse_html, trafilatura_system
 from scrapy_maintext.neural.features import featurize
 from scrapy_maintext.neural.segment import segment
 
-DATASET = "trafilatura"
 #: Share of the snippet set's sites (by hash) whose pages may be trained on.
 TRAIN_PERCENT = 50
 #: Shorter snippets ("Foto", "mehr") match too many blocks to label one.
@@ -48,8 +49,6 @@ def _norm(text: str) -> str:
 
 def snippet_example(page: Page) -> Example | None:
     """A page of the snippet set with labels only where a snippet falls in a block."""
-    from scrapy_maintext.models.systems import parse_html
-
     try:
         raw = segment(parse_html(page.html))
     except Exception:  # unparsable pages are skipped, as in build_example
@@ -70,33 +69,28 @@ def snippet_example(page: Page) -> Example | None:
     block_tokens = [tokens(b.text) for b in raw]
     features = featurize(raw)
     gold: list[str] = []  # no ground-truth text: the mask says which labels are known
-    example = Example(page.id, DATASET, "train", page.site, features, labels, block_tokens, gold)
+    example = Example(page.id, SNIPPETS, "train", page.site, features, labels, block_tokens, gold)
     example.mask = mask
     return example
 
 
 def snippet_examples(data: str | Path) -> list[Example]:
     """Training examples of the snippet set's training half."""
-    pages = (p for p in iter_pages(data, (DATASET,)) if is_snippet_train(p.site))
+    pages = (p for p in iter_pages(data, (SNIPPETS,)) if is_snippet_train(p.site))
     return [ex for ex in map(snippet_example, pages) if ex is not None]
 
 
-def _held_out(data: str | Path) -> list[Page]:
-    pages = []
-    for page in iter_pages(data):
-        if page.split != "test":
-            continue
-        snippet = page.dataset == DATASET
-        if (snippet and not is_snippet_train(page.site)) or (not snippet and usable_for_f1(page)):
-            pages.append(page)
-    return pages
+def _held_out(data: str) -> list[Page]:
+    """``models.evaluate``'s held-out pages, less the snippet pages that may be trained on."""
+    pages = held_out_pages(data, None)
+    return [p for p in pages if p.dataset != SNIPPETS or not is_snippet_train(p.site)]
 
 
-def evaluate(data: str | Path, folders: list[Path]) -> None:
-    import trafilatura
+def evaluate(data: str, folders: list[Path]) -> None:
     from scrapy_maintext.document import blocks_to_text
-    from scrapy_maintext.models.systems import parse_html
     from scrapy_maintext.neural import NeuralExtractor
+
+    trafilatura = trafilatura_system()()
 
     models = {str(f): NeuralExtractor.load(f) for f in folders}
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -104,28 +98,27 @@ def evaluate(data: str | Path, folders: list[Path]) -> None:
     for page in _held_out(data):
         tree = parse_html(page.html)
         outputs = {n: blocks_to_text(m.extract(tree, page.url).blocks) for n, m in models.items()}
-        if page.dataset in (DATASET, "wcxb-dev"):
-            outputs["trafilatura"] = trafilatura.extract(page.html, url=page.url) or ""
+        if page.dataset in (SNIPPETS, MODERN):
+            outputs["trafilatura"] = trafilatura(page.html, page.url)
         for name, text in outputs.items():
-            if page.dataset == DATASET:
+            if page.dataset == SNIPPETS:
                 correct, total = snippet_score(text, page.with_, page.without)
                 snippets[name][0] += correct
                 snippets[name][1] += total
             else:
-                group = f"wcxb-dev/{page.page_type}" if page.page_type else page.dataset
-                scores[name][group].append(prf(tokens(text), tokens(page.text))[2])
+                scores[name][group_of(page)].append(prf(tokens(text), tokens(page.text))[2])
     _report(scores, snippets)
 
 
 def _report(scores: dict[str, dict[str, list[float]]], snippets: dict[str, list[int]]) -> None:
-    types = sorted({g for s in scores.values() for g in s if g.startswith("wcxb-dev/")})
+    types = sorted({g for s in scores.values() for g in s if g.startswith(f"{MODERN}/")})
     names = " | ".join(t.split("/")[1] for t in types)
     print(f"| model | snippets (held-out half) | wcxb-dev macro | legacy macro | {names} |")
     print("|---" * (4 + len(types)) + "|")
     for name, groups in scores.items():
         means = {g: statistics.fmean(v) for g, v in groups.items()}
         modern = statistics.fmean(means[t] for t in types if t in means)
-        legacy_groups = [g for g in means if not g.startswith("wcxb-dev/")]
+        legacy_groups = [g for g in means if not g.startswith(f"{MODERN}/")]
         legacy = "-"
         if legacy_groups:
             legacy = f"{statistics.fmean(means[g] for g in legacy_groups):.4f}"
