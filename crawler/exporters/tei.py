@@ -235,8 +235,8 @@ class TeiItemExporter(BaseItemExporter):
 
     Feed option ``item_export_kwargs: {"corpus_title": ...}`` names the corpus. On a
     seekable file (a local feed) the closing tag is written after every document and
-    overwritten by the next one, so a crawl killed at any point leaves a well-formed
-    corpus of every document exported so far.
+    overwritten by the next one, and flushed, so a crawl killed at any point leaves a
+    well-formed corpus of every document exported so far.
     """
 
     def __init__(self, file: BinaryIO, **kwargs: Any) -> None:
@@ -288,6 +288,9 @@ class TeiItemExporter(BaseItemExporter):
         self._end_at = self.file.tell() + len(data)
         # One write, over the old closing tag: the file ends with one before and after.
         self.file.write(data + CORPUS_END)
+        # Flushed per document: a crawl killed by SIGKILL loses at most the document
+        # being written, not a buffer's worth.
+        self.file.flush()
 
     def _corpus_header(self) -> Any:
         header = _el(None, "teiHeader")
