@@ -4,7 +4,8 @@
         [--systems "neural v2,auto v2,trafilatura (default)"]
 
 Held-out pages only (see ``models.dataset``): dragnet's official test split, about 30% of the
-sites of cleaneval, l3s-gn1, readability and wcxb-dev, and the whole trafilatura snippet set.
+sites of cleaneval, l3s-gn1, readability and wcxb-dev, and half of the sites of trafilatura's
+snippet set (the other half may label training blocks, ``models.snippets``).
 Every system runs on every page in the same process, in an order rotated from page to page,
 so the per-page times are comparable.
 

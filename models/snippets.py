@@ -8,7 +8,7 @@
 
 The snippet set has no ground-truth text, only snippets a correct extraction must (``with``) or
 must not (``without``) contain: mostly German pages, unlike the rest of the training data.
-Half of its sites (by a hash of the site name, ``is_snippet_train``) give partial labels: a
+Half of its sites (its training split, ``models.dataset.is_snippet_train``) give partial labels: a
 block that contains a ``with`` snippet is content, one that contains a ``without`` snippet is
 not, and every other block of those pages has loss weight 0 (``Example.mask``). The
 evaluation scores each model folder's neural output (no cascade, no fallback) on the other
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -33,14 +32,8 @@ from scrapy_maintext.models.systems import parse_html, trafilatura_system
 from scrapy_maintext.neural.features import featurize
 from scrapy_maintext.neural.segment import segment
 
-#: Share of the snippet set's sites (by hash) whose pages may be trained on.
-TRAIN_PERCENT = 50
 #: Shorter snippets ("Foto", "mehr") match too many blocks to label one.
 MIN_SNIPPET_CHARS = 8
-
-
-def is_snippet_train(site: str) -> bool:
-    return zlib.crc32(b"snip:" + site.encode()) % 100 < TRAIN_PERCENT
 
 
 def _norm(text: str) -> str:
@@ -76,14 +69,8 @@ def snippet_example(page: Page) -> Example | None:
 
 def snippet_examples(data: str | Path) -> list[Example]:
     """Training examples of the snippet set's training half."""
-    pages = (p for p in iter_pages(data, (SNIPPETS,)) if is_snippet_train(p.site))
+    pages = (p for p in iter_pages(data, (SNIPPETS,)) if p.split == "train")
     return [ex for ex in map(snippet_example, pages) if ex is not None]
-
-
-def _held_out(data: str) -> list[Page]:
-    """``models.evaluate``'s held-out pages, less the snippet pages that may be trained on."""
-    pages = held_out_pages(data, None)
-    return [p for p in pages if p.dataset != SNIPPETS or not is_snippet_train(p.site)]
 
 
 def evaluate(data: str, folders: list[Path]) -> None:
@@ -95,7 +82,7 @@ def evaluate(data: str, folders: list[Path]) -> None:
     models = {str(f): NeuralExtractor.load(f) for f in folders}
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     snippets: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for page in _held_out(data):
+    for page in held_out_pages(data, None):
         tree = parse_html(page.html)
         outputs = {n: blocks_to_text(m.extract(tree, page.url).blocks) for n, m in models.items()}
         if page.dataset in (SNIPPETS, MODERN):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scrapy_maintext.models.dataset import Page
-from scrapy_maintext.models.snippets import is_snippet_train, snippet_example
+from scrapy_maintext.models.dataset import Page, is_snippet_train
+from scrapy_maintext.models.snippets import snippet_example
 
 HTML = """<html><body><nav><a href="/">Startseite</a></nav>
 <article><h1>Ein Titel</h1><p>Der erste Absatz des Artikels steht hier.</p>
