@@ -120,7 +120,11 @@ def is_snippet_train(site: str) -> bool:
 
 
 def is_validation(ex: Example) -> bool:
-    return zlib.crc32(b"val:" + ex.site.encode()) % 100 < VALIDATION_PERCENT
+    return is_validation_site(ex.site)
+
+
+def is_validation_site(site: str) -> bool:
+    return zlib.crc32(b"val:" + site.encode()) % 100 < VALIDATION_PERCENT
 
 
 def iter_pages(data: str | Path, datasets: tuple[str, ...] = DATASETS) -> Iterator[Page]:

@@ -142,6 +142,8 @@ FACTORIES: dict[str, Callable[[], System]] = {
     "auto v2 (neural + trafilatura fallback)": auto("v2"),
     "neural v3 (cascade: plain model, stacked v2 when unsure)": neural("v3"),
     "auto v3 (neural + trafilatura fallback)": auto("v3"),
+    "neural v4 (cascade: plain model with snippet labels, stacked v2 when unsure)": neural("v4"),
+    "auto v4 (neural + trafilatura fallback)": auto("v4"),
     "trafilatura (default)": trafilatura_system(),
     "trafilatura (fast)": trafilatura_system(fast=True),
     "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),
