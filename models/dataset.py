@@ -8,6 +8,7 @@ Features come from ``neural.features`` itself, so training and run time cannot d
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import logging
@@ -164,12 +165,12 @@ def align_labels(block_tokens: list[list[str]], gold: list[str]) -> np.ndarray:
     return (shares >= BLOCK_CONTENT_SHARE).astype(np.float32)
 
 
-def build_example(page: Page) -> Example | None:
+def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
     try:
         tree = lxml_html.fromstring(page.html)
     except Exception:  # unparsable training pages are skipped
         return None
-    blocks = segment(tree)
+    blocks = segment(tree, keep_hidden)
     if not blocks:
         return None
     block_tokens = [tokens(b.text) for b in blocks]
@@ -194,7 +195,7 @@ def build_example(page: Page) -> Example | None:
     )
 
 
-def _cache_path(data: str | Path) -> Path:
+def _cache_path(data: str | Path, keep_hidden: bool = False) -> Path:
     code = b"".join(
         Path(sys.modules[name].__file__ or "").read_bytes()
         for name in (
@@ -204,18 +205,20 @@ def _cache_path(data: str | Path) -> Path:
         )
     )
     key = zlib.crc32(code + str(Path(data).resolve()).encode() + str(CACHE_FORMAT).encode())
-    return CACHE_DIR / f"examples-{key:08x}.pkl"
+    return CACHE_DIR / f"examples-{key:08x}{'-hidden' if keep_hidden else ''}.pkl"
 
 
-def load_examples(data: str | Path, workers: int = 2) -> list[Example]:
-    """Examples of all pages usable for F1 (train and held-out), cached on disk."""
-    path = _cache_path(data)
+def load_examples(data: str | Path, workers: int = 2, keep_hidden: bool = False) -> list[Example]:
+    """Examples of all pages usable for F1 (train and held-out), cached on disk; with
+    ``keep_hidden``, segmented with the blocks hidden by markup (``neural.segment``)."""
+    path = _cache_path(data, keep_hidden)
     if path.exists():
         with path.open("rb") as fh:
             return list(pickle.load(fh))
     pages = (p for p in iter_pages(data, tuple(d for d in DATASETS if d != "trafilatura")))
     with Pool(workers) as pool:
-        results = pool.imap(build_example, filter(usable_for_f1, pages), chunksize=8)
+        build = functools.partial(build_example, keep_hidden=keep_hidden)
+        results = pool.imap(build, filter(usable_for_f1, pages), chunksize=8)
         examples = [ex for ex in results if ex is not None]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:

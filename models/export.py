@@ -148,10 +148,12 @@ def export_model(
     agree = agreement(float_model, out / "model.onnx", val, decoding["threshold"])
     logger.info("int8 vs float on validation pages: %s", agree)
     training = {**_summary(train, val), "recipe": asdict(recipe)}
-    extra = {
+    extra: dict[str, Any] = {
         "training": {**training, "train_seconds": round(train_seconds)},
         "int8_vs_float_validation": agree,
     }
+    if getattr(recipe, "keep_hidden", False):
+        extra["segment"] = {"keep_hidden": True}
     write_config(out, model, decoding, extra)
     state = {"state": model.state_dict(), "net": model.cfg.to_dict()}
     torch.save(state, CACHE_DIR / f"blocknet-{out.name}.pt")
@@ -161,12 +163,15 @@ def requantize(out: Path, data: str | Path) -> None:
     """Quantize the last training run's float model again (no retraining) and refresh checks."""
     from scrapy_maintext.models.dataset import is_validation, load_examples
     from scrapy_maintext.models.golden import write_goldens
+    from scrapy_maintext.neural import keep_hidden
 
     float_model = float_model_path(out.name)
     quantize(float_model, out / "model.onnx")
-    val = [e for e in load_examples(data) if e.split == "train" and is_validation(e)]
     config_path = out / "config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
+    hidden = keep_hidden(config)
+    examples = load_examples(data, keep_hidden=hidden)
+    val = [e for e in examples if e.split == "train" and is_validation(e)]
     for ex in val:
         ex.features.stack = ex.stacks[config["stack"]] if config.get("stack") else None
     config["int8_vs_float_validation"] = agreement(

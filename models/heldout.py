@@ -130,12 +130,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
     parser.add_argument("--validation", action="store_true", help="validation pages instead")
     parser.add_argument(
+        "--keep-hidden", action="store_true", help="blocks of models trained with --keep-hidden"
+    )
+    parser.add_argument(
         "--set-gate", type=float, default=None, help="write this gate into FIRST's config.json"
     )
     args = parser.parse_args(argv)
     examples = [
         e
-        for e in load_examples(args.data)
+        for e in load_examples(args.data, keep_hidden=args.keep_hidden)
         if (e.split == "train" and is_validation(e) if args.validation else e.split == "test")
     ]
     if args.cascade:

@@ -40,10 +40,10 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def snippet_example(page: Page) -> Example | None:
+def snippet_example(page: Page, keep_hidden: bool = False) -> Example | None:
     """A page of the snippet set with labels only where a snippet falls in a block."""
     try:
-        raw = segment(parse_html(page.html))
+        raw = segment(parse_html(page.html), keep_hidden)
     except Exception:  # unparsable pages are skipped, as in build_example
         return None
     texts = [_norm(b.text) for b in raw]
@@ -67,10 +67,11 @@ def snippet_example(page: Page) -> Example | None:
     return example
 
 
-def snippet_examples(data: str | Path) -> list[Example]:
+def snippet_examples(data: str | Path, keep_hidden: bool = False) -> list[Example]:
     """Training examples of the snippet set's training half."""
     pages = (p for p in iter_pages(data, (SNIPPETS,)) if p.split == "train")
-    return [ex for ex in map(snippet_example, pages) if ex is not None]
+    examples = (snippet_example(page, keep_hidden) for page in pages)
+    return [ex for ex in examples if ex is not None]
 
 
 def evaluate(data: str, folders: list[Path]) -> None:

@@ -68,6 +68,8 @@ class Recipe:
     #: Loss weight of the snippet set's partially labelled pages (``models.snippets``);
     #: 0 leaves them out.
     snippet_weight: float = 0.0
+    #: Train on the blocks hidden by markup too (``segment(keep_hidden=True)``), marked so.
+    keep_hidden: bool = False
 
 
 @dataclass
@@ -225,6 +227,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--snippet-weight", type=float, default=0.0, help="train on snippet labels too"
     )
+    parser.add_argument(
+        "--keep-hidden", action="store_true", help="blocks hidden by markup too, marked so"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     recipe = Recipe(args.stack, args.modern_weight, args.epochs, args.device, args.seed)
@@ -237,13 +242,20 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(recipe.seed)
     torch.set_num_threads(args.threads)
     t0 = time.time()
-    loaded = load_pack(Path(args.pack)) if args.pack else load_examples(args.data)
+    recipe.keep_hidden = args.keep_hidden
+    if args.pack and recipe.keep_hidden:
+        parser.error("--keep-hidden needs --data: packs hold the default segmentation")
+    loaded = (
+        load_pack(Path(args.pack))
+        if args.pack
+        else load_examples(args.data, keep_hidden=recipe.keep_hidden)
+    )
     examples = [e for e in loaded if e.split == "train"]
     select_stack(examples, recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]
     if recipe.snippet_weight:
-        train += snippet_examples(args.data)
+        train += snippet_examples(args.data, recipe.keep_hidden)
     logger.info("train %d pages, validation %d pages, %s", len(train), len(val), recipe)
     model = fit_ensemble(train, val, recipe)
     decoding = tune_decoding(model, val)

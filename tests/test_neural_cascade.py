@@ -128,3 +128,18 @@ def test_escalation_reaches_the_document_and_the_crawl_stats(tmp_path: Path) -> 
     pipeline._count(doc)
     assert crawler.stats.get_value("extract/neural_escalated") == 1
     assert "escalated" not in doc.to_dict()
+
+
+def test_models_that_segment_differently_cannot_cascade(tmp_path: Path) -> None:
+    # The next model reuses the first one's blocks: one trained with hidden blocks kept
+    # (config "segment": {"keep_hidden": true}) cannot follow one trained without.
+    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    folder = _cascade_copy(tmp_path, {"next": next_dir, "gate": 0.8})
+    NeuralExtractor.load(folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["segment"] = {"keep_hidden": True}
+    hidden = tmp_path / "hidden"
+    shutil.copytree(folder, hidden)
+    (hidden / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ValueError, match="keep_hidden"):
+        NeuralExtractor.load(hidden)

@@ -80,3 +80,47 @@ def test_pop_ups_are_dropped() -> None:
     </body></html>"""
     texts = [b.text for b in segment(lxml.html.fromstring(page))]
     assert texts == ["Body text.", "Not a modal", "Main role"]
+
+
+HIDDEN_PAGE = """<html><body><p>Visible text.</p>
+<div style="display: none"><p>Description revealed by script.</p></div>
+<p>Before <span hidden>tab label</span> after.</p>
+<div role="dialog" style="display:none"><p>Cookie banner</p></div>
+</body></html>"""
+
+
+def test_hidden_elements_are_dropped_by_default() -> None:
+    blocks = segment(lxml.html.fromstring(HIDDEN_PAGE))
+    assert [b.text for b in blocks] == ["Visible text.", "Before after."]
+    assert not any(b.hidden for b in blocks)
+
+
+def test_keep_hidden_keeps_them_as_blocks_of_their_own() -> None:
+    blocks = segment(lxml.html.fromstring(HIDDEN_PAGE), keep_hidden=True)
+    marked = [(b.text, b.hidden) for b in blocks]
+    # The hidden span's tail is visible again; pop-ups stay dropped.
+    assert marked == [
+        ("Visible text.", False),
+        ("Description revealed by script.", True),
+        ("Before", False),
+        ("tab label", True),
+        ("after.", False),
+    ]
+
+
+def test_hidden_blocks_are_marked_in_the_features_only() -> None:
+    from scrapy_maintext.neural.features import _HIDDEN_ID, featurize
+
+    tree = lxml.html.fromstring(HIDDEN_PAGE)
+    kept = featurize(segment(tree, keep_hidden=True))
+    default = featurize(segment(tree))
+    assert [_HIDDEN_ID in row for row in kept.struct_ids.tolist()] == [
+        False,
+        True,
+        False,
+        True,
+        False,
+    ]
+    assert _HIDDEN_ID not in default.struct_ids
+    # A visible block's ids do not depend on the option.
+    assert kept.struct_ids[0].tolist() == default.struct_ids[0].tolist()

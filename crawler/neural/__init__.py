@@ -85,6 +85,8 @@ class NeuralExtractor:
         self.params = DecodeParams(
             cfg.threshold, cfg.smooth_margin, cfg.min_confidence, cfg.min_chars
         )
+        #: Whether the model was trained on blocks hidden by markup (``segment``).
+        self.keep_hidden = keep_hidden(cfg.extra)
         self.cascade = _cascade(model, cfg.extra.get("cascade"))
 
     @classmethod
@@ -134,7 +136,7 @@ class NeuralExtractor:
         self, tree: Any, url: str | None = None, reference: Reference = None
     ) -> tuple[list[RawBlock], PageFeatures]:
         """The page's blocks and this model's inputs for them (stacking columns included)."""
-        raw = segment_page(tree)
+        raw = segment_page(tree, self.keep_hidden)
         return raw, self._stacked(_Page(tree, url, reference, raw), featurize(raw))
 
     def _stacked(self, page: _Page, feats: PageFeatures) -> PageFeatures:
@@ -153,7 +155,7 @@ class NeuralExtractor:
     def _extract(self, tree: Any, url: str | None, reference: Reference) -> NeuralResult:
         if tree is None:
             return NeuralResult()
-        raw = segment_page(tree)
+        raw = segment_page(tree, self.keep_hidden)
         if not raw:
             return NeuralResult(segments=raw)
         return self._decide(_Page(tree, url, reference, raw), featurize(raw))
@@ -198,7 +200,16 @@ def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
     next_config = ModelConfig.read(next_dir / "config.json")
     if next_dir == model.directory.resolve() or "cascade" in next_config.extra:
         raise ValueError(f"model {name}: a cascade's next model cannot cascade")
+    # The next model reuses the first one's blocks: both must segment alike.
+    if keep_hidden(next_config.extra) != keep_hidden(model.config.extra):
+        raise ValueError(f"model {name}: a cascade's models must agree on keep_hidden")
     return Cascade(NeuralExtractor.load(next_dir), float(gate))
+
+
+def keep_hidden(extra: dict[str, Any]) -> bool:
+    """``config.json``'s ``"segment": {"keep_hidden": true}``, for models trained so."""
+    segment = extra.get("segment")
+    return isinstance(segment, dict) and segment.get("keep_hidden") is True
 
 
 _default: NeuralExtractor | None = None

@@ -167,6 +167,11 @@ def _struct_ids(block: RawBlock) -> list[int]:
     return ids
 
 
+#: Structure id of blocks inside an element hidden by markup (kept only for models trained
+#: with ``keep_hidden``; others never see such blocks).
+_HIDDEN_ID = hash_id("h:hidden")
+
+
 class _StructRows:
     """Padded structure ids per block, shared between blocks of the same shape on a page.
 
@@ -182,10 +187,13 @@ class _StructRows:
         path = block.path
         far_key = id(path[-NEAR_ANCESTORS - 1]) if len(path) > NEAR_ANCESTORS else None
         near = path[-NEAR_ANCESTORS:]
-        key = (block.kind, far_key, *((c.tag, c.attrs) for c in near))
+        key = (block.kind, block.hidden, far_key, *((c.tag, c.attrs) for c in near))
         cached = self.memo.get(key)
         if cached is None:
-            ids = _struct_ids(block) + list(self.far.ids(path))
+            # A hidden block (``segment(keep_hidden=True)``) says so first: it must not be
+            # cut by the slot limit.
+            first = [_HIDDEN_ID] if block.hidden else []
+            ids = first + _struct_ids(block) + list(self.far.ids(path))
             cached = self.memo[key] = _padded(ids, STRUCT_SLOTS)
         return cached
 

@@ -162,6 +162,8 @@ class RawBlock:
     link_chars: int = 0
     #: Open elements from the root down to the owner element (owner last).
     path: tuple[Context, ...] = ()
+    #: Inside an element hidden by markup (only with ``segment(keep_hidden=True)``).
+    hidden: bool = False
 
     def to_block(self) -> Block:
         return Block(kind=self.kind, text=self.text, level=self.level, cells=self.cells)
@@ -191,14 +193,17 @@ def _attrs(el: Any) -> str:
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 
 
-def _is_hidden(el: Any) -> bool:
-    """Hidden by markup, or a pop-up (ARIA dialog role or ``aria-modal``)."""
-    if el.get("hidden") is not None:
-        return True
+def _is_popup(el: Any) -> bool:
+    """An ARIA pop-up: a dialog role or ``aria-modal``."""
     role, modal = el.get("role"), el.get("aria-modal")
     if role is not None and role.strip().lower() in _DIALOG_ROLES:
         return True
-    if modal is not None and modal.strip().lower() == "true":
+    return modal is not None and modal.strip().lower() == "true"
+
+
+def _is_hidden(el: Any) -> bool:
+    """Hidden by markup: the ``hidden`` attribute or an inline ``display:none`` style."""
+    if el.get("hidden") is not None:
         return True
     style = el.get("style")
     return bool(style and _HIDDEN_STYLE.search(style))
@@ -230,6 +235,8 @@ class _Segmenter:
         self.link_depth = 0
         #: Set after skipping a dropped element: its end event comes next.
         self.skipping = False
+        #: Hidden elements open on the walk (kept with ``keep_hidden``), innermost last.
+        self.hidden: list[Any] = []
 
     def add_text(self, text: str | None) -> None:
         # Whitespace opening a run is stripped anyway; skipping it saves most flushes.
@@ -250,6 +257,7 @@ class _Segmenter:
 
     def emit(self, block: RawBlock) -> None:
         block.path = tuple(self.stack[-MAX_PATH:])
+        block.hidden = bool(self.hidden)
         if len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block)
 
@@ -312,8 +320,13 @@ def _link_chars(el: Any) -> int:
     return sum(len(normalize(a.text_content())) for a in el.iterdescendants("a"))
 
 
-def segment(root: Any) -> list[RawBlock]:
-    """Blocks of ``root`` in document order. Never modifies the tree."""
+def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
+    """Blocks of ``root`` in document order. Never modifies the tree.
+
+    Elements hidden by markup are dropped, or with ``keep_hidden`` kept as blocks of their
+    own marked ``hidden`` (shops reveal product descriptions by script); pop-ups are always
+    dropped.
+    """
     seg = _Segmenter()
     seg.root = root
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
@@ -326,10 +339,15 @@ def segment(root: Any) -> list[RawBlock]:
             visited += 1
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
                 break
-            if tag is None or tag in DROP_TAGS or _is_hidden(el):
+            hidden = tag is not None and _is_hidden(el)
+            if tag is None or tag in DROP_TAGS or _is_popup(el) or (hidden and not keep_hidden):
                 seg.skipping = True
                 walker.skip_subtree()
-            elif tag in BLOCK_TAGS or visited == 1:
+                continue
+            if hidden:
+                seg.flush()
+                seg.hidden.append(el)
+            if tag in BLOCK_TAGS or visited == 1:
                 _start_block(seg, walker, el, tag)
             elif tag == "br":
                 seg.flush()
@@ -350,4 +368,8 @@ def _end_element(seg: _Segmenter, el: Any, tag: str | None) -> None:
         seg.pop()
     elif tag == "a":
         seg.link_depth -= 1
+    if seg.hidden and seg.hidden[-1] is el:
+        # The hidden element's text is a block of its own; its tail is not hidden.
+        seg.flush()
+        seg.hidden.pop()
     seg.add_text(el.tail)
