@@ -136,6 +136,11 @@ def main(argv: list[str] | None = None) -> None:
         "--set-gate", type=float, default=None, help="write this gate into FIRST's config.json"
     )
     args = parser.parse_args(argv)
+    names = args.cascade.split(",") if args.cascade else args.models.split(",")
+    for name in names:
+        # Scored on the blocks it was trained on, or not at all.
+        if _load(name.strip()).keep_hidden != args.keep_hidden:
+            parser.error(f"{name.strip()}: --keep-hidden must match how the model was trained")
     examples = [
         e
         for e in load_examples(args.data, keep_hidden=args.keep_hidden)

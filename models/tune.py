@@ -117,7 +117,7 @@ def retune(model_dir: Path, data: str) -> dict[str, Any]:
 
     extractor = NeuralExtractor.load(model_dir)
     scored = []
-    for ex in load_examples(data):
+    for ex in load_examples(data, keep_hidden=extractor.keep_hidden):
         if ex.split == "train" and is_validation(ex):
             f = ex.features
             stack = ex.stacks[extractor.reference] if extractor.needs_reference else None

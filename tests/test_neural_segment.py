@@ -124,3 +124,18 @@ def test_hidden_blocks_are_marked_in_the_features_only() -> None:
     assert _HIDDEN_ID not in default.struct_ids
     # A visible block's ids do not depend on the option.
     assert kept.struct_ids[0].tolist() == default.struct_ids[0].tolist()
+
+
+def test_hidden_elements_without_text_split_nothing() -> None:
+    # Tracking pixels and icon spans; nested hidden elements make one hidden block.
+    page = """<html><body><p>Only 10 EUR<img src="x.gif" style="display:none"> incl. VAT.</p>
+    <div hidden>Outer <span style="display:none">inner</span> text</div>
+    <table><tr style="display:none"><td>Hidden</td><td>row</td></tr></table></body></html>"""
+    tree = lxml.html.fromstring(page)
+    kept = [(b.text, b.hidden) for b in segment(tree, keep_hidden=True)]
+    assert kept == [
+        ("Only 10 EUR incl. VAT.", False),
+        ("Outer inner text", True),
+        ("Hidden | row", True),
+    ]
+    assert [b.text for b in segment(tree)] == ["Only 10 EUR incl. VAT."]

@@ -173,6 +173,8 @@ class RawBlock:
 class _Run:
     pieces: list[str] = field(default_factory=list)
     link_chars: int = 0
+    #: Text inside an element hidden by markup (``keep_hidden``).
+    hidden: bool = False
 
 
 def normalize(text: str) -> str:
@@ -202,7 +204,8 @@ def _is_popup(el: Any) -> bool:
 
 
 def _is_hidden(el: Any) -> bool:
-    """Hidden by markup: the ``hidden`` attribute or an inline ``display:none`` style."""
+    """Hidden by markup: the ``hidden`` attribute or an inline ``display:none`` or
+    ``visibility:hidden`` style."""
     if el.get("hidden") is not None:
         return True
     style = el.get("style")
@@ -241,6 +244,14 @@ class _Segmenter:
     def add_text(self, text: str | None) -> None:
         # Whitespace opening a run is stripped anyway; skipping it saves most flushes.
         if text and (self.run.pieces or not text.isspace()):
+            hidden = bool(self.hidden)
+            if hidden != self.run.hidden:
+                # Hidden text is a run of its own, started by text (an empty hidden
+                # element, a tracking pixel, splits nothing).
+                self.flush()
+                self.run.hidden = hidden
+                if text.isspace():
+                    return
             self.run.pieces.append(text)
             if self.link_depth:
                 self.run.link_chars += len(text.strip())
@@ -250,14 +261,17 @@ class _Segmenter:
             return
         text = normalize("".join(self.run.pieces))[:MAX_BLOCK_CHARS]
         link_chars = min(self.run.link_chars, len(text))
-        self.run = _Run()
+        hidden, self.run = self.run.hidden, _Run()
         if text and self.owners:
             top = self.stack[-1]
-            self.emit(RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars))
+            block = RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars)
+            block.hidden = hidden
+            self.emit(block)
 
-    def emit(self, block: RawBlock) -> None:
+    def emit(self, block: RawBlock, hidden: bool | None = None) -> None:
         block.path = tuple(self.stack[-MAX_PATH:])
-        block.hidden = bool(self.hidden)
+        if hidden is not None:
+            block.hidden = hidden
         if len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block)
 
@@ -301,17 +315,20 @@ def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> None:
         if cells is not None:
             walker.skip_subtree()
             filled = tuple(c for c in cells if c)
+            hidden = bool(seg.hidden)
             if len(filled) >= 2:
-                seg.emit(RawBlock(" | ".join(cells), "row", el, 0, cells, _link_chars(el)))
+                row = RawBlock(" | ".join(cells), "row", el, 0, cells, _link_chars(el))
+                seg.emit(row, hidden)
             elif filled:
-                seg.emit(RawBlock(filled[0], seg.stack[-1].kind, el, 0, (), _link_chars(el)))
+                kind = seg.stack[-1].kind
+                seg.emit(RawBlock(filled[0], kind, el, 0, (), _link_chars(el)), hidden)
             return
     if tag == "pre":
         text = _leaf_text(el)
         if text is not None:
             walker.skip_subtree()
             if text:
-                seg.emit(RawBlock(text, "code", el, 0, (), _link_chars(el)))
+                seg.emit(RawBlock(text, "code", el, 0, (), _link_chars(el)), bool(seg.hidden))
             return
     seg.add_text(el.text)
 
@@ -345,7 +362,6 @@ def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
                 walker.skip_subtree()
                 continue
             if hidden:
-                seg.flush()
                 seg.hidden.append(el)
             if tag in BLOCK_TAGS or visited == 1:
                 _start_block(seg, walker, el, tag)
@@ -369,7 +385,5 @@ def _end_element(seg: _Segmenter, el: Any, tag: str | None) -> None:
     elif tag == "a":
         seg.link_depth -= 1
     if seg.hidden and seg.hidden[-1] is el:
-        # The hidden element's text is a block of its own; its tail is not hidden.
-        seg.flush()
-        seg.hidden.pop()
+        seg.hidden.pop()  # its tail is not hidden
     seg.add_text(el.tail)
