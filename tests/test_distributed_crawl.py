@@ -176,13 +176,17 @@ def test_stopped_crawl_resumes_and_late_worker_joins(
 EXTRAS_DELAY = 0.2
 #: Retry-After of its busy page (s): far above the Crawl-delay.
 BUSY_RETRY_AFTER = 2
+#: Articles of the extras site: enough pages at EXTRAS_DELAY (about 3 s of crawling) that
+#: a worker started a second late under load still finds work (4 made "both workers
+#: exported something" flaky).
+EXTRAS_ARTICLES = 10
 
 
 @pytest.fixture(scope="module")
 def _extras_server() -> Iterator[SiteServer]:
     """A small site whose text sitemap also lists a verbatim copy of one article and a page
     answering 429 with Retry-After once."""
-    options = SiteOptions(articles=4, crawl_delay=EXTRAS_DELAY)
+    options = SiteOptions(articles=EXTRAS_ARTICLES, crawl_delay=EXTRAS_DELAY)
     with SiteServer(options, host="127.0.0.4") as server:
         assert server.site is not None
         routes = server.site.routes
