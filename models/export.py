@@ -152,7 +152,7 @@ def export_model(
         "training": {**training, "train_seconds": round(train_seconds)},
         "int8_vs_float_validation": agree,
     }
-    if getattr(recipe, "keep_hidden", False):
+    if recipe.keep_hidden:
         extra["segment"] = {"keep_hidden": True}
     write_config(out, model, decoding, extra)
     state = {"state": model.state_dict(), "net": model.cfg.to_dict()}
@@ -169,8 +169,7 @@ def requantize(out: Path, data: str | Path) -> None:
     quantize(float_model, out / "model.onnx")
     config_path = out / "config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
-    hidden = keep_hidden(config)
-    examples = load_examples(data, keep_hidden=hidden)
+    examples = load_examples(data, keep_hidden=keep_hidden(config))
     val = [e for e in examples if e.split == "train" and is_validation(e)]
     for ex in val:
         ex.features.stack = ex.stacks[config["stack"]] if config.get("stack") else None

@@ -78,9 +78,11 @@ def guarded(o: Outcome, ratio: float, every_page: bool) -> float:
 
 def _line(outcomes: list[Outcome], ratio: float, every_page: bool) -> str:
     by: dict[str, list[float]] = defaultdict(list)
+    changed = 0
     for o in outcomes:
-        by[o.group].append(guarded(o, ratio, every_page))
-    changed = sum(guarded(o, ratio, every_page) != o.f_ours for o in outcomes)
+        f1 = guarded(o, ratio, every_page)
+        by[o.group].append(f1)
+        changed += f1 != o.f_ours
     modern = [f"{MODERN}/{t}" for t in PAGE_TYPES]
     macro = np.mean([np.mean(by[g]) for g in modern if by[g]])
     legacy = np.mean([np.mean(by[g]) for g in LEGACY if by[g]])

@@ -288,8 +288,8 @@ class TeiItemExporter(BaseItemExporter):
         self._end_at = self.file.tell() + len(data)
         # One write, over the old closing tag: the file ends with one before and after.
         self.file.write(data + CORPUS_END)
-        # Flushed per document: a crawl killed by SIGKILL loses at most the document
-        # being written, not a buffer's worth.
+        # Our local feed storage writes unbuffered already; a buffered file (Scrapy's own
+        # FileFeedStorage) would keep the last documents from disk until a kill lost them.
         self.file.flush()
 
     def _corpus_header(self) -> Any:

@@ -264,14 +264,11 @@ class _Segmenter:
         hidden, self.run = self.run.hidden, _Run()
         if text and self.owners:
             top = self.stack[-1]
-            block = RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars)
-            block.hidden = hidden
-            self.emit(block)
+            self.emit(RawBlock(text, top.kind, self.owners[-1], top.level, (), link_chars), hidden)
 
-    def emit(self, block: RawBlock, hidden: bool | None = None) -> None:
+    def emit(self, block: RawBlock, hidden: bool) -> None:
         block.path = tuple(self.stack[-MAX_PATH:])
-        if hidden is not None:
-            block.hidden = hidden
+        block.hidden = hidden
         if len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block)
 
