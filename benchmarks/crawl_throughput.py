@@ -44,6 +44,7 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
 
+from benchmarks.crawl_cpu import GC_STAT
 from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
 from tests.crawl import CrawlResult, run_crawl
 
@@ -129,6 +130,11 @@ def crawl_cpu_ms(result: CrawlResult) -> float:
     return 1000 * float(result.stats[CRAWL_CPU_STAT]) / max(_pages(result), 1)
 
 
+def gc_ms(result: CrawlResult) -> float:
+    """The crawl process's garbage collector per page, in ms (wall time of its passes)."""
+    return 1000 * float(result.stats[GC_STAT]) / max(_pages(result), 1)
+
+
 def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[CrawlResult]]:
     counts = [int(w) for w in args.workers.split(",")]
     results: dict[int, list[CrawlResult]] = {n: [] for n in counts}
@@ -146,7 +152,8 @@ def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[Craw
             results[workers].append(result)
             print(
                 f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "
-                f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page, "
+                f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page "
+                f"(collector {gc_ms(result):.2f} ms), "
                 f"site server {server_ms:.1f} ms CPU per page"
             )
     return results
@@ -171,6 +178,16 @@ def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float |
             memusage = max(r.stats.get("memusage/max", 0) for r in results[workers])
             line += f"; memusage/max {memusage / 2**20:.0f} MiB"
         print(line)
+        if base and workers != 1:
+            print(f"  {_paired(results[1], results[workers])}")
+
+
+def _paired(ones: list[CrawlResult], many: list[CrawlResult]) -> str:
+    """Each round's ratio to 1 worker (the two crawls of a round ran minutes apart at
+    most, so the machine's drift cancels better than in the ratio of medians)."""
+    ratios = [rate(m) / rate(o) for o, m in zip(ones, many, strict=True)]
+    listed = ", ".join(f"{r:.2f}x" for r in ratios)
+    return f"per round: {listed}; median {statistics.median(ratios):.2f}x"
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,11 +16,13 @@ from lxml import etree
 from scrapy_maintext.cli import check_spider_arguments
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from tests.schema import tei_errors
+from tests.slow_page import slow_page
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "tests" / "fixtures" / "extraction" / "site"
@@ -57,6 +60,19 @@ def test_extract_directory_to_jsonl(tmp_path: Path) -> None:
     summary = proc.stderr.decode().strip().splitlines()[-1]
     assert summary.startswith(f"4 of 5 documents written to {out}")
     assert "skipped: no-main-text 1" in summary
+
+
+def test_extract_with_a_model_of_ones_own(tmp_path: Path) -> None:
+    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "my-model")
+    out = tmp_path / "out.jsonl"
+    args = ("--engine", "neural", "--model", str(model), "--workers", "1")
+    proc = maintext("extract", str(SITE), "--base-url", BASE, "-o", str(out), *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    records = jsonl(out)
+    assert records and {r["model_version"] for r in records} == {"v2"}
+    missing = maintext("extract", str(SITE), "-o", str(out), "--model", "nope", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "--model 'nope': no model.onnx or config.json in" in missing.stderr.decode()
 
 
 def _warc(path: Path) -> None:
@@ -244,11 +260,15 @@ def test_extract_one_file_per_document_and_resume(tmp_path: Path) -> None:
 
 
 def test_per_document_timeout_is_counted_not_fatal(tmp_path: Path) -> None:
+    pages = shutil.copytree(SITE, tmp_path / "site")
+    (pages / "slow.html").write_text(slow_page(), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    proc = maintext("extract", str(SITE), "-o", str(out), "--timeout", "0.001", cwd=tmp_path)
+    args = ("-o", str(out), "--base-url", BASE, "--timeout", "0.5", "--workers", "1")
+    proc = maintext("extract", str(pages), *args, cwd=tmp_path)
     assert proc.returncode == 0
-    assert "skipped: timeout 5" in proc.stderr.decode()
-    assert out.read_text() == ""
+    assert proc.stderr.decode().count("Extraction timed out") == 1
+    assert "timeout 1" in proc.stderr.decode().splitlines()[-1]
+    assert {r["url"] for r in jsonl(out)} == {f"{BASE}/{name}" for name in TEXT_PAGES}
 
 
 def test_extract_errors_are_one_line(tmp_path: Path) -> None:

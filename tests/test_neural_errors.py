@@ -59,7 +59,7 @@ def _write_config(directory: Path, changes: dict[str, object] | None = None) -> 
 def broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> NeuralExtractor:
     """The broken model, installed as the process's neural engine for this test."""
     extractor = NeuralExtractor(BlockModel(_broken_model(tmp_path / "broken")))
-    monkeypatch.setattr(engines, "load_neural", lambda: extractor)
+    monkeypatch.setattr(engines, "load_neural", lambda model=None: extractor)
     return extractor
 
 

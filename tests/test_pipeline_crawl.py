@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -17,8 +18,10 @@ from typing import Any
 import pytest
 from lxml import etree
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
+from scrapy_maintext.neural.inference import MODELS_DIR
 
 from tests.schema import tei_errors
+from tests.slow_page import slow_page
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "tests" / "fixtures" / "extraction" / "site"
@@ -35,6 +38,21 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
+    yield from _serve(SITE)
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The site plus a page whose extraction takes seconds, linked from its index."""
+    site = shutil.copytree(SITE, tmp_path_factory.mktemp("slow") / "site")
+    (site / "slow.html").write_text(slow_page(), encoding="utf-8")
+    index = site / "index.html"
+    link = '<a href="slow.html">slow</a></body>'
+    index.write_text(index.read_text("utf-8").replace("</body>", link), encoding="utf-8")
+    yield from _serve(site)
+
+
+def _serve(directory: Path) -> Iterator[Server]:
     record = Server(base="")
 
     class Handler(SimpleHTTPRequestHandler):
@@ -45,7 +63,7 @@ def server() -> Iterator[Server]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    handler = functools.partial(Handler, directory=str(SITE))
+    handler = functools.partial(Handler, directory=str(directory))
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -57,6 +75,17 @@ def server() -> Iterator[Server]:
 
 def crawl(server: Server, out: Path, *settings: str) -> dict[str, Any]:
     """Run ``scrapy crawl pages`` in the foreign project; return its final stats."""
+    return crawl_logged(server, out, *settings).stats
+
+
+@dataclass
+class Crawled:
+    stats: dict[str, Any]
+    log: str
+
+
+def crawl_logged(server: Server, out: Path, *settings: str) -> Crawled:
+    """:func:`crawl`, with the crawl's log too."""
     stats_path = out / "stats.json"
     command = [sys.executable, "-m", "scrapy", "crawl", "pages", "-a", f"base={server.base}"]
     command += ["-s", f"STATS_OUTPUT={stats_path}", "-s", f"CRAWLER_CONTACT={CONTACT}"]
@@ -75,8 +104,7 @@ def crawl(server: Server, out: Path, *settings: str) -> dict[str, Any]:
         command, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=CRAWL_TIMEOUT
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    stats: dict[str, Any] = json.loads(stats_path.read_text("utf-8"))
-    return stats
+    return Crawled(json.loads(stats_path.read_text("utf-8")), result.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -139,11 +167,12 @@ def test_feeds_and_docdir_are_valid(crawled: tuple[Path, dict]) -> None:
         assert tei_errors(etree.parse(str(path)).getroot()) == ""
 
 
-def test_timeout_kills_the_worker_and_drops_the_page(server: Server, tmp_path: Path) -> None:
-    stats = crawl(server, tmp_path, "EXTRACT_TIMEOUT=0.001", "EXTRACT_WORKERS=1")
-    assert stats["extract/timeout"] == 4
-    assert stats.get("item_scraped_count", 0) == 0
-    assert (tmp_path / "items.jsonl").read_text("utf-8") == ""
+def test_timeout_kills_the_worker_and_drops_the_page(slow_server: Server, tmp_path: Path) -> None:
+    stats = crawl(slow_server, tmp_path, "EXTRACT_TIMEOUT=0.5", "EXTRACT_WORKERS=1")
+    assert stats["extract/timeout"] == 1
+    # The worker that was killed is replaced: the other pages go on as without the slow one.
+    assert (stats["extract/items"], stats["item_scraped_count"]) == (5, 2)
+    assert "slow.html" not in items_of(tmp_path)
 
 
 def test_thread_mode_without_worker_processes(server: Server, tmp_path: Path) -> None:
@@ -151,3 +180,24 @@ def test_thread_mode_without_worker_processes(server: Server, tmp_path: Path) ->
     assert stats["extract/trafilatura"] == 4
     assert stats["item_scraped_count"] == 2
     assert len(items_of(tmp_path)) == 2
+
+
+def test_a_model_of_ones_own_extracts_the_crawl(server: Server, tmp_path: Path) -> None:
+    # A model folder as `models.train --out` writes it, outside the package.
+    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "my-model")
+    stats = crawl(server, tmp_path, f"EXTRACT_MODEL={model}", "EXTRACT_ENGINE=neural")
+    assert stats["extract/neural"] == 4
+    assert {item["model_version"] for item in items_of(tmp_path).values()} == {"v2"}
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_model_that_cannot_load_is_logged_once_and_trafilatura_takes_over(
+    server: Server, tmp_path: Path, workers: int
+) -> None:
+    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "damaged")
+    (model / "model.onnx").write_bytes(b"not an ONNX model")
+    settings = (f"EXTRACT_MODEL={model}", f"EXTRACT_WORKERS={workers}")
+    crawled = crawl_logged(server, tmp_path, *settings)
+    assert crawled.log.count("Neural extractor unavailable") == 1
+    assert crawled.stats["extract/trafilatura"] == 4
+    assert "extract/neural" not in crawled.stats

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy_maintext.cli.outputs import OutputSpec
-from scrapy_maintext.extraction.options import ENGINES, ExtractOptions
+from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_folder
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 
 if TYPE_CHECKING:
@@ -128,6 +128,12 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("--keep-empty", action="store_true", help="also write documents without main text")
     add("--no-progress", action="store_true", help="no progress bar")
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
+    add(
+        "--model",
+        type=_model,
+        metavar="DIR",
+        help="a neural model folder (model.onnx, config.json) instead of the shipped model",
+    )
     add("--comments", action="store_true", help="also extract reader comments")
     add("--no-tables", action="store_true", help="leave tables out of the main text")
     add("--favor-precision", action="store_true", help="less text, less boilerplate")
@@ -220,6 +226,7 @@ def run_extract(args: argparse.Namespace) -> int:
                 include_tables=not args.no_tables,
                 favor_precision=args.favor_precision,
                 favor_recall=args.favor_recall,
+                model=args.model,
             ),
             input_options=InputOptions(base_url=args.base_url),
             workers=args.workers,
@@ -257,3 +264,10 @@ def _seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text}")
     return value
+
+
+def _model(text: str) -> str | None:
+    try:
+        return model_folder(text, "--model")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

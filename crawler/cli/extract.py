@@ -145,8 +145,15 @@ def _pool(job: ExtractJob) -> Any:
     if job.workers <= 0:
         return None
     from pebble import ProcessPool
+    from scrapy_maintext.extraction.worker import init_worker
 
-    return ProcessPool(max_workers=job.workers, max_tasks=MAX_TASKS_PER_WORKER)
+    # Each worker loads the model when it starts, not with its first document.
+    return ProcessPool(
+        max_workers=job.workers,
+        max_tasks=MAX_TASKS_PER_WORKER,
+        initializer=init_worker,
+        initargs=(job.options,),
+    )
 
 
 def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Document] | Document:

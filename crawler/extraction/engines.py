@@ -1,7 +1,7 @@
 """Extraction engines behind one interface: a tree in, blocks plus provenance out.
 
 * trafilatura: its XML body (head/p/list/item/table/row/cell/code/quote) turned into blocks;
-* neural: ``scrapy_maintext.neural.default_extractor()``, optional until its model ships.
+* neural: the shipped model (``scrapy_maintext.neural``) or ``ExtractOptions.model``'s.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def run_engine(
     """Run the engine(s) the options ask for; the tree is never modified."""
     if options.engine == "trafilatura":
         return run_trafilatura(tree, url, options)
-    extractor = load_neural()
+    extractor = load_neural(options.model)
     if extractor is None:
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
@@ -151,22 +151,36 @@ class NeuralFailure:
     escalated: bool = False
 
 
-@functools.cache
-def load_neural() -> Any | None:
-    """The shared neural extractor, or None (logged once) when it cannot be loaded."""
-    try:
-        from scrapy_maintext.neural import default_extractor
+@dataclass(frozen=True)
+class NeuralLoad:
+    """The neural extractor of a model folder, or why it could not be loaded."""
 
-        return default_extractor()
+    extractor: Any | None = None
+    error: str | None = None
+
+
+@functools.cache
+def neural_load(model: str | None = None) -> NeuralLoad:
+    """Load ``model`` (a model folder; None: the shipped model) once per process; a
+    failure is logged once."""
+    try:
+        from scrapy_maintext.neural import NeuralExtractor
+
+        return NeuralLoad(extractor=NeuralExtractor.load(model))
     # Any failure (module or model file missing, runtime refusing the model) means the
     # same thing to the caller: degrade to trafilatura.
     except Exception as exc:
         logger.warning("Neural extractor unavailable, degrading to trafilatura: %s", exc)
-        return None
+        return NeuralLoad(error=f"{type(exc).__name__}: {exc}")
 
 
-def neural_available() -> bool:
-    return load_neural() is not None
+def load_neural(model: str | None = None) -> Any | None:
+    """The shared neural extractor of ``model``, or None when it cannot be loaded."""
+    return neural_load(model).extractor
+
+
+def neural_available(model: str | None = None) -> bool:
+    return load_neural(model) is not None
 
 
 def run_trafilatura(

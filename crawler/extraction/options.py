@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 #: Engines: "auto" (neural, trafilatura when the neural engine falls back or is missing),
 #: "neural" (neural only) and "trafilatura".
 ENGINES = ("auto", "neural", "trafilatura")
+
+#: What a neural model folder holds, as ``python -m scrapy_maintext.models.train`` writes it.
+MODEL_FILES = ("model.onnx", "config.json")
 
 #: Bodies above this size are refused: real article pages are far below it and parsing
 #: bigger ones costs seconds of CPU for no text gain (trafilatura caps at 20 MB too).
@@ -28,9 +32,24 @@ class ExtractOptions:
     with_metadata: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    #: Folder of a neural model (``model.onnx``, ``config.json``) to use instead of the
+    #: shipped one, e.g. one trained with ``python -m scrapy_maintext.models.train``.
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, not {self.engine!r}")
         if self.max_bytes <= 0 or self.max_elements <= 0:
             raise ValueError("max_bytes and max_elements must be positive")
+
+
+def model_folder(value: str | None, name: str = "model") -> str | None:
+    """``value`` as an absolute model folder (None when empty); ValueError, naming the
+    setting or option ``name``, when it holds no model."""
+    if not value:
+        return None
+    folder = Path(value).expanduser().resolve()
+    missing = [file for file in MODEL_FILES if not (folder / file).is_file()]
+    if missing:
+        raise ValueError(f"{name} {value!r}: no {' or '.join(missing)} in {folder}")
+    return str(folder)

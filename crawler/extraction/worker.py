@@ -1,0 +1,77 @@
+"""What the crawl's extraction worker processes import, load and report.
+
+Scrapy-free, so a worker imports the extraction only, never Scrapy or Twisted. The crawl
+starts its pool when the spider opens: :func:`init_worker` builds the model's session in
+every worker before the first page arrives (and again in each worker that replaces a
+recycled one), and :func:`warm_up`, the pool's first task, tells the crawl process whether
+the model loaded, so that the crawl log says so once while the crawl process itself never
+loads a model it does not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+from dataclasses import dataclass
+from multiprocessing.context import BaseContext
+
+from scrapy_maintext.extraction.core import extract_page
+from scrapy_maintext.extraction.engines import neural_load
+from scrapy_maintext.extraction.options import ExtractOptions
+
+# Imported here so that the fork server's preload of this module imports onnxruntime too;
+# a failure shows in warm_up's status, where the model is loaded.
+with contextlib.suppress(Exception):
+    import scrapy_maintext.neural  # noqa: F401
+
+#: The package's root logger: workers have no logging set up, so Python's last-resort
+#: handler would print their warnings to stderr; the crawl process logs what matters, once.
+PACKAGE_LOGGER = "scrapy_maintext"
+#: "forkserver" avoids forking the multi-threaded Scrapy process itself.
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+#: Imported once by the fork server, so that every worker it forks (at the start and after
+#: each recycling) starts with lxml, trafilatura and onnxruntime already imported.
+#: ``__main__`` is multiprocessing's own default.
+FORKSERVER_PRELOAD = ["__main__", __name__]
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """What a worker reports once started."""
+
+    #: Why the neural model could not be loaded (the engine then degrades to trafilatura),
+    #: or None when it loaded or the engine does not use it.
+    neural_error: str | None = None
+
+
+def worker_context() -> BaseContext:
+    """The multiprocessing context of the extraction pool.
+
+    The preload takes effect only if this process has not started its fork server yet; if
+    something else started it first, workers import the extraction themselves, as before.
+    """
+    context = multiprocessing.get_context(START_METHOD)
+    if START_METHOD == "forkserver":
+        context.set_forkserver_preload(FORKSERVER_PRELOAD)
+    return context
+
+
+def init_worker(options: ExtractOptions) -> None:
+    """Pool initializer: quiet logging, load the model the options' engine needs."""
+    logging.getLogger(PACKAGE_LOGGER).addHandler(logging.NullHandler())
+    _load_model(options)
+
+
+def warm_up(options: ExtractOptions) -> WorkerStatus:
+    """The first task: its result says whether the model is there (loaded once per worker)."""
+    return WorkerStatus(neural_error=_load_model(options))
+
+
+def _load_model(options: ExtractOptions) -> str | None:
+    if options.engine == "trafilatura":
+        return None
+    return neural_load(options.model).error
+
+
+__all__ = ["WorkerStatus", "extract_page", "init_worker", "warm_up", "worker_context"]
