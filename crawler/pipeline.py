@@ -8,7 +8,6 @@ are dropped. Works with any spider: the URL and HTML field names are settings.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import re
@@ -38,6 +37,7 @@ from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.fingerprint import DEFAULT_MAX_DISTANCE
 from scrapy_maintext.extraction.options import DEFAULT_MAX_BYTES, model_folder
 from scrapy_maintext.extraction.worker import WorkerStatus, init_worker, warm_up, worker_context
+from scrapy_maintext.heap import HEAP_FREEZE
 from scrapy_maintext.pipeline_site_memory import ITEM_FIELD, SiteMemoryStage
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
@@ -246,8 +246,6 @@ class ExtractionPipeline:
 
     def open_spider(self) -> None:
         config = self.config
-        if config.gc_freeze:
-            _freeze_heap()
         self.runner = ExtractionRunner(config)
         # The workers load the model while discovery runs; their status reaches the crawl
         # log once (workers log nowhere).
@@ -256,6 +254,9 @@ class ExtractionPipeline:
             self.seen = self._open_fingerprints()
         if self.site_memory is not None:
             self.site_memory.open(self._flush_site_memory)
+        if config.gc_freeze:
+            # Last: if anything above raises, Scrapy calls no close_spider to thaw it.
+            HEAP_FREEZE.hold()
         logger.info(
             "Extraction: engine=%s workers=%d timeout=%.0fs dedup=%s (%d fingerprints known)",
             config.engine,
@@ -291,7 +292,7 @@ class ExtractionPipeline:
 
     def close_spider(self) -> None:
         if self.config.gc_freeze:
-            gc.unfreeze()
+            HEAP_FREEZE.release()
         if self.site_memory is not None:
             self.site_memory.close(self._judge)
         if self.runner is not None:
@@ -408,19 +409,6 @@ class ExtractionPipeline:
             self._inc("extract/dropped/duplicate")
             message = f"Near-duplicate of fingerprint {duplicate_of}: {url}"
             raise DropItem(message, log_level=ROUTINE_DROP_LOG_LEVEL)
-
-
-def _freeze_heap() -> None:
-    """Keep what is alive at the start of the crawl (Scrapy, the spider, the settings) out
-    of the collector's passes until it ends.
-
-    Items come and go by the thousand, so the collector runs often, and each full pass
-    walks the whole heap: with 2 workers on 400 real pages it took 0.32 s of the crawl
-    process's CPU, 0.12 s frozen (``benchmarks/crawl_throughput.py``, ``gc.callbacks``).
-    Garbage is collected first so that none is frozen; ``close_spider`` unfreezes.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 def merge_document(

@@ -70,6 +70,13 @@ def test_extract_with_a_model_of_ones_own(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     records = jsonl(out)
     assert records and {r["model_version"] for r in records} == {"v2"}
+    damaged = shutil.copytree(MODELS_DIR / "v2", tmp_path / "damaged")
+    (damaged / "model.onnx").write_bytes(b"not an ONNX model")
+    args = ("--model", str(damaged), "--workers", "2")
+    proc = maintext("extract", str(SITE), "--base-url", BASE, "-o", str(out), *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stderr.decode().count("Neural extractor unavailable") == 1
+    assert {r["extractor"] for r in jsonl(out)} == {"trafilatura"}
     missing = maintext("extract", str(SITE), "-o", str(out), "--model", "nope", cwd=tmp_path)
     assert missing.returncode == 2
     assert "--model 'nope': no model.onnx or config.json in" in missing.stderr.decode()
@@ -263,7 +270,7 @@ def test_per_document_timeout_is_counted_not_fatal(tmp_path: Path) -> None:
     pages = shutil.copytree(SITE, tmp_path / "site")
     (pages / "slow.html").write_text(slow_page(), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    args = ("-o", str(out), "--base-url", BASE, "--timeout", "0.5", "--workers", "1")
+    args = ("-o", str(out), "--base-url", BASE, "--timeout", "1.5", "--workers", "1")
     proc = maintext("extract", str(pages), *args, cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stderr.decode().count("Extraction timed out") == 1

@@ -53,19 +53,52 @@ def test_warm_up_reports_why_a_model_cannot_load(tmp_path: Path) -> None:
 def test_model_setting_must_name_a_model_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="EXTRACT_MODEL"):
         ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(tmp_path)}))
+    # A cascade (v4 hands unsure pages to v2) copied without the model it hands them to.
+    cascade = shutil.copytree(MODELS_DIR / "v4", tmp_path / "v4")
+    with pytest.raises(ValueError, match="its cascade: no model.onnx or config.json"):
+        ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
+    shutil.copytree(MODELS_DIR / "v2", tmp_path / "v2")
+    config = ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
+    assert config.options.model == str(cascade.resolve())
     model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "mine")
     config = ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(model)}))
     assert config.options.model == str(model.resolve())
 
 
-@pytest.mark.parametrize("freeze", [True, False])
-def test_the_heap_is_frozen_for_the_crawl_only(freeze: bool) -> None:
-    settings = {"EXTRACT_WORKERS": 1, "EXTRACT_GC_FREEZE": freeze, "EXTRACT_ENGINE": "trafilatura"}
-    crawler = get_crawler(settings_dict=settings)
+def _opened(settings: dict[str, object]) -> ExtractionPipeline:
+    crawler = get_crawler(settings_dict={"EXTRACT_WORKERS": 1, **settings})
     pipeline = ExtractionPipeline.from_crawler(crawler)
     pipeline.open_spider()
+    return pipeline
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_the_heap_is_frozen_for_the_crawl_only(freeze: bool) -> None:
+    pipeline = _opened({"EXTRACT_GC_FREEZE": freeze, "EXTRACT_ENGINE": "trafilatura"})
     try:
         assert (gc.get_freeze_count() > 0) is freeze
     finally:
         pipeline.close_spider()
     assert gc.get_freeze_count() == 0
+
+
+def test_two_crawls_in_one_process_thaw_the_heap_when_the_last_closes() -> None:
+    # Frozen objects leave the count when they are freed, so counts only ever go down
+    # unless the heap is frozen again.
+    first = _opened({"EXTRACT_ENGINE": "trafilatura"})
+    frozen = gc.get_freeze_count()
+    second = _opened({"EXTRACT_ENGINE": "trafilatura"})
+    assert 0 < gc.get_freeze_count() <= frozen  # not frozen again with the second crawl
+    first.close_spider()
+    assert gc.get_freeze_count() > 0
+    second.close_spider()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_heap_frozen_by_the_project_is_left_frozen() -> None:
+    gc.freeze()
+    try:
+        _opened({"EXTRACT_ENGINE": "trafilatura"}).close_spider()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

@@ -28,6 +28,7 @@ from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions, extract
+from scrapy_maintext.extraction.worker import init_worker, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ def run(job: ExtractJob) -> Summary:
     writer = open_writer(job.output, job.resume)
     pool = _pool(job)
     try:
+        _check_model(job, pool)
         _extract_all(job, writer, pool, summary, bar)
     except KeyboardInterrupt:
         # Documents are written whole and in order: the output is complete up to here.
@@ -141,11 +143,22 @@ def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, b
         _finish(queue.popleft(), writer, job, summary, bar)
 
 
+def _check_model(job: ExtractJob, pool: Any) -> None:
+    """Warn once when the neural model cannot be loaded: workers log nowhere (in this
+    process, without workers, loading it logs the same warning)."""
+    if pool is None:
+        return
+    status = pool.schedule(warm_up, args=(job.options,)).result()
+    if status.neural_error is not None:
+        logger.warning(
+            "Neural extractor unavailable, degrading to trafilatura: %s", status.neural_error
+        )
+
+
 def _pool(job: ExtractJob) -> Any:
     if job.workers <= 0:
         return None
     from pebble import ProcessPool
-    from scrapy_maintext.extraction.worker import init_worker
 
     # Each worker loads the model when it starts, not with its first document.
     return ProcessPool(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,10 +160,18 @@ class NeuralLoad:
     error: str | None = None
 
 
-@functools.cache
 def neural_load(model: str | None = None) -> NeuralLoad:
     """Load ``model`` (a model folder; None: the shipped model) once per process; a
-    failure is logged once."""
+    failure is logged once, whichever threads ask at the same time."""
+    with _LOAD_LOCK:
+        return _neural_load(model)
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@functools.cache
+def _neural_load(model: str | None) -> NeuralLoad:
     try:
         from scrapy_maintext.neural import NeuralExtractor
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +50,26 @@ def model_folder(value: str | None, name: str = "model") -> str | None:
     if not value:
         return None
     folder = Path(value).expanduser().resolve()
+    _check_model_files(folder, f"{name} {value!r}")
+    following = _cascade_next(folder)
+    if following is not None:
+        # A cascade's next model is a sibling folder (as in the package's models/).
+        _check_model_files(folder.parent / following, f"{name} {value!r}: its cascade")
+    return str(folder)
+
+
+def _check_model_files(folder: Path, what: str) -> None:
     missing = [file for file in MODEL_FILES if not (folder / file).is_file()]
     if missing:
-        raise ValueError(f"{name} {value!r}: no {' or '.join(missing)} in {folder}")
-    return str(folder)
+        raise ValueError(f"{what}: no {' or '.join(missing)} in {folder}")
+
+
+def _cascade_next(folder: Path) -> str | None:
+    """The folder name of the model a cascade hands unsure pages to, if ``folder`` is one."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{folder / 'config.json'}: not a model configuration ({exc})") from exc
+    cascade = config.get("cascade") if isinstance(config, dict) else None
+    following = cascade.get("next") if isinstance(cascade, dict) else None
+    return following if isinstance(following, str) else None

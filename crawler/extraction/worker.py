@@ -31,9 +31,10 @@ PACKAGE_LOGGER = "scrapy_maintext"
 #: "forkserver" avoids forking the multi-threaded Scrapy process itself.
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 #: Imported once by the fork server, so that every worker it forks (at the start and after
-#: each recycling) starts with lxml, trafilatura and onnxruntime already imported.
-#: ``__main__`` is multiprocessing's own default.
-FORKSERVER_PRELOAD = ["__main__", __name__]
+#: each recycling) starts with lxml, trafilatura and onnxruntime already imported. Not
+#: ``__main__`` (multiprocessing's default, a no-op on Python 3.11), which for ``scrapy
+#: crawl`` would be Scrapy's command line, and Scrapy with it.
+FORKSERVER_PRELOAD = [__name__]
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class WorkerStatus:
 def worker_context() -> BaseContext:
     """The multiprocessing context of the extraction pool.
 
-    The preload takes effect only if this process has not started its fork server yet; if
-    something else started it first, workers import the extraction themselves, as before.
+    The preload takes effect only if this process has not started its fork server yet (if
+    something else started it first, workers import the extraction themselves); it replaces
+    a preload list set before it (multiprocessing keeps one per process).
     """
     context = multiprocessing.get_context(START_METHOD)
     if START_METHOD == "forkserver":
@@ -57,10 +59,21 @@ def worker_context() -> BaseContext:
     return context
 
 
+#: Extracted once by every worker as it starts: the first real page then finds the lazy
+#: imports and caches of extraction and metadata ready, and is not at risk of the timeout.
+WARM_UP_PAGE = (
+    "<html><head><title>Warm-up</title></head><body><article><h1>Warm-up</h1>"
+    "<p>A short page that every extraction worker reads once before its first page.</p>"
+    "</article></body></html>"
+)
+
+
 def init_worker(options: ExtractOptions) -> None:
-    """Pool initializer: quiet logging, load the model the options' engine needs."""
+    """Pool initializer: quiet logging, load the model the options' engine needs, extract
+    one small page."""
     logging.getLogger(PACKAGE_LOGGER).addHandler(logging.NullHandler())
-    _load_model(options)
+    if _load_model(options) is None:
+        extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", options)
 
 
 def warm_up(options: ExtractOptions) -> WorkerStatus:
