@@ -55,7 +55,7 @@ def test_model_setting_must_name_a_model_folder(tmp_path: Path) -> None:
         ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(tmp_path)}))
     # A cascade (v4 hands unsure pages to v2) copied without the model it hands them to.
     cascade = shutil.copytree(MODELS_DIR / "v4", tmp_path / "v4")
-    with pytest.raises(ValueError, match="its cascade: no model.onnx or config.json"):
+    with pytest.raises(ValueError, match=r"its cascade: no model\.onnx or config\.json"):
         ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
     shutil.copytree(MODELS_DIR / "v2", tmp_path / "v2")
     config = ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
