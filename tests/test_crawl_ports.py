@@ -15,11 +15,6 @@ from tests.crawl import DISCOVERY_ONLY, run_crawl
 SLOW_DELAY, FAST_DELAY = 1.0, 0.2
 #: Scheduling jitter allowed below a Crawl-delay (the gaps are measured by the server).
 TOLERANCE = 0.05
-#: What one late arrival can take off the gap after it: the server timestamps a request
-#: when its thread gets to it, and on a loaded 2-core machine CI saw a gap of 1.060 s
-#: followed by one of 0.942 s (the requests left on time; one was read late). Two gaps in a
-#: row are still held to TOLERANCE.
-ARRIVAL_JITTER = 0.1
 
 
 @pytest.fixture
@@ -48,8 +43,7 @@ def test_sites_on_one_host_keep_their_own_crawl_delay(
         assert server.site is not None
         assert set(result.paths(server.base_url)) >= server.site.expected_pages
     slow_gaps, fast_gaps = _page_gaps(slow), _page_gaps(fast)
-    for gaps, delay in ((slow_gaps, SLOW_DELAY), (fast_gaps, FAST_DELAY)):
-        assert min(gaps) >= delay - ARRIVAL_JITTER, gaps
-        assert min(map(sum, itertools.pairwise(gaps))) >= 2 * delay - TOLERANCE, gaps
+    assert min(slow_gaps) >= SLOW_DELAY - TOLERANCE, slow_gaps
+    assert min(fast_gaps) >= FAST_DELAY - TOLERANCE, fast_gaps
     # Separate slots: the fast site was not held to the slow site's pace.
     assert sorted(fast_gaps)[len(fast_gaps) // 2] < SLOW_DELAY / 2, fast_gaps

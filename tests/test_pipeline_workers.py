@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,22 @@ def test_a_heap_frozen_by_the_project_is_left_frozen() -> None:
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_the_crawl_process_never_imports_the_model_runtime() -> None:
+    # The model runs in the workers only: onnxruntime in the crawl process would only
+    # weigh on its heap (and on every pass of its garbage collector).
+    code = (
+        "import sys\n"
+        "from scrapy.utils.test import get_crawler\n"
+        "from scrapy_maintext.pipeline import ExtractionPipeline\n"
+        "crawler = get_crawler(settings_dict={'EXTRACT_WORKERS': 1})\n"
+        "pipeline = ExtractionPipeline.from_crawler(crawler)\n"
+        "pipeline.open_spider()\n"
+        "pipeline.close_spider()\n"
+        "print('onnxruntime' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    assert result.stdout.strip() == "False"

@@ -20,21 +20,17 @@ from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.engines import neural_load
 from scrapy_maintext.extraction.options import ExtractOptions
 
-# Imported here so that the fork server's preload of this module imports onnxruntime too;
-# a failure shows in warm_up's status, where the model is loaded.
-with contextlib.suppress(Exception):
-    import scrapy_maintext.neural  # noqa: F401
-
 #: The package's root logger: workers have no logging set up, so Python's last-resort
 #: handler would print their warnings to stderr; the crawl process logs what matters, once.
 PACKAGE_LOGGER = "scrapy_maintext"
 #: "forkserver" avoids forking the multi-threaded Scrapy process itself.
 START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 #: Imported once by the fork server, so that every worker it forks (at the start and after
-#: each recycling) starts with lxml, trafilatura and onnxruntime already imported. Not
-#: ``__main__`` (multiprocessing's default, a no-op on Python 3.11), which for ``scrapy
-#: crawl`` would be Scrapy's command line, and Scrapy with it.
-FORKSERVER_PRELOAD = [__name__]
+#: each recycling) starts with lxml, trafilatura and onnxruntime already imported (the crawl
+#: process itself never imports onnxruntime). Not ``__main__`` (multiprocessing's default,
+#: a no-op on Python 3.11), which for ``scrapy crawl`` would be Scrapy's command line, and
+#: Scrapy with it.
+FORKSERVER_PRELOAD = ["scrapy_maintext.extraction.preload"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,10 @@ def init_worker(options: ExtractOptions) -> None:
     """Pool initializer: quiet logging, load the model the options' engine needs, extract
     one small page."""
     logging.getLogger(PACKAGE_LOGGER).addHandler(logging.NullHandler())
-    if _load_model(options) is None:
+    _load_model(options)
+    # An initializer that raises kills the worker, and the pool would start it again and
+    # again: whatever fails here fails again on the pages, where it is counted.
+    with contextlib.suppress(Exception):
         extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", options)
 
 
