@@ -36,7 +36,13 @@ from scrapy_maintext.extraction import (
 from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.fingerprint import DEFAULT_MAX_DISTANCE
 from scrapy_maintext.extraction.options import DEFAULT_MAX_BYTES, model_folder
-from scrapy_maintext.extraction.worker import WorkerStatus, init_worker, warm_up, worker_context
+from scrapy_maintext.extraction.worker import (
+    WorkerStatus,
+    init_worker,
+    report,
+    warm_up,
+    worker_context,
+)
 from scrapy_maintext.heap import HEAP_FREEZE
 from scrapy_maintext.pipeline_site_memory import ITEM_FIELD, SiteMemoryStage
 from twisted.internet.defer import Deferred, succeed
@@ -269,11 +275,8 @@ class ExtractionPipeline:
     def _workers_started(self, status: WorkerStatus) -> None:
         # Extraction threads (EXTRACT_WORKERS=0) load the model in this process, which has
         # logged a failure already.
-        in_process = self.runner is not None and self.runner.pool is None
-        if status.neural_error is not None and not in_process:
-            logger.warning(
-                "Neural extractor unavailable, degrading to trafilatura: %s", status.neural_error
-            )
+        if self.runner is not None and self.runner.pool is not None:
+            report(status, logger)
 
     def _workers_failed(self, failure: Any) -> None:
         logger.warning("Extraction workers failed to start: %s", failure.getErrorMessage())

@@ -21,6 +21,7 @@ from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from tests.model_folders import damaged_model
 from tests.schema import tei_errors
 from tests.slow_page import slow_page
 
@@ -70,8 +71,7 @@ def test_extract_with_a_model_of_ones_own(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     records = jsonl(out)
     assert records and {r["model_version"] for r in records} == {"v2"}
-    damaged = shutil.copytree(MODELS_DIR / "v2", tmp_path / "damaged")
-    (damaged / "model.onnx").write_bytes(b"not an ONNX model")
+    damaged = damaged_model(tmp_path)
     args = ("--model", str(damaged), "--workers", "2")
     proc = maintext("extract", str(SITE), "--base-url", BASE, "-o", str(out), *args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]

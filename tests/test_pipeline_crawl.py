@@ -20,6 +20,7 @@ from lxml import etree
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
 from scrapy_maintext.neural.inference import MODELS_DIR
 
+from tests.model_folders import damaged_model
 from tests.schema import tei_errors
 from tests.slow_page import slow_page
 
@@ -194,8 +195,7 @@ def test_a_model_of_ones_own_extracts_the_crawl(server: Server, tmp_path: Path) 
 def test_a_model_that_cannot_load_is_logged_once_and_trafilatura_takes_over(
     server: Server, tmp_path: Path, workers: int
 ) -> None:
-    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "damaged")
-    (model / "model.onnx").write_bytes(b"not an ONNX model")
+    model = damaged_model(tmp_path)
     settings = (f"EXTRACT_MODEL={model}", f"EXTRACT_WORKERS={workers}")
     crawled = crawl_logged(server, tmp_path, *settings)
     assert crawled.log.count("Neural extractor unavailable") == 1

@@ -18,6 +18,7 @@ from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.pipeline import ExtractConfig, ExtractionPipeline, ExtractionRunner
 
 from tests import worker_probe
+from tests.model_folders import damaged_model
 
 WAIT = 120
 
@@ -44,8 +45,7 @@ def test_trafilatura_workers_load_no_model() -> None:
 
 
 def test_warm_up_reports_why_a_model_cannot_load(tmp_path: Path) -> None:
-    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "damaged")
-    (model / "model.onnx").write_bytes(b"not an ONNX model")
+    model = damaged_model(tmp_path)
     status = warm_up(ExtractOptions(model=str(model)))
     assert status.neural_error is not None
     assert warm_up(ExtractOptions(engine="trafilatura", model=str(model))) == WorkerStatus()

@@ -28,7 +28,7 @@ from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions, extract
-from scrapy_maintext.extraction.worker import init_worker, warm_up
+from scrapy_maintext.extraction.worker import init_worker, report, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -148,11 +148,7 @@ def _check_model(job: ExtractJob, pool: Any) -> None:
     process, without workers, loading it logs the same warning)."""
     if pool is None:
         return
-    status = pool.schedule(warm_up, args=(job.options,)).result()
-    if status.neural_error is not None:
-        logger.warning(
-            "Neural extractor unavailable, degrading to trafilatura: %s", status.neural_error
-        )
+    report(pool.schedule(warm_up, args=(job.options,)).result(), logger)
 
 
 def _pool(job: ExtractJob) -> Any:

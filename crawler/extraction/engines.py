@@ -152,6 +152,10 @@ class NeuralFailure:
     escalated: bool = False
 
 
+#: Logged once per process (and once for all the workers) when the model cannot be loaded.
+NEURAL_UNAVAILABLE = "Neural extractor unavailable, degrading to trafilatura: %s"
+
+
 @dataclass(frozen=True)
 class NeuralLoad:
     """The neural extractor of a model folder, or why it could not be loaded."""
@@ -179,7 +183,7 @@ def _neural_load(model: str | None) -> NeuralLoad:
     # Any failure (module or model file missing, runtime refusing the model) means the
     # same thing to the caller: degrade to trafilatura.
     except Exception as exc:
-        logger.warning("Neural extractor unavailable, degrading to trafilatura: %s", exc)
+        logger.warning(NEURAL_UNAVAILABLE, exc)
         return NeuralLoad(error=f"{type(exc).__name__}: {exc}")
 
 

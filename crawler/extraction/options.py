@@ -53,7 +53,8 @@ def model_folder(value: str | None, name: str = "model") -> str | None:
     _check_model_files(folder, f"{name} {value!r}")
     following = _cascade_next(folder)
     if following is not None:
-        # A cascade's next model is a sibling folder (as in the package's models/).
+        # A cascade's next model is a sibling folder, as ``neural._cascade`` loads it
+        # (which this cheap check cannot call: the neural package imports onnxruntime).
         _check_model_files(folder.parent / following, f"{name} {value!r}: its cascade")
     return str(folder)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 
 from scrapy_maintext.extraction.core import extract_page
-from scrapy_maintext.extraction.engines import neural_load
+from scrapy_maintext.extraction.engines import NEURAL_UNAVAILABLE, neural_load
 from scrapy_maintext.extraction.options import ExtractOptions
 
 #: The package's root logger: workers have no logging set up, so Python's last-resort
@@ -80,10 +80,17 @@ def warm_up(options: ExtractOptions) -> WorkerStatus:
     return WorkerStatus(neural_error=_load_model(options))
 
 
+def report(status: WorkerStatus, log: logging.Logger) -> None:
+    """Say in this process's log what the workers found when they started (they log
+    nowhere)."""
+    if status.neural_error is not None:
+        log.warning(NEURAL_UNAVAILABLE, status.neural_error)
+
+
 def _load_model(options: ExtractOptions) -> str | None:
     if options.engine == "trafilatura":
         return None
     return neural_load(options.model).error
 
 
-__all__ = ["WorkerStatus", "extract_page", "init_worker", "warm_up", "worker_context"]
+__all__ = ["WorkerStatus", "extract_page", "init_worker", "report", "warm_up", "worker_context"]
