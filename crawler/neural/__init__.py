@@ -21,6 +21,7 @@ from scrapy_maintext.document import Block
 from scrapy_maintext.neural.decode import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
+from scrapy_maintext.neural.repeats import drop_repeated_runs
 from scrapy_maintext.neural.segment import RawBlock
 from scrapy_maintext.neural.segment import segment as segment_page
 from scrapy_maintext.neural.stack import stack_features, tokens, trafilatura_text
@@ -56,6 +57,9 @@ class NeuralResult:
     segments: list[RawBlock] | None = None
     #: Whether a cascade's first model was unsure and its next model decided the page.
     escalated: bool = False
+    #: The deciding model's keep mask over ``segments``, before repeated runs were dropped
+    #: (``neural.repeats``); ``blocks`` are the kept segments after that rule.
+    decided: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -170,8 +174,11 @@ class NeuralExtractor:
             result = cascade.next._decide(page, feats)
             result.escalated = True
             return result
-        blocks = [b.to_block() for b, k in zip(raw, decision.keep, strict=True) if k]
-        return NeuralResult(blocks, decision.confidence, decision.fallback, segments=raw)
+        keep = drop_repeated_runs(raw, decision.keep)
+        blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]
+        return NeuralResult(
+            blocks, decision.confidence, decision.fallback, segments=raw, decided=decision.keep
+        )
 
 
 @dataclass
