@@ -19,7 +19,7 @@ from scrapy_maintext.neural.segment import RawBlock
 
 #: Shortest run of repeats dropped. Chosen on the training and validation sites with v4's
 #: kept blocks (``python -m scrapy_maintext.models.repeats`` prints the table): runs of 1
-#: gained a little more on wcxb-dev pages but lost 0.2-0.4 points on the 2007-2013 sets
+#: gained a little more on wcxb-dev pages but lost 0.1-0.4 points on the 2007-2013 sets
 #: (headings repeated from a table of contents, captions); runs of 2 left those level.
 MIN_RUN_BLOCKS = 2
 
@@ -37,7 +37,7 @@ def repeats(raw: Sequence[RawBlock], keep: np.ndarray) -> np.ndarray:
     """Per block: kept, and the same text as an earlier kept block under another parent."""
     first_parent: dict[str, Any] = {}
     out = np.zeros(len(raw), dtype=bool)
-    for i in np.flatnonzero(keep):
+    for i in np.flatnonzero(keep).tolist():
         key, parent = _key(raw[i].text), _parent(raw[i])
         if not key:
             continue
