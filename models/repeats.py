@@ -1,6 +1,6 @@
 """How long must a run of repeated blocks be before ``extract()`` drops it? (``neural.repeats``)
 
-    python -m scrapy_maintext.models.repeats --data ../shared/data
+    python -m scrapy_maintext.models.repeats --data ../shared/data [--reveal-share S]
 
 Runs the shipped model (its cascade and trafilatura's defaults as the fallback, as ``auto``
 does) once per page, then rebuilds the text under each rule from the deciding model's keep mask
@@ -8,7 +8,9 @@ does) once per page, then rebuilds the text under each rule from the deciding mo
 (N = 1, 2, 3), and runs of 2 or more repeats under any parent. Prints wcxb-dev macro F1 over page
 types, product F1 and the 2007-2013 macro on the training sites (less validation), the
 validation sites and the held-out sites, the held-out half of the snippet set, and how many
-pages each rule changed. Choose on the training and validation sites.
+pages each rule changed. Choose on the training and validation sites. ``--reveal-share``
+sets the segmenter's ``REVEAL_SHARE`` for the run (1.0 turns off reading hidden page
+wrappers as visible), to compare that rule the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing import Pool
 
 import numpy as np
+import scrapy_maintext.neural.segment as segmentation
 from scrapy_maintext.document import Block, blocks_to_text
 from scrapy_maintext.models.dataset import Page, iter_pages, usable_for_f1
 from scrapy_maintext.models.evaluate import LEGACY, MODERN, PAGE_TYPES, SNIPPETS, group_of
@@ -130,7 +133,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument(
+        "--reveal-share",
+        type=float,
+        default=segmentation.REVEAL_SHARE,
+        help="segment.REVEAL_SHARE for this run (1.0: hidden wrappers stay hidden)",
+    )
     args = parser.parse_args(argv)
+    segmentation.REVEAL_SHARE = args.reveal_share  # the pool's forked workers inherit it
     pages = [
         p
         for p in iter_pages(args.data, (MODERN, *LEGACY, SNIPPETS))

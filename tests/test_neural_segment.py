@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import lxml.html
+import pytest
+import scrapy_maintext.neural.segment as segmentation
 from lxml import etree
 from scrapy_maintext.neural.segment import segment
 
@@ -82,7 +84,7 @@ def test_pop_ups_are_dropped() -> None:
     assert texts == ["Body text.", "Not a modal", "Main role"]
 
 
-HIDDEN_PAGE = """<html><body><p>Visible text.</p>
+HIDDEN_PAGE = """<html><body><p>Visible text, longer than any one element the page hides.</p>
 <div style="display: none"><p>Description revealed by script.</p></div>
 <p>Before <span hidden>tab label</span> after.</p>
 <div role="dialog" style="display:none"><p>Cookie banner</p></div>
@@ -91,8 +93,40 @@ HIDDEN_PAGE = """<html><body><p>Visible text.</p>
 
 def test_hidden_elements_are_dropped_by_default() -> None:
     blocks = segment(lxml.html.fromstring(HIDDEN_PAGE))
-    assert [b.text for b in blocks] == ["Visible text.", "Before after."]
+    assert [b.text for b in blocks] == [
+        "Visible text, longer than any one element the page hides.",
+        "Before after.",
+    ]
     assert not any(b.hidden for b in blocks)
+
+
+WRAPPED_PAGE = """<html><body><header><a href="/">Shop</a></header>
+<main><div class="lockdown-content" style="display:none"><h1>Dark roast</h1>
+<p>Our boldest coffee, roasted dark for a smooth and chocolatey cup.</p>
+<p>Ground or whole bean, in bags of 500 g.</p><p hidden>Sold out.</p></div></main>
+<footer>(c) Shop</footer></body></html>"""
+
+
+def test_a_hidden_wrapper_stays_hidden_by_default() -> None:
+    texts = [b.text for b in segment(lxml.html.fromstring(WRAPPED_PAGE))]
+    assert texts == ["Shop", "(c) Shop"]
+
+
+def test_reveal_share_reads_a_hidden_wrapper_as_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A script reveals the page's content on load (an age gate, a lockdown app); the hidden
+    # element inside the wrapper stays hidden.
+    monkeypatch.setattr(segmentation, "REVEAL_SHARE", 0.5)
+    texts = [b.text for b in segment(lxml.html.fromstring(WRAPPED_PAGE))]
+    assert texts == [
+        "Shop",
+        "Dark roast",
+        "Our boldest coffee, roasted dark for a smooth and chocolatey cup.",
+        "Ground or whole bean, in bags of 500 g.",
+        "(c) Shop",
+    ]
+    # Less text than the visible rest: dropped as before.
+    blocks = segment(lxml.html.fromstring(HIDDEN_PAGE))
+    assert "Description revealed by script." not in [b.text for b in blocks]
 
 
 def test_keep_hidden_keeps_them_as_blocks_of_their_own() -> None:
@@ -100,7 +134,7 @@ def test_keep_hidden_keeps_them_as_blocks_of_their_own() -> None:
     marked = [(b.text, b.hidden) for b in blocks]
     # The hidden span's tail is visible again; pop-ups stay dropped.
     assert marked == [
-        ("Visible text.", False),
+        ("Visible text, longer than any one element the page hides.", False),
         ("Description revealed by script.", True),
         ("Before", False),
         ("tab label", True),

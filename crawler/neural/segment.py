@@ -203,6 +203,18 @@ def _is_popup(el: Any) -> bool:
     return modal is not None and modal.strip().lower() == "true"
 
 
+#: With a value below 1.0, a hidden element with more than this share of the page's text (its
+#: own plus the visible text) is read as visible: a wrapper that a script reveals when the page
+#: loads (age gates, "lockdown" and anti-flicker apps). Off (1.0) in the product: on the
+#: training sites 0.5-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites did not
+#: move, and the pages it changes swing widely both ways (React's streamed ``<div hidden>``
+#: chunks and app shells' hidden error messages are not wrappers; ``models/CHANGELOG.md``).
+#: Compare with ``python -m scrapy_maintext.models.repeats --reveal-share S``.
+REVEAL_SHARE = 1.0
+#: Elements that may be hidden by markup (``_is_hidden`` decides).
+_HIDDEN_CANDIDATES = etree.XPath("descendant-or-self::*[@hidden or @style]")
+
+
 def _is_hidden(el: Any) -> bool:
     """Hidden by markup: the ``hidden`` attribute or an inline ``display:none`` or
     ``visibility:hidden`` style."""
@@ -339,8 +351,45 @@ def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
 
     Elements hidden by markup are dropped, or with ``keep_hidden`` kept as blocks of their
     own marked ``hidden`` (shops reveal product descriptions by script); pop-ups are always
-    dropped.
+    dropped. ``REVEAL_SHARE`` (off by default) reads a hidden element holding most of the
+    page's text as visible.
     """
+    blocks = _walk(root, keep_hidden, frozenset())
+    if keep_hidden:
+        return blocks
+    wrappers = _reveal_wrappers(root, sum(len(b.text) for b in blocks))
+    return _walk(root, keep_hidden, wrappers) if wrappers else blocks
+
+
+def _reveal_wrappers(root: Any, visible_chars: int) -> frozenset[Any]:
+    """Hidden elements with more than ``REVEAL_SHARE`` of the text (theirs + the visible)."""
+    if REVEAL_SHARE >= 1.0:
+        return frozenset()
+    # n / (n + visible) > share  <=>  n > visible * share / (1 - share)
+    floor = visible_chars * REVEAL_SHARE / (1.0 - REVEAL_SHARE)
+    found: list[Any] = []
+    for el in _HIDDEN_CANDIDATES(root):
+        if not _is_hidden(el) or any(a in found for a in el.iterancestors()):
+            continue
+        # string-length counts script text too: an upper bound, cheap, in C.
+        if el.xpath("string-length(string())") > floor and _text_chars(el) > floor:
+            found.append(el)
+    return frozenset(found)
+
+
+def _text_chars(el: Any) -> int:
+    """Characters of text in ``el`` outside dropped elements (scripts, styles, ...)."""
+    chars = 0
+    for node in el.iter():
+        tag = _tag_of(node)
+        if tag is not None and tag not in DROP_TAGS:
+            chars += len((node.text or "").strip())
+        if node is not el:
+            chars += len((node.tail or "").strip())
+    return chars
+
+
+def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> list[RawBlock]:
     seg = _Segmenter()
     seg.root = root
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
@@ -353,7 +402,7 @@ def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
             visited += 1
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
                 break
-            hidden = tag is not None and _is_hidden(el)
+            hidden = tag is not None and _is_hidden(el) and el not in revealed
             if tag is None or tag in DROP_TAGS or _is_popup(el) or (hidden and not keep_hidden):
                 seg.skipping = True
                 walker.skip_subtree()
