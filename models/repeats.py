@@ -3,7 +3,8 @@
     python -m scrapy_maintext.models.repeats --data ../shared/data [--reveal-share S]
 
 Runs the shipped model (its cascade and trafilatura's defaults as the fallback, as ``auto``
-does) once per page, then rebuilds the text under each rule from the deciding model's keep mask
+does, and without trailing headings, as ``extract()``) once per page, then rebuilds the text
+under each rule from the deciding model's keep mask
 (``NeuralResult.decided``): no rule, runs of N or more repeats from another parent element
 (N = 1, 2, 3), and runs of 2 or more repeats under any parent. Prints wcxb-dev macro F1 over page
 types, product F1 and the 2007-2013 macro on the training sites (less validation), the
@@ -23,7 +24,8 @@ from multiprocessing import Pool
 
 import numpy as np
 import scrapy_maintext.neural.segment as segmentation
-from scrapy_maintext.document import Block, blocks_to_text
+from scrapy_maintext.document import blocks_to_text
+from scrapy_maintext.extraction.core import without_trailing_headings
 from scrapy_maintext.models.dataset import Page, iter_pages, usable_for_f1
 from scrapy_maintext.models.evaluate import LEGACY, MODERN, PAGE_TYPES, SNIPPETS, group_of
 from scrapy_maintext.models.metrics import prf, snippet_score, tokens
@@ -86,14 +88,15 @@ def _texts(page_html: str, url: str | None) -> dict[str, str] | None:
         from scrapy_maintext.extraction.engines import blocks_to_lines, run_trafilatura
         from scrapy_maintext.extraction.options import ExtractOptions
 
-        text = blocks_to_lines(run_trafilatura(tree, url, ExtractOptions()).blocks)
+        blocks = run_trafilatura(tree, url, ExtractOptions()).blocks
+        text = blocks_to_lines(without_trailing_headings(blocks))
         return {name: text for name in RULES}
     raw, keep = result.segments, result.decided
     texts = {}
     for name, rule in RULES.items():
         mask = keep if rule is None else rule(raw, keep)
-        kept = [Block(b.kind, b.text) for b, k in zip(raw, mask, strict=True) if k]
-        texts[name] = blocks_to_text(kept)
+        kept = [b.to_block() for b, k in zip(raw, mask, strict=True) if k]
+        texts[name] = blocks_to_text(without_trailing_headings(kept))
     return texts
 
 
@@ -109,6 +112,11 @@ def outcome(page: Page) -> Outcome | None:
         else:
             out.f1[name] = prf(tokens(text), tokens(page.text))[2]
     return out
+
+
+def _set_reveal_share(share: float) -> None:
+    """Pool initializer: each worker segments with the run's ``REVEAL_SHARE``."""
+    segmentation.REVEAL_SHARE = share
 
 
 def _row(name: str, mine: list[Outcome]) -> str:
@@ -140,13 +148,13 @@ def main(argv: list[str] | None = None) -> None:
         help="segment.REVEAL_SHARE for this run (1.0: hidden wrappers stay hidden)",
     )
     args = parser.parse_args(argv)
-    segmentation.REVEAL_SHARE = args.reveal_share  # the pool's forked workers inherit it
+
     pages = [
         p
         for p in iter_pages(args.data, (MODERN, *LEGACY, SNIPPETS))
         if (p.dataset == SNIPPETS and p.split != "train") or usable_for_f1(p)
     ]
-    with Pool(args.processes) as pool:
+    with Pool(args.processes, _set_reveal_share, (args.reveal_share,)) as pool:
         outcomes = [o for o in pool.map(outcome, pages, chunksize=8) if o is not None]
     for part in PARTS:
         mine = [o for o in outcomes if o.part == part]

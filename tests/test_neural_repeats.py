@@ -34,6 +34,14 @@ def test_run_repeated_from_another_container_is_dropped() -> None:
     assert len(set(texts)) == 5
 
 
+def test_repeats_match_across_case_and_whitespace_and_min_run_is_honoured() -> None:
+    second = DESCRIPTION.upper().replace(" ", "  ")
+    html = f"<html><body><div>{DESCRIPTION}</div><div>{second}</div></body></html>"
+    assert len(_kept_texts(html)) == 3
+    raw = segment(lxml.html.fromstring(html))
+    assert drop_repeated_runs(raw, np.ones(6, dtype=bool), min_run=4).all()
+
+
 def test_repeats_under_one_parent_stay() -> None:
     html = (
         "<html><body><div><p>No answer.</p><p>No answer.</p><p>No answer.</p></div></body></html>"
@@ -77,6 +85,12 @@ def test_extract_keeps_a_duplicated_description_once() -> None:
         decided.count("Stoneware, about 350 ml, safe in the dishwasher and the microwave oven.")
         == 2
     )
+    # Where nothing repeats, the result keeps exactly what the model decided.
+    plain = default_extractor().extract(lxml.html.fromstring(page.replace(DESCRIPTION, "", 1)))
+    assert plain.decided is not None and plain.segments is not None
+    assert [b.text for b in plain.blocks] == [
+        b.text for b, k in zip(plain.segments, plain.decided, strict=True) if k
+    ]
     doc = extract(page, url="https://shop.example/mug")
     assert doc.extractor == "neural"
     assert doc.text.count("Stoneware, about 350 ml") == 1

@@ -116,7 +116,9 @@ def test_reveal_share_reads_a_hidden_wrapper_as_visible(monkeypatch: pytest.Monk
     # A script reveals the page's content on load (an age gate, a lockdown app); the hidden
     # element inside the wrapper stays hidden.
     monkeypatch.setattr(segmentation, "REVEAL_SHARE", 0.5)
-    texts = [b.text for b in segment(lxml.html.fromstring(WRAPPED_PAGE))]
+    tree = lxml.html.fromstring(WRAPPED_PAGE)
+    before = etree.tostring(tree)
+    texts = [b.text for b in segment(tree)]
     assert texts == [
         "Shop",
         "Dark roast",
@@ -124,9 +126,30 @@ def test_reveal_share_reads_a_hidden_wrapper_as_visible(monkeypatch: pytest.Monk
         "Ground or whole bean, in bags of 500 g.",
         "(c) Shop",
     ]
+    assert etree.tostring(tree) == before
     # Less text than the visible rest: dropped as before.
     blocks = segment(lxml.html.fromstring(HIDDEN_PAGE))
     assert "Description revealed by script." not in [b.text for b in blocks]
+
+
+def test_reveal_share_weighs_only_text_the_walk_would_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(segmentation, "REVEAL_SHARE", 0.5)
+    # Script, noscript and pop-up text inside the wrapper does not count: 5 readable
+    # characters against 20 visible ones, so the wrapper stays hidden.
+    page = (
+        "<html><body><p>Twenty visible chars</p><div style='display:none'><p>short</p>"
+        f"<script>{'x' * 500}</script><noscript><p>{'y' * 500}</p></noscript>"
+        f"<div role='dialog'>{'z' * 500}</div><p hidden>{'w' * 500}</p></div></body></html>"
+    )
+    assert [b.text for b in segment(lxml.html.fromstring(page))] == ["Twenty visible chars"]
+
+
+def test_reveal_share_on_a_page_of_many_hidden_elements(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every hidden element is weighed once (a quadratic search took minutes here).
+    monkeypatch.setattr(segmentation, "REVEAL_SHARE", 0.5)
+    page = "<html><body><div>" + "<span hidden>x</span> " * 20_000 + "</div></body></html>"
+    blocks = segment(lxml.html.fromstring(page))
+    assert len(blocks) == 1 and blocks[0].text.count("x") == 20_000
 
 
 def test_keep_hidden_keeps_them_as_blocks_of_their_own() -> None:

@@ -6,7 +6,9 @@ so the model sees both and keeps both; the reader of the page sees it once. A ke
 *repeat* when an earlier kept block has the same text under a different parent element; a run
 of at least ``MIN_RUN_BLOCKS`` consecutive kept repeats is dropped. Repeats under the same
 parent (a list that really says "No answer." twice) and lone repeated lines (a heading that is
-also in the table of contents, a photo credit under two pictures) stay.
+also in the table of contents, a photo credit under two pictures) stay. Runs are counted over
+the kept blocks, so blocks the model dropped do not break one; a forum reply that quotes two
+or more paragraphs of an earlier post loses the quote, as a second copy of that text.
 """
 
 from __future__ import annotations
@@ -51,12 +53,12 @@ def repeats(raw: Sequence[RawBlock], keep: np.ndarray) -> np.ndarray:
 def drop_repeated_runs(
     raw: Sequence[RawBlock], keep: np.ndarray, min_run: int = MIN_RUN_BLOCKS
 ) -> np.ndarray:
-    """``keep`` without the runs of ``min_run`` or more consecutive kept repeats."""
+    """A copy of ``keep`` without the runs of ``min_run`` or more consecutive kept repeats."""
     rep = repeats(raw, keep)
-    if not rep.any():
-        return keep
-    kept = np.flatnonzero(keep)
     out = keep.copy()
+    if not rep.any():
+        return out
+    kept = np.flatnonzero(keep)
     start = 0
     while start < len(kept):
         if not rep[kept[start]]:

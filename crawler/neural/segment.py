@@ -206,7 +206,7 @@ def _is_popup(el: Any) -> bool:
 #: With a value below 1.0, a hidden element with more than this share of the page's text (its
 #: own plus the visible text) is read as visible: a wrapper that a script reveals when the page
 #: loads (age gates, "lockdown" and anti-flicker apps). Off (1.0) in the product: on the
-#: training sites 0.5-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites did not
+#: training sites 0.4-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites' did not
 #: move, and the pages it changes swing widely both ways (React's streamed ``<div hidden>``
 #: chunks and app shells' hidden error messages are not wrappers; ``models/CHANGELOG.md``).
 #: Compare with ``python -m scrapy_maintext.models.repeats --reveal-share S``.
@@ -351,11 +351,11 @@ def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
 
     Elements hidden by markup are dropped, or with ``keep_hidden`` kept as blocks of their
     own marked ``hidden`` (shops reveal product descriptions by script); pop-ups are always
-    dropped. ``REVEAL_SHARE`` (off by default) reads a hidden element holding most of the
-    page's text as visible.
+    dropped. ``REVEAL_SHARE`` (off by default; ignored with ``keep_hidden``) reads a hidden
+    element holding most of the page's text as visible.
     """
     blocks = _walk(root, keep_hidden, frozenset())
-    if keep_hidden:
+    if keep_hidden or REVEAL_SHARE >= 1.0:
         return blocks
     wrappers = _reveal_wrappers(root, sum(len(b.text) for b in blocks))
     return _walk(root, keep_hidden, wrappers) if wrappers else blocks
@@ -363,14 +363,15 @@ def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
 
 def _reveal_wrappers(root: Any, visible_chars: int) -> frozenset[Any]:
     """Hidden elements with more than ``REVEAL_SHARE`` of the text (theirs + the visible)."""
-    if REVEAL_SHARE >= 1.0:
-        return frozenset()
     # n / (n + visible) > share  <=>  n > visible * share / (1 - share)
     floor = visible_chars * REVEAL_SHARE / (1.0 - REVEAL_SHARE)
     found: list[Any] = []
-    for el in _HIDDEN_CANDIDATES(root):
-        if not _is_hidden(el) or any(a in found for a in el.iterancestors()):
+    # An element inside a hidden one that was weighed has less text than it: not weighed again.
+    weighed: set[Any] = set()
+    for el in _HIDDEN_CANDIDATES(root)[:MAX_ELEMENTS]:
+        if not _is_hidden(el) or any(a in weighed for a in el.iterancestors()):
             continue
+        weighed.add(el)
         # string-length counts script text too: an upper bound, cheap, in C.
         if el.xpath("string-length(string())") > floor and _text_chars(el) > floor:
             found.append(el)
@@ -378,14 +379,23 @@ def _reveal_wrappers(root: Any, visible_chars: int) -> frozenset[Any]:
 
 
 def _text_chars(el: Any) -> int:
-    """Characters of text in ``el`` outside dropped elements (scripts, styles, ...)."""
+    """Characters of text in ``el`` that the walk would read if ``el`` were visible: none
+    from dropped elements, pop-ups or hidden elements inside it."""
     chars = 0
-    for node in el.iter():
+    walker = etree.iterwalk(el, events=("start", "end"))
+    for event, node in walker:
         tag = _tag_of(node)
-        if tag is not None and tag not in DROP_TAGS:
+        if event == "end":
+            chars += len((node.tail or "").strip()) if node is not el else 0
+        elif (
+            tag is None
+            or tag in DROP_TAGS
+            or _is_popup(node)
+            or (node is not el and _is_hidden(node))
+        ):
+            walker.skip_subtree()
+        else:
             chars += len((node.text or "").strip())
-        if node is not el:
-            chars += len((node.tail or "").strip())
     return chars
 
 
