@@ -26,13 +26,15 @@ import numpy as np
 import scrapy_maintext.neural.segment as segmentation
 from scrapy_maintext.document import blocks_to_text
 from scrapy_maintext.extraction.core import without_trailing_headings
+from scrapy_maintext.extraction.engines import run_trafilatura
+from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.models.dataset import Page, iter_pages, usable_for_f1
 from scrapy_maintext.models.evaluate import LEGACY, MODERN, PAGE_TYPES, SNIPPETS, group_of
 from scrapy_maintext.models.metrics import prf, snippet_score, tokens
 from scrapy_maintext.models.recall_guard import PARTS, _part
 from scrapy_maintext.models.systems import parse_html
 from scrapy_maintext.neural import NeuralExtractor
-from scrapy_maintext.neural.repeats import drop_repeated_runs
+from scrapy_maintext.neural.repeats import drop_repeated_runs, drop_runs, repeat_key
 from scrapy_maintext.neural.segment import RawBlock
 
 Rule = Callable[[list[RawBlock], np.ndarray], np.ndarray]
@@ -42,21 +44,11 @@ def _any_parent(raw: list[RawBlock], keep: np.ndarray) -> np.ndarray:
     """Runs of 2+ kept blocks whose text a kept block already had, under any parent."""
     seen: set[str] = set()
     rep = np.zeros(len(raw), dtype=bool)
-    for i in np.flatnonzero(keep):
-        key = " ".join(raw[i].text.split()).casefold()
+    for i in np.flatnonzero(keep).tolist():
+        key = repeat_key(raw[i].text)
         rep[i] = bool(key) and key in seen
         seen.add(key)
-    out = keep.copy()
-    kept = [*np.flatnonzero(keep), len(raw)]
-    run: list[int] = []
-    for i in kept:
-        if i < len(raw) and rep[i]:
-            run.append(i)
-            continue
-        if len(run) >= 2:
-            out[run] = False
-        run = []
-    return out
+    return drop_runs(rep, keep, 2)
 
 
 RULES: dict[str, Rule | None] = {
@@ -85,11 +77,8 @@ def _texts(page_html: str, url: str | None) -> dict[str, str] | None:
         return None
     result = NeuralExtractor.load().extract(tree, url)
     if result.fallback or result.decided is None or result.segments is None:
-        from scrapy_maintext.extraction.engines import blocks_to_lines, run_trafilatura
-        from scrapy_maintext.extraction.options import ExtractOptions
-
         blocks = run_trafilatura(tree, url, ExtractOptions()).blocks
-        text = blocks_to_lines(without_trailing_headings(blocks))
+        text = blocks_to_text(without_trailing_headings(blocks))
         return {name: text for name in RULES}
     raw, keep = result.segments, result.decided
     texts = {}

@@ -26,7 +26,8 @@ from scrapy_maintext.neural.segment import RawBlock
 MIN_RUN_BLOCKS = 2
 
 
-def _key(text: str) -> str:
+def repeat_key(text: str) -> str:
+    """What two blocks must share to count as the same text: words, case folded."""
     return " ".join(text.split()).casefold()
 
 
@@ -40,7 +41,7 @@ def repeats(raw: Sequence[RawBlock], keep: np.ndarray) -> np.ndarray:
     first_parent: dict[str, Any] = {}
     out = np.zeros(len(raw), dtype=bool)
     for i in np.flatnonzero(keep).tolist():
-        key, parent = _key(raw[i].text), _parent(raw[i])
+        key, parent = repeat_key(raw[i].text), _parent(raw[i])
         if not key:
             continue
         if key in first_parent:
@@ -54,7 +55,12 @@ def drop_repeated_runs(
     raw: Sequence[RawBlock], keep: np.ndarray, min_run: int = MIN_RUN_BLOCKS
 ) -> np.ndarray:
     """A copy of ``keep`` without the runs of ``min_run`` or more consecutive kept repeats."""
-    rep = repeats(raw, keep)
+    return drop_runs(repeats(raw, keep), keep, min_run)
+
+
+def drop_runs(rep: np.ndarray, keep: np.ndarray, min_run: int) -> np.ndarray:
+    """A copy of ``keep`` without the runs of ``min_run`` or more consecutive kept blocks
+    that ``rep`` marks (runs are counted over the kept blocks)."""
     out = keep.copy()
     if not rep.any():
         return out
