@@ -209,14 +209,19 @@ class SiteMemoryStage:
     def _nothing_else_can_come(self) -> bool:
         """Whether every item in the pipelines is held and no page is on its way.
 
-        Reads the engine's state: nothing downloading, no response waiting for the spider,
-        and nothing scheduled that the engine is willing to send (closing, or backing out).
+        Reads the engine's state: nothing downloading, no response waiting for the spider
+        or in its callback, and nothing scheduled that the engine is willing to send
+        (closing, or backing out). A held item keeps its response in the scraper's
+        ``active`` set (Scrapy awaits item processing inside the response's turn), so more
+        active responses than held pages means a callback still runs: an asynchronous
+        spider middleware can keep one there across reactor turns.
         """
         engine = self.crawler.engine
         slot = getattr(getattr(engine, "scraper", None), "slot", None)
         if engine is None or slot is None or engine.downloader.active or slot.queue:
             return False
-        if slot.itemproc_size > self.memories.held_pages:
+        held = self.memories.held_pages
+        if slot.itemproc_size > held or len(slot.active) > held:
             return False
         if getattr(engine, "_start", None) is not None and not engine.needs_backout():
             return False

@@ -1,4 +1,5 @@
-"""The private Scrapy hooks the politeness components build on still exist as used.
+"""The private Scrapy hooks the politeness components (and the site memory's drain check)
+build on still exist as used.
 
 Checked with Scrapy 2.15 to 2.19: ``_parse_robots`` gained its ``request`` argument in
 2.18 and slots their ``jitter`` in 2.19, hence ``scrapy>=2.19``.
@@ -18,6 +19,9 @@ import scrapy
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from scrapy.core.downloader import Downloader, Slot
+from scrapy.core.engine import ExecutionEngine
+from scrapy.core.scraper import Scraper
+from scrapy.core.scraper import Slot as ScraperSlot
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.utils.test import get_crawler
@@ -67,3 +71,16 @@ def test_downloader_slot_fields() -> None:
     assert "slot.queue.popleft()" in inspect.getsource(Downloader._process_queue)
     assert "per_slot_settings" in inspect.getsource(Downloader.__init__)
     assert _params(Downloader.get_slot_key) == ["self", "request"]
+
+
+def test_scraper_slot_fields_read_by_the_site_memory_drain() -> None:
+    # SiteMemoryStage._nothing_else_can_come reads these to tell that only held items are
+    # left; a held item's response must stay ``active`` until its item is processed.
+    slot = ScraperSlot()
+    assert isinstance(slot.active, set) and isinstance(slot.queue, collections.deque)
+    assert slot.itemproc_size == 0
+    source = inspect.getsource(Scraper.enqueue_scrape)
+    assert source.index("yield dfd") < source.index("finally:")
+    assert source.index("finally:") < source.index("self.slot.finish_response(")
+    assert "_start" in inspect.getsource(ExecutionEngine.__init__)
+    assert _params(ExecutionEngine.needs_backout) == ["self"]
