@@ -60,6 +60,13 @@ REPLACEMENTS = (
         "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware",
         100,
     ),
+    # Same redirects; pages that cannot hold a refresh tag are not decoded for it.
+    Replacement(
+        "DOWNLOADER_MIDDLEWARES",
+        "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
+        "scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware",
+        580,
+    ),
     # Same AutoThrottle, but never below a site's robots.txt Crawl-delay.
     Replacement(
         "EXTENSIONS",

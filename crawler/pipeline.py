@@ -23,6 +23,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.settings import BaseSettings
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy_maintext.document import Document
@@ -127,6 +128,45 @@ def extract_workers(settings: BaseSettings) -> int:
     return (os.cpu_count() or 1) if workers is None else int(workers)
 
 
+#: Item field with the character encoding of a bytes ``html`` field (the crawl's
+#: ``response.encoding``); without it, bytes are sniffed like any other body.
+ENCODING_FIELD = "encoding"
+
+
+@dataclass(frozen=True)
+class PageTask:
+    """What an extraction worker gets of an item."""
+
+    html: str | bytes
+    url: str | None
+    #: Known encoding of a bytes ``html`` (decoded as Scrapy's ``response.text``).
+    encoding: str | None = None
+
+
+def takes_body_bytes(settings: BaseSettings) -> bool:
+    """Whether this crawl's ExtractionPipeline takes a bytes ``html`` field and removes it.
+
+    The bundled spiders then send ``response.body`` (decoded in the worker); otherwise
+    ``response.text``, so that items exported with their HTML (extraction off, another
+    HTML field, ``EXTRACT_KEEP_HTML``) carry text as before.
+    """
+    if not settings.getbool("EXTRACT_ENABLED", True) or settings.getbool("EXTRACT_KEEP_HTML"):
+        return False
+    if settings.get("EXTRACT_HTML_FIELD", "html") != "html":
+        return False
+    pipelines = build_component_list(settings.getwithbase("ITEM_PIPELINES"))
+    return any(_is_extraction_pipeline(load_object(path)) for path in pipelines)
+
+
+def _is_extraction_pipeline(component: Any) -> bool:
+    return isinstance(component, type) and issubclass(component, ExtractionPipeline)
+
+
+def _encoding(adapter: ItemAdapter, html: str | bytes) -> str | None:
+    encoding = adapter.get(ENCODING_FIELD) if isinstance(html, bytes) else None
+    return encoding if isinstance(encoding, str) and encoding else None
+
+
 class ExtractionRunner:
     """Runs :func:`extract` in worker processes (or threads when ``workers`` is 0)."""
 
@@ -150,11 +190,9 @@ class ExtractionRunner:
             return deferToThread(warm_up, self.options)
         return self._settled(self.pool.schedule(warm_up, args=(self.options,)))
 
-    def submit(
-        self, html: str | bytes, url: str | None, options: ExtractOptions, signatures: bool
-    ) -> Deferred:
+    def submit(self, page: PageTask, options: ExtractOptions, signatures: bool) -> Deferred:
         """Fires with a :class:`PageResult` (with block signatures when asked for)."""
-        args = (html, url, options, signatures)
+        args = (page.html, page.url, options, signatures, page.encoding)
         if self.pool is None:
             return deferToThread(extract_page, *args)
         return self._settled(self.pool.schedule(extract_page, args=args, timeout=self.timeout))
@@ -317,7 +355,7 @@ class ExtractionPipeline:
         previous, self._last_turn = self._last_turn, turn
         decision: Deferred | None = None
         try:
-            result = await self._extract(html, url)
+            result = await self._extract(PageTask(html, url, _encoding(adapter, html)))
             await maybe_deferred_to_future(previous)
             if self.site_memory is None:
                 self._judge(result.doc, url)
@@ -351,10 +389,11 @@ class ExtractionPipeline:
 
         previous.addBoth(flush)
 
-    async def _extract(self, html: str | bytes, url: str | None) -> PageResult:
+    async def _extract(self, page: PageTask) -> PageResult:
         assert self.runner is not None
+        url = page.url
         signatures = self.site_memory is not None
-        submitted = self.runner.submit(html, url, self.options, signatures)
+        submitted = self.runner.submit(page, self.options, signatures)
         try:
             return await maybe_deferred_to_future(submitted)
         except FutureTimeout:

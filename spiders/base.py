@@ -25,6 +25,7 @@ from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
 from scrapy_maintext.middlewares.stall import STALLED_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
+from scrapy_maintext.pipeline import takes_body_bytes
 from scrapy_maintext.report import page_skipped
 from scrapy_maintext.shutdown import STOPPING_MESSAGE
 from scrapy_maintext.spiders.args import (
@@ -239,6 +240,11 @@ class DiscoverySpider(scrapy.Spider):
         # Read once, on first use in a callback (settings are frozen by then).
         return DiscoverySettings.from_settings(self.settings)
 
+    @functools.cached_property
+    def html_as_bytes(self) -> bool:
+        """Whether page items carry ``response.body`` (see ``takes_body_bytes``)."""
+        return takes_body_bytes(self.settings)
+
     def open_journal(self) -> None:
         """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
         self.journal = PageJournal(self.settings.get("JOBDIR"))
@@ -403,7 +409,11 @@ class DiscoverySpider(scrapy.Spider):
             "source_title": meta.get("source_title"),
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "content_type": (response.headers.get("Content-Type") or b"").decode("latin-1"),
-            "html": response.text,
+            "encoding": response.encoding,
+            # The body as fetched when the extraction pipeline takes it: its worker decodes
+            # it as response.text would, and the crawl process neither decodes nor pickles
+            # a str. Items exported with their HTML keep the text.
+            "html": response.body if self.html_as_bytes else response.text,
         }
 
     def page_error(self, failure: Failure) -> None:

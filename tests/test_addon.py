@@ -38,6 +38,8 @@ def test_empty_project_gets_everything() -> None:
     downloader = _by_path(settings, "DOWNLOADER_MIDDLEWARES")
     assert downloader[ROBOTSTXT] is None
     assert downloader[ROBOTS_OURS] == 100
+    assert downloader["scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"] is None
+    assert downloader["scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"] == 580
     assert downloader["scrapy_maintext.middlewares.politeness.RetryAfterMiddleware"] == 560
     spider = settings.getdict("SPIDER_MIDDLEWARES")
     assert spider == {"scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600}

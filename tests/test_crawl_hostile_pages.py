@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.content import make_articles
+from scrapy.http import HtmlResponse
+from scrapy_maintext.demo.content import Article, make_articles
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
@@ -51,6 +52,66 @@ def test_utf16_pages_are_extracted(utf16_site: SiteServer, tmp_path: Path) -> No
     assert UTF16_ARTICLES[0].paragraphs[0] in by_path["/bom.html"]["text"]
     assert UTF16_ARTICLES[1].paragraphs[0] in by_path["/declared.html"]["text"]
     assert not result.stats.get("discovery/skipped/non_html")
+
+
+#: Articles of the encodings site.
+CODED_ARTICLES = make_articles(4, seed=1252)
+#: Words Windows-1252 and ISO-8859-1 write in bytes that are not UTF-8.
+ACCENTED = "Caf\u00e9 cr\u00e8me, na\u00efve fa\u00e7ade, \u00e0 la carte, 5\u20ac."
+
+
+def _accented(article: Article) -> str:
+    html = page_html(article, []).replace('<meta charset="utf-8">', "")
+    return html.replace("</h1>", f"</h1><p>{ACCENTED}</p>", 1)
+
+
+@pytest.fixture(scope="module")
+def encodings_site() -> Iterator[SiteServer]:
+    """Pages decoded by header charset, by <meta> charset and by guess; a meta refresh."""
+    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        header, meta, guessed, target = CODED_ARTICLES
+        site.routes["/header.html"] = Route(
+            _accented(header).encode("cp1252"), "text/html; charset=windows-1252"
+        )
+        with_meta = _accented(meta).replace("<head>", '<head><meta charset="iso-8859-15">')
+        site.routes["/meta.html"] = Route(with_meta.encode("iso-8859-15"), "text/html")
+        site.routes["/guessed.html"] = Route(_accented(guessed).encode("cp1252"), "text/html")
+        site.routes["/target.html"] = Route(page_html(target, []).encode())
+        refresh = '<meta http-equiv="Refresh" content="0; url=/target.html">'
+        site.routes["/refresh.html"] = Route(
+            f"<html><head>{refresh}</head><body><p>Moved.</p></body></html>".encode()
+        )
+        _list_in_sitemap(server, "/header.html", "/meta.html", "/guessed.html", "/refresh.html")
+        yield server
+
+
+def test_bodies_are_decoded_as_scrapy_decodes_them(
+    encodings_site: SiteServer, tmp_path: Path
+) -> None:
+    # Items carry the body as bytes with Scrapy's response.encoding; the extraction worker
+    # decodes it, and the text is what response.text would have given.
+    result = run_crawl("sitemap", tmp_path, {"domain": encodings_site.base_url}, SETTINGS)
+    assert result.returncode == 0, result.log[-3000:]
+    by_path = {item["url"].removeprefix(encodings_site.base_url): item for item in result.items}
+    assert by_path["/header.html"]["encoding"] == "cp1252"
+    assert by_path["/meta.html"]["encoding"] == "iso8859-15"
+    for path in ("/header.html", "/meta.html"):
+        assert ACCENTED in by_path[path]["text"], (path, by_path[path]["encoding"])
+        assert "html" not in by_path[path]
+    # Undeclared: Scrapy guesses (charset_normalizer may take it for another code page);
+    # the text is decoded with its guess, as response.text is.
+    guessed = by_path["/guessed.html"]
+    body = encodings_site.site.routes["/guessed.html"].body  # type: ignore[union-attr]
+    response = HtmlResponse(guessed["url"], body=body, headers={"Content-Type": "text/html"})
+    assert guessed["encoding"] == response.encoding
+    assert ACCENTED.encode("cp1252").decode(response.encoding) in guessed["text"]
+    # The meta refresh is followed (HeadMetaRefreshMiddleware hands it to Scrapy's code).
+    moved = by_path["/refresh.html"]
+    assert moved["final_url"] == encodings_site.base_url + "/target.html"
+    assert CODED_ARTICLES[3].paragraphs[0] in moved["text"]
+    assert "/target.html" not in by_path
 
 
 @pytest.fixture

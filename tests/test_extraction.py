@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from scrapy.http import HtmlResponse
 from scrapy_maintext import Document, ExtractOptions, extract
-from scrapy_maintext.extraction import neural_available
+from scrapy_maintext.extraction import extract_page, neural_available
 
 SITE = Path(__file__).parent / "fixtures" / "extraction" / "site"
 URL = "https://gazette.example/news/tidal.html"
@@ -255,3 +256,23 @@ def test_wrong_argument_types_raise_type_error(
 def test_bytearray_is_read_like_bytes() -> None:
     html = b"<html><body><article><p>" + b"word " * 50 + b"</p></article></body></html>"
     assert extract(bytearray(html)).text == extract(html).text
+
+
+def test_extract_page_decodes_bytes_with_a_known_encoding_as_scrapy_does() -> None:
+    # The crawl sends the body with Scrapy's response.encoding; the worker's text must be
+    # response.text, even where extract()'s own sniffing would guess otherwise.
+    words = "Утренний чай в старом городе собирает соседей каждое воскресенье. " * 3
+    body = f"<html><body><article><p>{words}</p></article></body></html>".encode("koi8-r")
+    response = HtmlResponse(
+        "https://cafe.example/", body=body, headers={"Content-Type": "text/html; charset=koi8-r"}
+    )
+    known = extract_page(body, "https://cafe.example/", TRAFILATURA, encoding=response.encoding)
+    assert known.doc.reason is None and "чай" in known.doc.text
+    assert extract(response.text, "https://cafe.example/", TRAFILATURA).text == known.doc.text
+    sniffed = extract_page(body, "https://cafe.example/", TRAFILATURA)
+    assert "чай" not in sniffed.doc.text
+
+
+def test_extract_page_rejects_an_encoding_that_is_not_a_string() -> None:
+    with pytest.raises(TypeError, match="encoding"):
+        extract_page(b"<p>x</p>", None, None, True, b"utf-8")  # type: ignore[arg-type]

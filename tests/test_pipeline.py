@@ -12,6 +12,7 @@ import scrapy
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
+from scrapy_maintext import Addon
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction import fingerprint
 from scrapy_maintext.pipeline import (
@@ -20,6 +21,7 @@ from scrapy_maintext.pipeline import (
     ExtractionPipeline,
     SeenFingerprints,
     merge_document,
+    takes_body_bytes,
 )
 
 DOC = Document(
@@ -138,3 +140,24 @@ def test_fingerprint_of_an_item_never_exported_is_forgotten(tmp_path: Path) -> N
     assert killed.check_and_add(fingerprint(text)) is None
     resumed = SeenFingerprints(max_distance=3, jobdir=str(tmp_path))
     assert resumed.check_and_add(fingerprint(text)) is None
+
+
+@pytest.mark.parametrize(
+    ("project", "expected"),
+    [
+        pytest.param({}, True, id="add-on defaults"),
+        pytest.param({"EXTRACT_ENABLED": False}, False, id="extraction off"),
+        pytest.param({"EXTRACT_KEEP_HTML": True}, False, id="html kept"),
+        pytest.param({"EXTRACT_HTML_FIELD": "body"}, False, id="another html field"),
+        pytest.param(
+            {"ITEM_PIPELINES": {"scrapy_maintext.pipeline.ExtractionPipeline": None}},
+            False,
+            id="pipeline disabled",
+        ),
+    ],
+)
+def test_spiders_send_body_bytes_only_to_an_extraction_that_removes_them(
+    project: dict[str, object], expected: bool
+) -> None:
+    settings = get_crawler(settings_dict={"ADDONS": {Addon: 500}, **project}).settings
+    assert takes_body_bytes(settings) is expected

@@ -54,17 +54,23 @@ def extract_page(
     url: str | None = None,
     options: ExtractOptions | None = None,
     signatures: bool = True,
+    encoding: str | None = None,
 ) -> PageResult:
     """:func:`extract` plus what a :class:`SiteMemory` needs to learn and decide the page.
 
     The crawl runs this in its extraction workers and applies the site memory in the crawl
-    process, in item arrival order (``scrapy_maintext.extraction.site_registry``).
+    process, in item arrival order (``scrapy_maintext.extraction.site_registry``). The
+    crawl sends the body as fetched (bytes) with its ``encoding`` (Scrapy's
+    ``response.encoding``): decoding here, in the worker, gives the text
+    ``response.text`` would, without the crawl process decoding and pickling a str.
     """
     html = _check_arguments(html, url, options)
+    if encoding is not None and not isinstance(encoding, str):
+        raise TypeError(f"extract_page() takes encoding as str or None, not {encoding!r}")
     options = options or ExtractOptions()
     result = PageResult(Document(url=url, hostname=hostname_of(url)))
     doc = result.doc
-    page = parse_page(html, options)
+    page = parse_page(html, options, encoding)
     doc.notes = page.notes
     if page.tree is None:
         doc.reason = page.reason

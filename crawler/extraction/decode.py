@@ -15,6 +15,7 @@ from typing import Any
 import lxml.html
 from lxml import etree
 from scrapy_maintext.extraction.options import ExtractOptions
+from w3lib.encoding import html_to_unicode
 
 #: How much of the start of a body is sniffed for magic numbers, NUL bytes and charsets.
 SNIFF_BYTES = 4096
@@ -94,18 +95,34 @@ class ParsedPage:
     notes: list[str] = field(default_factory=list)
 
 
-def parse_page(raw: str | bytes, options: ExtractOptions) -> ParsedPage:
-    """Decode, sanity-check and parse one body."""
+def parse_page(
+    raw: str | bytes, options: ExtractOptions, encoding: str | None = None
+) -> ParsedPage:
+    """Decode, sanity-check and parse one body.
+
+    ``encoding`` (bytes only) is the body's known character encoding, as a crawl's
+    ``response.encoding`` gives it: the body is then decoded exactly as Scrapy's
+    ``response.text`` would be, and not sniffed (the crawl checked it for binary already).
+    """
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > options.max_bytes:
         return ParsedPage(reason="too-large")
-    if isinstance(raw, bytes):
+    if isinstance(raw, bytes) and encoding:
+        text = decode_declared(raw, encoding)
+    elif isinstance(raw, bytes):
         if looks_binary(raw):
             return ParsedPage(reason="binary")
         text = decode_bytes(raw)
     else:
         text = raw
     return parse_text(text, options)
+
+
+def decode_declared(data: bytes, encoding: str) -> str:
+    """``data`` decoded as Scrapy's ``TextResponse.text`` decodes it once it knows the
+    encoding: w3lib's ``html_to_unicode`` with that charset (a BOM still wins; undecodable
+    bytes become U+FFFD)."""
+    return html_to_unicode(f"charset={encoding}", data)[1]
 
 
 def looks_binary(data: bytes) -> bool:

@@ -1,0 +1,44 @@
+"""Scrapy's meta-refresh redirects without decoding every page that has none.
+
+Scrapy's ``MetaRefreshMiddleware`` reads ``response.text[:4096]``, which decodes the whole
+body of every HTML response: about 0.2 ms of the crawl process's CPU per page of 250 KB,
+done again in the extraction worker. A ``<meta http-equiv="refresh">`` tag is ASCII, so a
+body whose first :data:`HEAD_BYTES` bytes do not contain ``refresh`` (in any case) cannot
+have one in its first 4,096 characters, in any encoding that writes ASCII as single bytes
+(UTF-8, the ISO-8859 and Windows code pages, the CJK multi-byte ones): those responses
+pass untouched. Every other response (the word is there, or the body holds NUL bytes, as
+UTF-16 and UTF-32 do) goes through Scrapy's own code, so redirects are exactly Scrapy's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware
+from scrapy.http import HtmlResponse
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.http import Response
+
+#: Bytes that hold Scrapy's 4,096 characters in any encoding of at most 4 bytes a
+#: character (UTF-8 and GB18030 included).
+HEAD_BYTES = 4 * 4096
+_WORD = b"refresh"
+
+
+def may_refresh(body: bytes) -> bool:
+    """Whether the start of ``body`` could hold a meta refresh (False: surely not)."""
+    head = body[:HEAD_BYTES]
+    return b"\x00" in head or _WORD in head.lower()
+
+
+class HeadMetaRefreshMiddleware(MetaRefreshMiddleware):
+    """``MetaRefreshMiddleware`` that skips bodies which cannot hold a refresh tag."""
+
+    def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
+        if isinstance(response, HtmlResponse) and not may_refresh(response.body):
+            return response
+        return super().process_response(request, response)
