@@ -148,8 +148,11 @@ def takes_body_bytes(settings: BaseSettings) -> bool:
 
     The bundled spiders then send ``response.body`` (decoded in the worker); otherwise
     ``response.text``, so that items exported with their HTML (extraction off, another
-    HTML field, ``EXTRACT_KEEP_HTML``) carry text as before.
+    HTML field, ``EXTRACT_KEEP_HTML``) carry text as before. ``DISCOVERY_HTML_BYTES=False``
+    keeps the text for a pipeline of the project's that reads ``html`` before extraction.
     """
+    if not settings.getbool("DISCOVERY_HTML_BYTES", True):
+        return False
     if not settings.getbool("EXTRACT_ENABLED", True) or settings.getbool("EXTRACT_KEEP_HTML"):
         return False
     if settings.get("EXTRACT_HTML_FIELD", "html") != "html":

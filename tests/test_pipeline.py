@@ -149,6 +149,7 @@ def test_fingerprint_of_an_item_never_exported_is_forgotten(tmp_path: Path) -> N
         pytest.param({"EXTRACT_ENABLED": False}, False, id="extraction off"),
         pytest.param({"EXTRACT_KEEP_HTML": True}, False, id="html kept"),
         pytest.param({"EXTRACT_HTML_FIELD": "body"}, False, id="another html field"),
+        pytest.param({"DISCOVERY_HTML_BYTES": False}, False, id="switched off"),
         pytest.param(
             {"ITEM_PIPELINES": {"scrapy_maintext.pipeline.ExtractionPipeline": None}},
             False,
