@@ -170,10 +170,11 @@ def _repeated(s: Sample, counts: Counter[int]) -> list[bool]:
 def bounds(samples: list[Sample], with_memory: dict) -> None:
     """How much any block-removal rule could gain: oracles that know the ground truth.
 
-    The memory-reachable oracle is the ceiling of anything a site memory can tell a
+    The memory-reachable oracle is the ceiling of what this memory's signatures can tell a
     single-page extractor about its kept blocks: it removes every non-content block whose
-    signature occurs on another page of the site (the whole site known in advance), and no
-    other. A block that occurs on one page only looks the same to a memory as content.
+    signature occurs on another page of the site (all of the site's pages here known in
+    advance), and no other. A block on one page only looks the same to the memory as
+    content.
     """
     counts = site_counts(samples)
     rows = [Scores() for _ in range(5)]

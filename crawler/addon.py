@@ -175,7 +175,12 @@ def replace_component(settings: BaseSettings, replacement: Replacement) -> None:
     """
     name = replacement.setting
     scrapy_cls, ours = load_object(replacement.scrapy_cls), load_object(replacement.ours)
-    if ours not in _components(settings, name):
+    components = _components(settings, name)
+    if ours not in components and scrapy_cls in components and components[scrapy_cls] is None:
+        # The project switched Scrapy's off: ours, which does its job, stays off too.
+        settings.set_in_component_priority_dict(name, ours, None)
+        return
+    if ours not in components:
         try:
             settings.replace_in_component_priority_dict(name, scrapy_cls, ours)
         except KeyError:  # not listed by the project, or disabled there

@@ -211,17 +211,19 @@ class SiteMemoryStage:
 
         Reads the engine's state: nothing downloading, no response waiting for the spider
         or in its callback, and nothing scheduled that the engine is willing to send
-        (closing, or backing out). A held item keeps its response in the scraper's
-        ``active`` set (Scrapy awaits item processing inside the response's turn), so more
-        active responses than held pages means a callback still runs: an asynchronous
-        spider middleware can keep one there across reactor turns.
+        (closing, or backing out). A held item keeps its request in the engine's
+        ``inprogress`` and its response in the scraper's ``active`` set (Scrapy awaits item
+        processing inside the response's turn), so more of either than held pages means
+        something is still on its way: a response between the downloader and the scraper
+        (a hop of the event loop, long on a loaded machine), or a callback still running.
         """
         engine = self.crawler.engine
         slot = getattr(getattr(engine, "scraper", None), "slot", None)
         if engine is None or slot is None or engine.downloader.active or slot.queue:
             return False
         held = self.memories.held_pages
-        if slot.itemproc_size > held or len(slot.active) > held:
+        inprogress = getattr(getattr(engine, "_slot", None), "inprogress", ())
+        if max(slot.itemproc_size, len(slot.active), len(inprogress)) > held:
             return False
         if getattr(engine, "_start", None) is not None and not engine.needs_backout():
             return False

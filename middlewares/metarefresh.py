@@ -2,16 +2,20 @@
 
 Scrapy's ``MetaRefreshMiddleware`` reads ``response.text[:4096]``, which decodes the whole
 body of every HTML response in the crawl process, where nothing else needs the text once
-pages go to the extraction workers as bytes. A ``<meta http-equiv="refresh">`` tag is ASCII, so a
-body whose first :data:`HEAD_BYTES` bytes do not contain ``refresh`` (in any case) cannot
-have one in its first 4,096 characters, in any encoding that writes ASCII as single bytes
-(UTF-8, the ISO-8859 and Windows code pages, the CJK multi-byte ones): those responses
-pass untouched. Every other response (the word is there, or the body holds NUL bytes, as
-UTF-16 and UTF-32 do) goes through Scrapy's own code, so redirects are exactly Scrapy's.
+pages go to the extraction workers as bytes. A ``<meta http-equiv="refresh">`` tag is ASCII,
+so a body whose first :data:`HEAD_BYTES` bytes do not contain ``refresh`` (in any case)
+cannot have one in its first 4,096 characters when its encoding writes ASCII as single
+bytes and no character in more than 4 (UTF-8, the ISO-8859 and Windows code pages, GBK,
+GB18030, Big5, Shift_JIS, EUC): those responses pass untouched. Every other response (the
+word is there, the body holds NUL bytes, or the encoding is UTF-16/32, EBCDIC or one with
+escape sequences such as ISO-2022-JP) goes through Scrapy's own code, so redirects are
+exactly Scrapy's.
 """
 
 from __future__ import annotations
 
+import codecs
+import functools
 from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware
@@ -25,12 +29,26 @@ if TYPE_CHECKING:
 #: character (UTF-8 and GB18030 included).
 HEAD_BYTES = 4 * 4096
 _WORD = b"refresh"
+#: Codecs that switch character sets with escape sequences (stateful: ASCII bytes can
+#: stand for other characters, and a character can take more than 4 bytes).
+_ESCAPED = ("iso2022", "utf-7", "hz")
 
 
 def may_refresh(body: bytes) -> bool:
-    """Whether the start of ``body`` could hold a meta refresh (False: surely not)."""
+    """Whether the start of ``body`` could hold a meta refresh, read as bytes of an
+    ASCII-safe encoding (False: surely not)."""
     head = body[:HEAD_BYTES]
     return b"\x00" in head or _WORD in head.lower()
+
+
+@functools.lru_cache(maxsize=128)
+def ascii_safe(encoding: str) -> bool:
+    """Whether ``encoding`` writes ASCII as single bytes, without escape sequences."""
+    try:
+        name = codecs.lookup(encoding).name
+        return not name.startswith(_ESCAPED) and _WORD.decode(name) == "refresh"
+    except (LookupError, UnicodeError):
+        return False
 
 
 class HeadMetaRefreshMiddleware(MetaRefreshMiddleware):
@@ -39,6 +57,10 @@ class HeadMetaRefreshMiddleware(MetaRefreshMiddleware):
     def process_response(  # type: ignore[override]
         self, request: Request, response: Response
     ) -> Request | Response:
-        if isinstance(response, HtmlResponse) and not may_refresh(response.body):
+        if (
+            isinstance(response, HtmlResponse)
+            and not may_refresh(response.body)
+            and ascii_safe(response.encoding)
+        ):
             return response
         return super().process_response(request, response)

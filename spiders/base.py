@@ -25,7 +25,6 @@ from scrapy_maintext.middlewares.resume import RUN_META
 from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
 from scrapy_maintext.middlewares.stall import STALLED_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
-from scrapy_maintext.pipeline import takes_body_bytes
 from scrapy_maintext.report import page_skipped
 from scrapy_maintext.shutdown import STOPPING_MESSAGE
 from scrapy_maintext.spiders.args import (
@@ -40,6 +39,7 @@ from scrapy_maintext.spiders.args import (
     read_list_file,
 )
 from twisted.python.failure import Failure
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +242,11 @@ class DiscoverySpider(scrapy.Spider):
 
     @functools.cached_property
     def html_as_bytes(self) -> bool:
-        """Whether page items carry ``response.body`` (see ``takes_body_bytes``)."""
+        """Whether page items may carry ``response.body`` (see ``takes_body_bytes``)."""
+        # Imported here: the pipeline module loads the extraction stack, which commands
+        # that only list or check spiders do not need.
+        from scrapy_maintext.pipeline import takes_body_bytes
+
         return takes_body_bytes(self.settings)
 
     def open_journal(self) -> None:
@@ -410,11 +414,18 @@ class DiscoverySpider(scrapy.Spider):
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "content_type": (response.headers.get("Content-Type") or b"").decode("latin-1"),
             "encoding": response.encoding,
-            # The body as fetched when the extraction pipeline takes it: its worker decodes
-            # it as response.text would, and the crawl process neither decodes nor pickles
-            # a str. Items exported with their HTML keep the text.
-            "html": response.body if self.html_as_bytes else response.text,
+            "html": self.page_html(response),
         }
+
+    def page_html(self, response: TextResponse) -> str | bytes:
+        """The body as fetched when the extraction pipeline takes it and its encoding is
+        declared: the worker decodes it as ``response.text`` would, and the crawl process
+        neither decodes nor pickles a str. Otherwise ``response.text``: items exported with
+        their HTML keep text, and a guessed encoding has decoded the body already (Scrapy
+        guesses by decoding, and its last resort, ASCII with U+FFFD, is its own)."""
+        if self.html_as_bytes and declares_encoding(response):
+            return response.body
+        return response.text
 
     def page_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
@@ -438,6 +449,16 @@ class DiscoverySpider(scrapy.Spider):
 #: Content types a page may have; anything else (images, PDFs, archives) is skipped.
 HTML_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml")
 _SNIFF_BYTES = 1024
+
+
+def declares_encoding(response: TextResponse) -> bool:
+    """Whether the response names its encoding (BOM, Content-Type charset or ``<meta>``):
+    what Scrapy reads before guessing, cheaply (the start of the body only)."""
+    body = response.body
+    if read_bom(body)[0]:
+        return True
+    content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
+    return bool(http_content_type_encoding(content_type) or html_body_declared_encoding(body))
 
 
 def is_html_response(response: Response) -> bool:

@@ -173,3 +173,12 @@ def test_discovery_spiders_start_few_item_tasks_per_response() -> None:
     settings = get_crawler(SitemapSpider, project).settings
     assert settings.getint("CONCURRENT_ITEMS") == 50
     assert settings.getbool("WARN_ON_GENERATOR_RETURN_VALUE") is True
+
+
+def test_project_that_disables_scrapys_component_gets_ours_disabled_too() -> None:
+    metarefresh = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
+    ours = "scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"
+    settings = applied({"DOWNLOADER_MIDDLEWARES": {metarefresh: None}})
+    downloader = _enabled(settings, "DOWNLOADER_MIDDLEWARES")
+    assert metarefresh not in downloader and ours not in downloader
+    assert ROBOTS_OURS in downloader

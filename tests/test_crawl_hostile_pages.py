@@ -203,3 +203,12 @@ def test_stalled_site_is_given_up_after_its_budget(
     errors = result.stats.get("discovery/page_errors/timeout", 0)
     assert errors + result.stats.get("discovery/page_errors/site_stalled", 0) == STALLING_PAGES
     assert result.log.count("STALL_BUDGET") == 1
+
+
+def test_kept_html_is_exported_as_text(encodings_site: SiteServer, tmp_path: Path) -> None:
+    settings = {**SETTINGS, "EXTRACT_KEEP_HTML": "True"}
+    result = run_crawl("sitemap", tmp_path, {"domain": encodings_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    by_path = {item["url"].removeprefix(encodings_site.base_url): item for item in result.items}
+    kept = by_path["/header.html"]["html"]
+    assert isinstance(kept, str) and ACCENTED in kept

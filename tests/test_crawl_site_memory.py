@@ -32,11 +32,6 @@ ARTICLES = 9
 FAST = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False", "DOWNLOAD_TIMEOUT": "5"}
 #: Token recall of each article's own text that the memory may not cost.
 MIN_RECALL = 0.95
-#: The memory learns pages in arrival order. Concurrent downloads finish in any order, and
-#: a block on about SITE_MEMORY_MIN_SHARE of the pages seen can then be decided either way
-#: (here: the template, when both non-article pages are among the first five). Crawls whose
-#: outputs are compared fetch one page at a time, in the plan's order.
-IN_ORDER = {"CONCURRENT_REQUESTS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +46,8 @@ def template_site() -> Iterator[SiteServer]:
         yield srv
 
 
-def crawl(
-    server: SiteServer, out: Path, workers: str, jobdir: Path | None = None, **extra: str
-) -> CrawlResult:
-    settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(jobdir or out / "job"), **extra}
+def crawl(server: SiteServer, out: Path, workers: str, jobdir: Path | None = None) -> CrawlResult:
+    settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(jobdir or out / "job")}
     result = run_crawl("sitemap", out, {"domain": server.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
     return result
@@ -69,7 +62,7 @@ def test_template_is_gone_from_every_exported_page(
     alone = [extract(body, f"{template_site.base_url}/{slug}") for slug, body in pages.items()]
     assert all(SHARE in d.text and PROMO in d.text for d in alone)  # kept without memory
 
-    result = crawl(template_site, tmp_path / "processes", "2", **IN_ORDER)
+    result = crawl(template_site, tmp_path / "processes", "2")
     by_path = {i["url"].removeprefix(template_site.base_url): i for i in result.items}
     assert set(by_path) == site.expected_pages
     for article in site.articles:
@@ -85,7 +78,7 @@ def test_template_is_gone_from_every_exported_page(
     snapshot = json.loads((tmp_path / "processes" / "job" / "site-memory.json").read_text())
     assert snapshot["seq"] == len(result.items)
 
-    threads = crawl(template_site, tmp_path / "threads", "0", **IN_ORDER)
+    threads = crawl(template_site, tmp_path / "threads", "0")
     texts = {i["url"]: i["text"] for i in result.items}
     assert {i["url"]: i["text"] for i in threads.items} == texts
 
@@ -105,7 +98,7 @@ def test_switched_off_the_crawl_keeps_the_template(
 def test_resumed_crawl_decides_as_an_uninterrupted_one(
     template_site: SiteServer, tmp_path: Path
 ) -> None:
-    whole = crawl(template_site, tmp_path / "whole", "2", **IN_ORDER)
+    whole = crawl(template_site, tmp_path / "whole", "2")
     stopped_dir, resumed_dir = tmp_path / "stopped", tmp_path / "resumed"
     stopped_dir.mkdir()
     # Stopped after the warm-up (5 pages), while pages are decided on arrival; the delay
@@ -113,14 +106,14 @@ def test_resumed_crawl_decides_as_an_uninterrupted_one(
     settings = {
         **FAST,
         "DOWNLOAD_DELAY": "0.3",
-        "CONCURRENT_REQUESTS": "1",
+        "CONCURRENT_REQUESTS": "2",
         "JOBDIR": str(tmp_path / "job"),
         "CLOSESPIDER_ITEMCOUNT": "7",
     }
     stopped = run_crawl("sitemap", stopped_dir, {"domain": template_site.base_url}, settings)
     assert stopped.stats.get("finish_reason") == "closespider_itemcount", stopped.log[-2000:]
     assert len(stopped.items) < len(whole.items)
-    resumed = crawl(template_site, resumed_dir, "2", tmp_path / "job", **IN_ORDER)
+    resumed = crawl(template_site, resumed_dir, "2", tmp_path / "job")
     # The memory came back from JOBDIR: no warm-up again, every page decided on arrival.
     assert "(1 sites known" in resumed.log
     assert not any(key.startswith("extract/site_memory/held") for key in resumed.stats)

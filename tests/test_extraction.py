@@ -276,3 +276,10 @@ def test_extract_page_decodes_bytes_with_a_known_encoding_as_scrapy_does() -> No
 def test_extract_page_rejects_an_encoding_that_is_not_a_string() -> None:
     with pytest.raises(TypeError, match="encoding"):
         extract_page(b"<p>x</p>", None, None, True, b"utf-8")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("encoding", ["base64", "no-such-charset"])
+def test_extract_page_sniffs_bytes_whose_encoding_is_no_text_encoding(encoding: str) -> None:
+    body = WRONG_CHARSET.encode("cp1252")
+    result = extract_page(body, "https://cafe.example/", TRAFILATURA, encoding=encoding)
+    assert result.doc.reason is None and "café" in result.doc.text

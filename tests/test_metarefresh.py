@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext.middlewares.metarefresh import (
     HEAD_BYTES,
     HeadMetaRefreshMiddleware,
+    ascii_safe,
     may_refresh,
 )
 
@@ -33,7 +34,10 @@ BODIES = {
     "tag after 4096 characters": _page(body=PADDING + TAG).encode(),
     "tag in UTF-16": codecs.BOM_UTF16_LE + _page(TAG).encode("utf-16-le"),
     "tag in windows-1252": _page(TAG, PADDING).encode("cp1252"),
+    # ISO-2022-JP spends escape sequences on every switch: "refresh" lies beyond 16 KiB.
+    "tag in ISO-2022-JP": _page(body="a\u6f22" * 1900 + TAG).encode("iso-2022-jp"),
 }
+CONTENT_TYPES = {"tag in ISO-2022-JP": "text/html; charset=iso-2022-jp"}
 
 
 def _outcome(result: Request | Response) -> tuple[str, str]:
@@ -46,10 +50,20 @@ def test_same_outcome_as_scrapys(name: str) -> None:
     ours = HeadMetaRefreshMiddleware.from_crawler(crawler)
     scrapys = MetaRefreshMiddleware.from_crawler(crawler)
     request = Request(URL)
-    response = HtmlResponse(URL, body=BODIES[name], headers={"Content-Type": "text/html"})
+    headers = {"Content-Type": CONTENT_TYPES.get(name, "text/html")}
+    response = HtmlResponse(URL, body=BODIES[name], headers=headers)
     expected = scrapys.process_response(request, response)
-    fresh = HtmlResponse(URL, body=BODIES[name], headers={"Content-Type": "text/html"})
+    fresh = HtmlResponse(URL, body=BODIES[name], headers=headers)
     assert _outcome(ours.process_response(request, fresh)) == _outcome(expected)
+
+
+def test_only_ascii_safe_encodings_take_the_shortcut() -> None:
+    assert ascii_safe("utf-8") and ascii_safe("cp1252") and ascii_safe("gb18030")
+    assert ascii_safe("shift_jis") and ascii_safe("koi8-r")
+    for encoding in ("iso-2022-jp", "utf-7", "utf-16", "utf-32-le", "cp500", "base64", "nope"):
+        assert not ascii_safe(encoding), encoding
+    iso = BODIES["tag in ISO-2022-JP"]
+    assert iso.find(b"refresh") > HEAD_BYTES  # the bytes alone would have missed it
 
 
 def test_pages_without_the_word_are_passed_untouched() -> None:

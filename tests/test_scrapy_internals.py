@@ -20,6 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.core.engine import ExecutionEngine
+from scrapy.core.engine import _Slot as EngineSlot
 from scrapy.core.scraper import Scraper
 from scrapy.core.scraper import Slot as ScraperSlot
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -83,4 +84,11 @@ def test_scraper_slot_fields_read_by_the_site_memory_drain() -> None:
     assert source.index("yield dfd") < source.index("finally:")
     assert source.index("finally:") < source.index("self.slot.finish_response(")
     assert "_start" in inspect.getsource(ExecutionEngine.__init__)
+    # The engine's in-progress set holds a request until its response's scrape is done.
+    assert "self.inprogress: set[Request] = set()" in inspect.getsource(EngineSlot.__init__)
+    source = inspect.getsource(ExecutionEngine._start_scheduled_request)
+    assert source.index("_handle_downloader_output") < source.index("_remove_request")
+    assert "yield self.scraper.enqueue_scrape(" in inspect.getsource(
+        ExecutionEngine._handle_downloader_output
+    )
     assert _params(ExecutionEngine.needs_backout) == ["self"]

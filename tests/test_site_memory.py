@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections import deque
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scrapy.utils.test import get_crawler
 from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.core import extract_page
@@ -26,6 +29,7 @@ from scrapy_maintext.extraction.site_registry import (
     SiteMemoriesOptions,
     site_key,
 )
+from scrapy_maintext.pipeline_site_memory import SiteMemoryConfig, SiteMemoryStage
 
 WORDS = [
     "harbour", "lagoon", "tidal", "ferry", "council", "bridge", "orchard", "valley",
@@ -270,3 +274,35 @@ def test_a_long_journal_is_compacted_into_the_snapshot(
     again: SiteMemories[int] = SiteMemories()
     MemoryJournal(tmp_path).restore(again)
     assert again.state() == state
+
+
+def _engine(inprogress: int, active: int, itemproc: int) -> SimpleNamespace:
+    """The engine state the drain check reads: nothing downloading or scheduled."""
+    slot = SimpleNamespace(queue=deque(), active=set(range(active)), itemproc_size=itemproc)
+    return SimpleNamespace(
+        downloader=SimpleNamespace(active=set()),
+        scraper=SimpleNamespace(slot=slot),
+        _slot=SimpleNamespace(inprogress=set(range(inprogress))),
+        _start=None,
+        scheduler=SimpleNamespace(has_pending_requests=lambda: False),
+        needs_backout=lambda: False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("inprogress", "active", "itemproc", "drained"),
+    [
+        pytest.param(2, 2, 2, True, id="only the held items are left"),
+        pytest.param(3, 2, 2, False, id="a response between downloader and scraper"),
+        pytest.param(3, 3, 2, False, id="a callback still running"),
+        pytest.param(3, 3, 3, False, id="an item still in the pipelines"),
+    ],
+)
+def test_the_drain_check_waits_for_anything_still_on_its_way(
+    inprogress: int, active: int, itemproc: int, drained: bool
+) -> None:
+    crawler = get_crawler(settings_dict={})
+    stage = SiteMemoryStage(crawler, SiteMemoryConfig.from_settings(crawler.settings))
+    stage.memories.held_pages = 2
+    crawler.engine = _engine(inprogress, active, itemproc)  # type: ignore[assignment]
+    assert stage._nothing_else_can_come() is drained

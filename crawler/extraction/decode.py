@@ -100,9 +100,10 @@ def parse_page(
 ) -> ParsedPage:
     """Decode, sanity-check and parse one body.
 
-    ``encoding`` (bytes only) is the body's known character encoding, as a crawl's
+    ``encoding`` (bytes only) is the body's declared character encoding, as a crawl's
     ``response.encoding`` gives it: the body is then decoded exactly as Scrapy's
-    ``response.text`` would be, and not sniffed (the crawl checked it for binary already).
+    ``response.text`` would be, without the sniffing for binary bodies (the crawl's own
+    checks, of content type and NUL bytes, stand for it, as they did for text).
     """
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > options.max_bytes:
@@ -121,7 +122,13 @@ def parse_page(
 def decode_declared(data: bytes, encoding: str) -> str:
     """``data`` decoded as Scrapy's ``TextResponse.text`` decodes it once it knows the
     encoding: w3lib's ``html_to_unicode`` with that charset (a BOM still wins; undecodable
-    bytes become U+FFFD)."""
+    bytes become U+FFFD). A name that is no text encoding (unknown, or ``base64`` from a
+    hostile header) is ignored: the body is sniffed like any other."""
+    try:
+        # Only text encodings encode a str (bytes.decode skips the check for b"").
+        "x".encode(encoding)
+    except (LookupError, UnicodeError):
+        return decode_bytes(data)
     return html_to_unicode(f"charset={encoding}", data)[1]
 
 
