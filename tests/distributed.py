@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy_maintext.demo.server import SiteServer
 
 from tests.crawl import ROOT
 from tests.redis_server import RedisServer, redis_server_binary
@@ -119,15 +120,49 @@ def start_worker(
     return worker
 
 
+#: How long the workers of :func:`run_workers` may take to start and join (s).
+JOIN_TIMEOUT = 60
+
+
 def run_workers(
-    count: int, tmp_path: Path, spider: str, args: dict[str, str], settings: dict[str, str]
+    count: int,
+    tmp_path: Path,
+    spider: str,
+    args: dict[str, str],
+    settings: dict[str, str],
+    held: list[SiteServer] | None = None,
 ) -> list[Worker]:
-    """``count`` workers of one crawl started together, each run to a clean end."""
-    workers = [start_worker(f"w{i}", tmp_path, spider, args, settings) for i in range(count)]
+    """``count`` workers of one crawl started together, each run to a clean end.
+
+    The sites of ``held`` answer nothing until every worker has joined the crawl: on a
+    loaded machine one process can start seconds after the other, late enough to find the
+    crawl finished, and a test of how the workers share a site needs both from the start.
+    """
+    if held:
+        # A held request must outlast the wait, not time out (robots.txt among them).
+        settings = {**settings, "DOWNLOAD_TIMEOUT": str(JOIN_TIMEOUT)}
+    for server in held or ():
+        server.gate.clear()
+    try:
+        workers = [start_worker(f"w{i}", tmp_path, spider, args, settings) for i in range(count)]
+        if held:
+            joined = wait_for(lambda: joined_workers(settings, spider) >= count, JOIN_TIMEOUT)
+            assert joined, f"{count} workers did not join within {JOIN_TIMEOUT} s"
+    finally:
+        for server in held or ():
+            server.gate.set()
     for worker in workers:
         worker.wait()
         assert worker.returncode == 0, worker.log[-3000:]
     return workers
+
+
+def joined_workers(settings: dict[str, str], spider: str) -> int:
+    """Workers that joined the shared crawl (each adds itself to its ``workers`` set)."""
+    import redis
+
+    prefix = settings.get("DISTRIBUTED_KEY_PREFIX", "maintext:%(spider)s") % {"spider": spider}
+    return int(redis.Redis.from_url(settings["REDIS_URL"]).scard(f"{prefix}:workers"))
 
 
 def wait_for(predicate: Any, timeout: float, interval: float = 0.1) -> bool:

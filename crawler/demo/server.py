@@ -17,6 +17,9 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions, build_site
 #: Every answer takes at least this long, so that overlapping requests really overlap and a
 #: concurrency violation is visible in the log.
 SERVE_TIME = 0.05
+#: Longest a request waits at a closed gate (s): a test that forgets to open it fails
+#: with timeouts instead of hanging.
+GATE_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ class SiteServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._answered_429: set[str] = set()
+        #: Requests wait here while it is clear: tests hold a site until every crawler
+        #: process that should share it is up.
+        self.gate = threading.Event()
+        self.gate.set()
         self._httpd = ThreadingHTTPServer((self.host, self.port), self._handler())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -106,6 +113,7 @@ class SiteServer:
             protocol_version = "HTTP/1.1" if server.keep_alive else "HTTP/1.0"
 
             def do_GET(self) -> None:
+                server.gate.wait(GATE_TIMEOUT)
                 with server._lock:
                     server._in_flight += 1
                     in_flight = server._in_flight
