@@ -454,11 +454,18 @@ _SNIFF_BYTES = 1024
 def declares_encoding(response: TextResponse) -> bool:
     """Whether the response names its encoding (BOM, Content-Type charset or ``<meta>``):
     what Scrapy reads before guessing, cheaply (the start of the body only)."""
+    return declared_encoding(response) is not None
+
+
+def declared_encoding(response: TextResponse) -> str | None:
+    """The encoding the response names, by BOM, Content-Type charset or ``<meta>`` (in
+    Scrapy's order), as w3lib resolves the name; None if it names none that Python knows."""
     body = response.body
-    if read_bom(body)[0]:
-        return True
+    bom = read_bom(body)[0]
+    if bom:
+        return bom
     content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
-    return bool(http_content_type_encoding(content_type) or html_body_declared_encoding(body))
+    return http_content_type_encoding(content_type) or html_body_declared_encoding(body)
 
 
 def is_html_response(response: Response) -> bool:

@@ -55,7 +55,7 @@ def test_utf16_pages_are_extracted(utf16_site: SiteServer, tmp_path: Path) -> No
 
 
 #: Articles of the encodings site.
-CODED_ARTICLES = make_articles(4, seed=1252)
+CODED_ARTICLES = make_articles(6, seed=1252)
 #: Words Windows-1252 and ISO-8859-1 write in bytes that are not UTF-8.
 ACCENTED = "Caf\u00e9 cr\u00e8me, na\u00efve fa\u00e7ade, \u00e0 la carte, 5\u20ac."
 
@@ -67,11 +67,12 @@ def _accented(article: Article) -> str:
 
 @pytest.fixture(scope="module")
 def encodings_site() -> Iterator[SiteServer]:
-    """Pages decoded by header charset, by <meta> charset and by guess; a meta refresh."""
+    """Pages decoded by header charset, by <meta> charset and by guess; a meta refresh;
+    pages that declare codecs which decode no text (base64, hex)."""
     with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
-        header, meta, guessed, target = CODED_ARTICLES
+        header, meta, guessed, target, base64, hexed = CODED_ARTICLES
         site.routes["/header.html"] = Route(
             _accented(header).encode("cp1252"), "text/html; charset=windows-1252"
         )
@@ -83,7 +84,11 @@ def encodings_site() -> Iterator[SiteServer]:
         site.routes["/refresh.html"] = Route(
             f"<html><head>{refresh}</head><body><p>Moved.</p></body></html>".encode()
         )
-        _list_in_sitemap(server, "/header.html", "/meta.html", "/guessed.html", "/refresh.html")
+        site.routes["/base64.html"] = Route(_accented(base64).encode(), "text/html; charset=base64")
+        with_hex = _accented(hexed).replace("<head>", '<head><meta charset="hex">')
+        site.routes["/hex.html"] = Route(with_hex.encode("cp1252"), "text/html")
+        pages = ("/header.html", "/meta.html", "/guessed.html", "/refresh.html")
+        _list_in_sitemap(server, *pages, "/base64.html", "/hex.html")
         yield server
 
 
@@ -112,6 +117,13 @@ def test_bodies_are_decoded_as_scrapy_decodes_them(
     assert moved["final_url"] == encodings_site.base_url + "/target.html"
     assert CODED_ARTICLES[3].paragraphs[0] in moved["text"]
     assert "/target.html" not in by_path
+    # A codec that decodes no text is replaced by the body's sniffed encoding, not fatal.
+    assert by_path["/base64.html"]["encoding"] == "utf-8"
+    assert by_path["/hex.html"]["encoding"] == "cp1252"
+    for path in ("/base64.html", "/hex.html"):
+        assert ACCENTED in by_path[path]["text"], path
+    assert result.stats.get("discovery/charset_repaired") == 2
+    assert "discovery/page_errors/LookupError" not in result.stats
 
 
 @pytest.fixture

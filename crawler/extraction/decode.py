@@ -124,10 +124,7 @@ def decode_declared(data: bytes, encoding: str) -> str:
     encoding: w3lib's ``html_to_unicode`` with that charset (a BOM still wins; undecodable
     bytes become U+FFFD). A name that is no text encoding (unknown, or ``base64`` from a
     hostile header) is ignored: the body is sniffed like any other."""
-    try:
-        # Only text encodings encode a str (bytes.decode skips the check for b"").
-        "x".encode(encoding)
-    except (LookupError, UnicodeError):
+    if not is_text_encoding(encoding):
         return decode_bytes(data)
     return html_to_unicode(f"charset={encoding}", data)[1]
 
@@ -142,7 +139,12 @@ def looks_binary(data: bytes) -> bool:
 
 
 def decode_bytes(data: bytes) -> str:
-    """Decode with the BOM, else UTF-8, else the declared charset, else Windows-1252.
+    """``data`` decoded with :func:`sniffed_encoding` (undecodable bytes become U+FFFD)."""
+    return data.decode(sniffed_encoding(data), errors="replace")
+
+
+def sniffed_encoding(data: bytes) -> str:
+    """The BOM's encoding, else UTF-8, else the declared charset, else Windows-1252.
 
     UTF-8 is tried before the declared charset because pages that lie about their
     charset almost always are UTF-8, and strict UTF-8 decoding of other text fails fast.
@@ -153,18 +155,30 @@ def decode_bytes(data: bytes) -> str:
         (codecs.BOM_UTF16_BE, "utf-16"),
     ):
         if data.startswith(bom):
-            return data.decode(encoding, errors="replace")
+            return encoding
     try:
-        return data.decode("utf-8")
+        data.decode("utf-8")
+        return "utf-8"
     except UnicodeDecodeError:
         pass
     declared = _declared_charset(data[:SNIFF_BYTES])
     if declared:
         try:
-            return data.decode(declared)
+            data.decode(declared)
+            return declared
         except (UnicodeDecodeError, LookupError):
             pass
-    return data.decode("cp1252", errors="replace")
+    return "cp1252"
+
+
+def is_text_encoding(encoding: str) -> bool:
+    """Whether ``encoding`` decodes bytes to text: not unknown, not ``base64`` or ``zlib``."""
+    try:
+        # Only text encodings encode a str (bytes.decode skips the check for b"").
+        "x".encode(encoding)
+    except (LookupError, UnicodeError):
+        return False
+    return True
 
 
 def _declared_charset(head: bytes) -> str | None:
