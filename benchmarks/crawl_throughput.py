@@ -13,17 +13,20 @@ the worker pool, export.
 For each worker count (``EXTRACT_WORKERS``), interleaved over ``--rounds`` rounds with the
 order flipped every round, it reports pages per second (pages sent to extraction over the
 crawl's ``elapsed_time_seconds``, Scrapy's start-up excluded; medians), the speed-up over 1
-worker, and the limit: the pages over (the sum of their single-core extraction times, measured
-in this process first, divided by min(workers, CPU cores)), and the CPU time the crawl
-process itself spends per page (every thread of it, the workers excluded;
-``benchmarks/crawl_cpu.py``): on a machine with as many cores as workers, the workers share
-the cores with it, and so does the site server (HTTP/1.1 with keep-alive, as real servers
-answer), which runs in this process: its CPU per page is reported too (on a real crawl it is
-another machine's). It also reports the crawl alone (extraction off) and, for the demo site
-only, Scrapy's ``memusage/max`` of the crawl process and the peak RSS of the largest process
-(with ``--data``, Linux's peak RSS of each crawl would include this process's own, which
-holds the pages: it is not reported). On a machine shared with other work these figures are
-noisy: compare ratios of one run.
+worker, and the limit: the pages over (the sum of their single-core extraction times,
+measured in this process first, divided by min(workers, CPU cores)), and the CPU time the
+crawl process itself spends per page (every thread of it, the workers excluded;
+``benchmarks/crawl_cpu.py``). With ``--data``, each round also times the extraction alone in
+as many forked processes as workers (:func:`extraction_rate`: no crawl, no server): its
+ratio of 2 processes to 1 is what the machine's cores give the extraction itself, the
+crawl's ceiling on this machine. On a machine with as many cores as workers, the workers
+share the cores with the crawl process, and so does the site server (HTTP/1.1 with
+keep-alive, as real servers answer), which runs in this process: its CPU per page is
+reported too (on a real crawl it is another machine's). It also reports the crawl alone
+(extraction off) and, for the demo site only, Scrapy's ``memusage/max`` of the crawl process
+and the peak RSS of the largest process (with ``--data``, Linux's peak RSS of each crawl
+would include this process's own, which holds the pages: it is not reported). On a machine
+shared with other work these figures are noisy: compare ratios of one run.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import multiprocessing
 import os
 import resource
 import statistics
@@ -43,6 +47,7 @@ from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
+from scrapy_maintext.extraction.metadata import warm_date_parser
 
 from benchmarks.crawl_cpu import GC_STAT
 from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
@@ -102,10 +107,46 @@ def single_core_seconds(pages: list[Page], engine: str, base: str) -> float:
     workers run (``extract_page``, with the block signatures the site memory uses)."""
     options = ExtractOptions(engine=engine)
     extract_page(pages[0].html, base + pages[0].path, options)  # model load, not timed
+    warm_date_parser()  # as the workers' fork server does
     started = time.process_time()
     for page in pages:
         extract_page(page.html, base + page.path, options, signatures=True)
     return time.process_time() - started
+
+
+#: What the processes of :func:`extraction_rate` extract (set before they are forked).
+_POOL_JOB: tuple[list[Page], ExtractOptions, str] | None = None
+
+
+def _pool_warm(_: int) -> None:
+    """Load the model in a pool process (a page extracted, not timed)."""
+    assert _POOL_JOB is not None
+    pages, options, base = _POOL_JOB
+    extract_page(pages[0].html, base + pages[0].path, options)
+    time.sleep(0.5)  # hold this process so that the pool's others take the other warm-ups
+
+
+def _pool_extract(index: int) -> None:
+    assert _POOL_JOB is not None
+    pages, options, base = _POOL_JOB
+    page = pages[index]
+    extract_page(page.html, base + page.path, options, signatures=True)
+
+
+def extraction_rate(pages: list[Page], engine: str, base: str, processes: int) -> float:
+    """Pages/s of the extraction alone in ``processes`` forked processes, one page at a time
+    as the pipeline's workers take them: no crawl, no site server, no pickled HTML. Its ratio
+    of 2 processes to 1 is what this machine's cores give the extraction itself, the ceiling
+    of the crawl's ratio here (a shared or virtual machine's cores may not add up to 2x)."""
+    global _POOL_JOB
+    _POOL_JOB = (pages, ExtractOptions(engine=engine), base)
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_pool_warm, range(processes), chunksize=1)
+        started = time.perf_counter()
+        pool.map(_pool_extract, range(len(pages)), chunksize=1)
+        elapsed = time.perf_counter() - started
+    _POOL_JOB = None
+    return len(pages) / elapsed
 
 
 def crawl(server: SiteServer, settings: dict[str, str]) -> CrawlResult:
@@ -135,31 +176,49 @@ def gc_ms(result: CrawlResult) -> float:
     return 1000 * float(result.stats[GC_STAT]) / max(_pages(result), 1)
 
 
-def measure(server: SiteServer, args: argparse.Namespace) -> dict[int, list[CrawlResult]]:
+@dataclass
+class Measured:
+    """Each worker count's crawls and, with real pages, the extraction alone, per round."""
+
+    crawls: dict[int, list[CrawlResult]]
+    alone: dict[int, list[float]]
+
+
+def measure(server: SiteServer, args: argparse.Namespace, pages: list[Page] | None) -> Measured:
     counts = [int(w) for w in args.workers.split(",")]
-    results: dict[int, list[CrawlResult]] = {n: [] for n in counts}
+    measured = Measured({n: [] for n in counts}, {n: [] for n in counts})
     for round_no in range(args.rounds):
         order = counts if round_no % 2 == 0 else counts[::-1]
         for workers in order:
-            settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine, **args.setting}
-            settings["EXTRACT_WORKERS"] = str(workers)
-            # This process does nothing but serve the site while the crawl runs: its CPU
-            # is the server's, which shares the cores with the crawl here and would not
-            # on a real site.
-            started = time.process_time()
-            result = crawl(server, settings)
-            server_ms = 1000 * (time.process_time() - started) / max(_pages(result), 1)
-            results[workers].append(result)
-            print(
-                f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "
-                f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page "
-                f"(collector {gc_ms(result):.2f} ms), "
-                f"site server {server_ms:.1f} ms CPU per page"
-            )
-    return results
+            if pages is not None:
+                alone = extraction_rate(pages, args.engine, server.base_url, workers)
+                measured.alone[workers].append(alone)
+                print(f"  round {round_no + 1}, extraction alone in {workers}: {alone:.1f} pages/s")
+            measured.crawls[workers].append(crawl_round(server, args, workers, round_no))
+    return measured
 
 
-def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float | None) -> None:
+def crawl_round(
+    server: SiteServer, args: argparse.Namespace, workers: int, round_no: int
+) -> CrawlResult:
+    settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine, **args.setting}
+    settings["EXTRACT_WORKERS"] = str(workers)
+    # This process does nothing but serve the site while the crawl runs: its CPU is the
+    # server's, which shares the cores with the crawl here and would not on a real site.
+    started = time.process_time()
+    result = crawl(server, settings)
+    server_ms = 1000 * (time.process_time() - started) / max(_pages(result), 1)
+    print(
+        f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "
+        f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page "
+        f"(collector {gc_ms(result):.2f} ms), "
+        f"site server {server_ms:.1f} ms CPU per page"
+    )
+    return result
+
+
+def report(measured: Measured, pages: int, extract_s: float | None) -> None:
+    results = measured.crawls
     cores = os.cpu_count() or 1
     medians = {n: statistics.median(rate(r) for r in rs) for n, rs in results.items()}
     base = medians.get(1)
@@ -179,13 +238,16 @@ def report(results: dict[int, list[CrawlResult]], pages: int, extract_s: float |
             line += f"; memusage/max {memusage / 2**20:.0f} MiB"
         print(line)
         if base and workers != 1:
-            print(f"  {_paired(results[1], results[workers])}")
+            rates = [[rate(r) for r in results[n]] for n in (1, workers)]
+            print(f"  crawl {_paired(*rates)}")
+            if measured.alone[1]:
+                print(f"  extraction alone {_paired(measured.alone[1], measured.alone[workers])}")
 
 
-def _paired(ones: list[CrawlResult], many: list[CrawlResult]) -> str:
-    """Each round's ratio to 1 worker (the two crawls of a round ran minutes apart at
-    most, so the machine's drift cancels better than in the ratio of medians)."""
-    ratios = [rate(m) / rate(o) for o, m in zip(ones, many, strict=True)]
+def _paired(ones: list[float], many: list[float]) -> str:
+    """Each round's ratio to 1 worker (the two runs of a round ran minutes apart at most, so
+    the machine's drift cancels better than in the ratio of medians)."""
+    ratios = [m / o for o, m in zip(ones, many, strict=True)]
     listed = ", ".join(f"{r:.2f}x" for r in ratios)
     return f"per round: {listed}; median {statistics.median(ratios):.2f}x"
 
@@ -206,6 +268,7 @@ def main() -> None:
     options = SiteOptions(articles=args.articles, crawl_delay=None, feeds=False)
     with SiteServer(options, keep_alive=True) as server:
         extract_s = None
+        pages = None
         if args.data is not None:
             pages = load_pages(args.data, args.pages)
             serve_pages(server, pages)
@@ -219,8 +282,8 @@ def main() -> None:
             f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s, "
             f"{crawl_cpu_ms(alone):.1f} ms CPU per page"
         )
-        results = measure(server, args)
-    report(results, count, extract_s)
+        measured = measure(server, args, pages)
+    report(measured, count, extract_s)
     print(f"engine={args.engine}")
     if args.data is None:
         # Linux keeps a process's peak RSS across fork and exec: with --data this process

@@ -31,7 +31,8 @@ def test_workers_hold_the_model_before_their_first_page_and_no_scrapy() -> None:
         held = runner.pool.schedule(worker_probe.loaded).result(timeout=WAIT)
     finally:
         runner.close()
-    assert held == {"model": True, "scrapy": False, "twisted": False}
+    # dateparser's locale data was compiled by the fork server (extraction.preload).
+    assert held == {"model": True, "scrapy": False, "twisted": False, "date_locales": True}
 
 
 def test_trafilatura_workers_load_no_model() -> None:

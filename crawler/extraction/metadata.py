@@ -35,6 +35,11 @@ MAX_MALFORMED_JSON_LD = 10_000
 #: thousand (the largest in a fifth of the developer pages: ~10,500); the search costs
 #: ~40 µs per element.
 MAX_DATE_SEARCH_ELEMENTS = 30_000
+#: Text that no locale reads as a date: parsing it makes dateparser compile the word
+#: regexes of all its locales, which it otherwise does on the first page whose date only
+#: htmldate's external parser finds (about 2 s of CPU and 40 MiB, once per process;
+#: ``benchmarks/date_warmup.py``).
+WARM_DATE_TEXT = "xq 2021"
 _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (
@@ -62,6 +67,15 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
+
+
+def warm_date_parser() -> None:
+    """Compile dateparser's locale data in this process, as htmldate's parser uses it, so
+    that processes forked from this one (the extraction workers, also those that replace a
+    recycled worker) do not each pay for it on a page."""
+    from htmldate.extractors import get_external_parser
+
+    get_external_parser().get_date_data(WARM_DATE_TEXT)
 
 
 def trafilatura_metadata(

@@ -1,8 +1,11 @@
 """Imported by the extraction workers' fork server (``worker.FORKSERVER_PRELOAD``) only.
 
 Everything a worker needs, onnxruntime included, imported once before the workers are
-forked. The fork server ignores an ImportError of a preload but would die of any other
-error, so a failing neural module is left for the workers' warm-up to report.
+forked, and dateparser's locale data compiled (``metadata.warm_date_parser``): every
+worker, also each one that replaces a recycled worker, starts with it. The fork server
+ignores an ImportError of a preload but would die of any other error, so a failing neural
+module is left for the workers' warm-up to report, and a failing warm-up is left to the
+pages.
 """
 
 from __future__ import annotations
@@ -10,6 +13,10 @@ from __future__ import annotations
 import contextlib
 
 import scrapy_maintext.extraction.worker
+from scrapy_maintext.extraction.metadata import warm_date_parser
 
 with contextlib.suppress(Exception):
     import scrapy_maintext.neural  # noqa: F401
+
+with contextlib.suppress(Exception):
+    warm_date_parser()
