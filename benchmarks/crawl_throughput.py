@@ -17,7 +17,7 @@ worker, and the limit: the pages over (the sum of their single-core extraction t
 measured in this process first, divided by min(workers, CPU cores)), and the CPU time the
 crawl process itself spends per page (every thread of it, the workers excluded;
 ``benchmarks/crawl_cpu.py``). With ``--data``, each round also times the extraction alone in
-as many forked processes as workers (:func:`extraction_rate`: no crawl, no server): its
+as many fresh processes as workers (:func:`extraction_rate`: no crawl, no server): its
 ratio of 2 processes to 1 is what the machine's cores give the extraction itself, the
 crawl's ceiling on this machine. On a machine with as many cores as workers, the workers
 share the cores with the crawl process, and so does the site server (HTTP/1.1 with
@@ -42,12 +42,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.metadata import warm_date_parser
+from scrapy_maintext.extraction.worker import WARM_UP_PAGE
 
 from benchmarks.crawl_cpu import GC_STAT
 from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
@@ -114,16 +116,23 @@ def single_core_seconds(pages: list[Page], engine: str, base: str) -> float:
     return time.process_time() - started
 
 
-#: What the processes of :func:`extraction_rate` extract (set before they are forked).
+#: What a process of :func:`extraction_rate` extracts (set by its initializer).
 _POOL_JOB: tuple[list[Page], ExtractOptions, str] | None = None
 
 
-def _pool_warm(_: int) -> None:
-    """Load the model in a pool process (a page extracted, not timed)."""
-    assert _POOL_JOB is not None
-    pages, options, base = _POOL_JOB
-    extract_page(pages[0].html, base + pages[0].path, options)
-    time.sleep(0.5)  # hold this process so that the pool's others take the other warm-ups
+def _pool_init(pages: list[Page], engine: str, base: str, ready: Any) -> None:
+    """Start a pool process as an extraction worker starts (model loaded, a page extracted,
+    dateparser warmed, as the workers' fork server does), then wait until every process of
+    the pool has: no call runs before all are ready."""
+    global _POOL_JOB
+    _POOL_JOB = (pages, ExtractOptions(engine=engine), base)
+    extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", _POOL_JOB[1])
+    warm_date_parser()
+    ready.wait()
+
+
+def _pool_ready(_: int) -> None:
+    """A call that returns once the pool's processes are all started (see ``_pool_init``)."""
 
 
 def _pool_extract(index: int) -> None:
@@ -134,18 +143,18 @@ def _pool_extract(index: int) -> None:
 
 
 def extraction_rate(pages: list[Page], engine: str, base: str, processes: int) -> float:
-    """Pages/s of the extraction alone in ``processes`` forked processes, one page at a time
-    as the pipeline's workers take them: no crawl, no site server, no pickled HTML. Its ratio
-    of 2 processes to 1 is what this machine's cores give the extraction itself, the ceiling
-    of the crawl's ratio here (a shared or virtual machine's cores may not add up to 2x)."""
-    global _POOL_JOB
-    _POOL_JOB = (pages, ExtractOptions(engine=engine), base)
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        pool.map(_pool_warm, range(processes), chunksize=1)
+    """Pages/s of the extraction alone in ``processes`` fresh processes, one page at a time
+    as the pipeline's workers take them: no crawl, no site server. Its ratio of 2 processes
+    to 1 is what this machine's cores give the extraction itself, the ceiling of the crawl's
+    ratio here (a shared or virtual machine's cores may not add up to 2x). Spawned, not
+    forked from this process, which has extracted the pages before (caches by content)."""
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(processes)
+    with context.Pool(processes, _pool_init, (pages, engine, base, ready)) as pool:
+        pool.map(_pool_ready, range(processes), chunksize=1)
         started = time.perf_counter()
         pool.map(_pool_extract, range(len(pages)), chunksize=1)
         elapsed = time.perf_counter() - started
-    _POOL_JOB = None
     return len(pages) / elapsed
 
 

@@ -27,11 +27,11 @@ DOWNLOADER_MIDDLEWARES = {
     # Before the robots middleware (100), which records Crawl-delay per slot.
     "scrapy_maintext.middlewares.slots.SiteSlotMiddleware": 60,
     "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
+    # After RetryMiddleware (550): sees a timeout first and can stop its retries.
+    "scrapy_maintext.middlewares.stall.StallBudgetMiddleware": 580,
     # After HttpCompressionMiddleware (590) has decompressed the body, before anything that
     # decodes it (meta refresh at 580, the spiders).
     "scrapy_maintext.middlewares.charset.CharsetRepairMiddleware": 585,
-    # After RetryMiddleware (550): sees a timeout first and can stop its retries.
-    "scrapy_maintext.middlewares.stall.StallBudgetMiddleware": 580,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,

@@ -7,7 +7,8 @@ callback, and the page is lost. This middleware, placed right after decompressio
 such a response the encoding its body sniffs as (BOM, UTF-8, its ``<meta>`` charset, else
 Windows-1252: ``extraction.decode.sniffed_encoding``, as the extraction workers decode an
 undeclared body), counted as ``discovery/charset_repaired``. Other responses pass untouched
-and undecoded: only their declared charset is read, from the header and the body's start.
+and undecoded: only their declared charset is read, from the header and the body's start;
+so does a response built with an explicit ``encoding``, which Scrapy puts first.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ class CharsetRepairMiddleware:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if not isinstance(response, TextResponse):
+        # An encoding given to the response itself wins over every declaration, in Scrapy
+        # too (``TextResponse._encoding``, private: pinned in tests/test_charset.py).
+        if not isinstance(response, TextResponse) or getattr(response, "_encoding", None):
             return response
         declared = declared_encoding(response)
         if declared is None or is_text_encoding(declared):

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy_maintext.demo.server import SiteServer
+from scrapy_maintext.demo.server import GATE_TIMEOUT, SiteServer
+from scrapy_maintext.distributed.settings import DEFAULT_KEY_PREFIX
 
 from tests.crawl import ROOT
 from tests.redis_server import RedisServer, redis_server_binary
@@ -122,6 +123,10 @@ def start_worker(
 
 #: How long the workers of :func:`run_workers` may take to start and join (s).
 JOIN_TIMEOUT = 60
+#: DOWNLOAD_TIMEOUT of workers whose site is held: a request may wait at the gate for up to
+#: JOIN_TIMEOUT, and must not time out there.
+HELD_DOWNLOAD_TIMEOUT = JOIN_TIMEOUT + 30
+assert GATE_TIMEOUT > JOIN_TIMEOUT, "the gate must not open by itself before the join wait ends"
 
 
 def run_workers(
@@ -139,15 +144,21 @@ def run_workers(
     crawl finished, and a test of how the workers share a site needs both from the start.
     """
     if held:
-        # A held request must outlast the wait, not time out (robots.txt among them).
-        settings = {**settings, "DOWNLOAD_TIMEOUT": str(JOIN_TIMEOUT)}
+        settings = {**settings, "DOWNLOAD_TIMEOUT": str(HELD_DOWNLOAD_TIMEOUT)}
+    workers: list[Worker] = []
     for server in held or ():
         server.gate.clear()
     try:
-        workers = [start_worker(f"w{i}", tmp_path, spider, args, settings) for i in range(count)]
+        for i in range(count):
+            workers.append(start_worker(f"w{i}", tmp_path, spider, args, settings))
         if held:
             joined = wait_for(lambda: joined_workers(settings, spider) >= count, JOIN_TIMEOUT)
             assert joined, f"{count} workers did not join within {JOIN_TIMEOUT} s"
+    except BaseException:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+        raise
     finally:
         for server in held or ():
             server.gate.set()
@@ -161,7 +172,7 @@ def joined_workers(settings: dict[str, str], spider: str) -> int:
     """Workers that joined the shared crawl (each adds itself to its ``workers`` set)."""
     import redis
 
-    prefix = settings.get("DISTRIBUTED_KEY_PREFIX", "maintext:%(spider)s") % {"spider": spider}
+    prefix = settings.get("DISTRIBUTED_KEY_PREFIX", DEFAULT_KEY_PREFIX) % {"spider": spider}
     return int(redis.Redis.from_url(settings["REDIS_URL"]).scard(f"{prefix}:workers"))
 
 

@@ -30,6 +30,8 @@ def _answer(mw: CharsetRepairMiddleware, response: Response) -> Response:
     [
         ("text/html; charset=base64", ACCENTED.encode(), "utf-8"),
         ("text/html; charset=zlib", ACCENTED.encode("cp1252"), "cp1252"),
+        ("text/html; charset=idna", ACCENTED.encode("cp1252"), "cp1252"),
+        ("text/html; charset=punycode", ACCENTED.encode(), "utf-8"),
         (
             "text/html",
             ACCENTED.replace("<html>", '<html><head><meta charset="hex"></head>').encode(),
@@ -41,7 +43,7 @@ def test_a_codec_that_decodes_no_text_is_replaced(
     middleware: CharsetRepairMiddleware, content_type: str, body: bytes, encoding: str
 ) -> None:
     response = HtmlResponse("http://a.test/", body=body, headers={"Content-Type": content_type})
-    with pytest.raises(LookupError):
+    with pytest.raises((LookupError, UnicodeError)):
         _ = response.text
     repaired = _answer(middleware, response)
     assert isinstance(repaired, HtmlResponse)
@@ -77,21 +79,33 @@ def test_other_responses_pass_untouched(
 
 
 @pytest.mark.parametrize(
-    ("body", "encoding"),
+    ("body", "encoding", "text"),
     [
-        (codecs.BOM_UTF8 + "\u00e9".encode(), "utf-8-sig"),
-        (codecs.BOM_UTF16_BE + "\u00e9".encode("utf-16-be"), "utf-16"),
-        ("\u00e9\u20ac".encode(), "utf-8"),
-        (b'<meta charset="koi8-r">' + "\u0436".encode("koi8-r"), "koi8-r"),
-        (b'<meta charset="base64">\xe9', "cp1252"),
-        (b"\xe9\x81", "cp1252"),
+        (codecs.BOM_UTF8 + "\u00e9".encode(), "utf-8-sig", "\u00e9"),
+        (codecs.BOM_UTF16_BE + "\u00e9".encode("utf-16-be"), "utf-16", "\u00e9"),
+        ("\u00e9\u20ac".encode(), "utf-8", "\u00e9\u20ac"),
+        (b'<meta charset="koi8-r">\xd6', "koi8-r", '<meta charset="koi8-r">\u0436'),
+        (b'<meta charset="base64">\xe9', "cp1252", '<meta charset="base64">\u00e9'),
+        (b'<meta charset="idna">\xe9\x81', "cp1252", '<meta charset="idna">\u00e9\ufffd'),
+        (b"\xe9\x80", "cp1252", "\u00e9\u20ac"),
     ],
 )
-def test_sniffed_encoding(body: bytes, encoding: str) -> None:
+def test_sniffed_encoding(body: bytes, encoding: str, text: str) -> None:
     assert sniffed_encoding(body) == encoding
-    assert decode_bytes(body) == body.decode(encoding, errors="replace")
+    assert decode_bytes(body) == text
+
+
+def test_an_explicit_encoding_wins(middleware: CharsetRepairMiddleware) -> None:
+    # Scrapy puts an encoding given to the response first (its private ``_encoding``, read
+    # by the middleware: this pins it).
+    headers = {"Content-Type": "text/html; charset=base64"}
+    body = "\u0436".encode("cp1251")
+    response = HtmlResponse("http://a.test/", body=body, headers=headers, encoding="cp1251")
+    assert response.text == "\u0436"
+    assert _answer(middleware, response) is response
 
 
 def test_is_text_encoding() -> None:
     assert is_text_encoding("cp1252") and is_text_encoding("utf-16")
     assert not any(map(is_text_encoding, ("base64", "hex", "zlib", "rot13", "no-such")))
+    assert not is_text_encoding("idna") and not is_text_encoding("punycode")

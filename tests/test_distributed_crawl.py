@@ -237,7 +237,7 @@ def test_retry_after_pauses_the_site_for_every_worker(
     copy_site: SiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
-    workers = run_workers(2, tmp_path, "sitemap", crawl_args(copy_site), settings, [copy_site])
+    workers = run_workers(2, tmp_path, "sitemap", crawl_args(copy_site), settings, held=[copy_site])
     hits = sorted(copy_site.hits, key=lambda h: h.time)
     busy = next(i for i, h in enumerate(hits) if h.status == 429)
     assert busy + 1 < len(hits), "nothing was fetched after the 429"

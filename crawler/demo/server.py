@@ -19,7 +19,7 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions, build_site
 SERVE_TIME = 0.05
 #: Longest a request waits at a closed gate (s): a test that forgets to open it fails
 #: with timeouts instead of hanging.
-GATE_TIMEOUT = 60.0
+GATE_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)

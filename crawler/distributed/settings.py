@@ -16,6 +16,8 @@ DEFAULT_POLL_INTERVAL = 1.0
 #: Requests of one site a worker holds at once: one being sent, one waiting its turn. More
 #: would only wait for the site's delay while other workers could not take them.
 DEFAULT_SITE_PREFETCH = 2
+#: Prefix of the shared crawl's Redis keys (``%(spider)s``: the spider's name).
+DEFAULT_KEY_PREFIX = "maintext:%(spider)s"
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class DistributedSettings:
 
     redis_url: str
     #: Prefix of every key of this crawl; ``%(spider)s`` is the spider's name.
-    key_prefix: str = "maintext:%(spider)s"
+    key_prefix: str = DEFAULT_KEY_PREFIX
     #: Prefix of the per-site politeness keys, shared by every crawl on this Redis server.
     politeness_prefix: str = "maintext:politeness"
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT
@@ -36,7 +38,7 @@ class DistributedSettings:
         timeout = settings.getfloat("DISTRIBUTED_WORKER_TIMEOUT", DEFAULT_WORKER_TIMEOUT)
         return cls(
             redis_url=settings.get("REDIS_URL") or "",
-            key_prefix=settings.get("DISTRIBUTED_KEY_PREFIX") or "maintext:%(spider)s",
+            key_prefix=settings.get("DISTRIBUTED_KEY_PREFIX") or DEFAULT_KEY_PREFIX,
             politeness_prefix=(
                 settings.get("DISTRIBUTED_POLITENESS_PREFIX") or "maintext:politeness"
             ),

@@ -140,7 +140,7 @@ def looks_binary(data: bytes) -> bool:
 
 def decode_bytes(data: bytes) -> str:
     """``data`` decoded with :func:`sniffed_encoding` (undecodable bytes become U+FFFD)."""
-    return data.decode(sniffed_encoding(data), errors="replace")
+    return _sniffed(data).text
 
 
 def sniffed_encoding(data: bytes) -> str:
@@ -149,33 +149,44 @@ def sniffed_encoding(data: bytes) -> str:
     UTF-8 is tried before the declared charset because pages that lie about their
     charset almost always are UTF-8, and strict UTF-8 decoding of other text fails fast.
     """
+    return _sniffed(data).encoding
+
+
+@dataclass(frozen=True)
+class _Sniffed:
+    encoding: str
+    text: str
+
+
+def _sniffed(data: bytes) -> _Sniffed:
     for bom, encoding in (
         (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"),
         (codecs.BOM_UTF16_BE, "utf-16"),
     ):
         if data.startswith(bom):
-            return encoding
+            return _Sniffed(encoding, data.decode(encoding, errors="replace"))
     try:
-        data.decode("utf-8")
-        return "utf-8"
+        return _Sniffed("utf-8", data.decode("utf-8"))
     except UnicodeDecodeError:
         pass
     declared = _declared_charset(data[:SNIFF_BYTES])
-    if declared:
+    if declared and is_text_encoding(declared):
         try:
-            data.decode(declared)
-            return declared
-        except (UnicodeDecodeError, LookupError):
+            return _Sniffed(declared, data.decode(declared))
+        except UnicodeError:
             pass
-    return "cp1252"
+    return _Sniffed("cp1252", data.decode("cp1252", errors="replace"))
 
 
 def is_text_encoding(encoding: str) -> bool:
-    """Whether ``encoding`` decodes bytes to text: not unknown, not ``base64`` or ``zlib``."""
+    """Whether ``encoding`` decodes any bytes to text as ``response.text`` does (undecodable
+    bytes replaced): not unknown, not a bytes codec (``base64``, ``zlib``), not ``idna`` or
+    ``punycode`` (which refuse the ``replace`` handler or raise on non-ASCII bytes)."""
     try:
         # Only text encodings encode a str (bytes.decode skips the check for b"").
         "x".encode(encoding)
+        b"a\xe9".decode(encoding, errors="replace")
     except (LookupError, UnicodeError):
         return False
     return True

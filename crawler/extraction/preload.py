@@ -11,6 +11,7 @@ pages.
 from __future__ import annotations
 
 import contextlib
+import gc
 
 import scrapy_maintext.extraction.worker
 from scrapy_maintext.extraction.metadata import warm_date_parser
@@ -20,3 +21,9 @@ with contextlib.suppress(Exception):
 
 with contextlib.suppress(Exception):
     warm_date_parser()
+
+# What the fork server holds now (modules, the compiled date data) stays out of the
+# collector's passes in every worker it forks, so those passes do not write to, and copy,
+# the pages the workers share with it.
+gc.collect()
+gc.freeze()
