@@ -14,15 +14,14 @@ the saving recurs per worker and per recycling.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from scrapy_maintext.pipeline import MAX_TASKS_PER_WORKER
+
+from benchmarks.child_runs import run_child, variant_parser
 
 VARIANTS = ("cold", "warmed")
 
@@ -33,14 +32,6 @@ def rss_mib() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
-
-
-def run_variant(data: Path, pages: int, warmed: bool) -> dict[str, float]:
-    """One fresh process of the variant (this module with ``--child``)."""
-    cmd = [sys.executable, "-m", "benchmarks.date_warmup", "--data", str(data)]
-    cmd += ["--pages", str(pages), "--child", "warmed" if warmed else "cold"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return dict(json.loads(out.strip().splitlines()[-1]))
 
 
 def child(data: Path, count: int, variant: str) -> None:
@@ -68,11 +59,8 @@ def child(data: Path, count: int, variant: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, required=True, help="developer data folder")
-    parser.add_argument("--pages", type=int, default=100)
+    parser = variant_parser(100, VARIANTS)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.data, args.pages, args.child)
@@ -81,7 +69,8 @@ def main() -> None:
     for round_no in range(args.rounds):
         order = VARIANTS if round_no % 2 == 0 else VARIANTS[::-1]
         for variant in order:
-            run = run_variant(args.data, args.pages, variant == "warmed")
+            argv = ["--data", str(args.data), "--pages", str(args.pages)]
+            run = run_child("benchmarks.date_warmup", argv, variant)
             runs[variant].append(run)
             print(
                 f"  round {round_no + 1} {variant}: "
