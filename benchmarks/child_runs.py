@@ -1,4 +1,5 @@
-"""Benchmarks that measure each variant in a fresh process of their own module."""
+"""Benchmarks that measure each variant in a fresh process of their own module: the
+process's arguments, its run, and its memory as Linux reports it."""
 
 from __future__ import annotations
 
@@ -24,3 +25,16 @@ def run_child(module: str, argv: list[str], variant: str) -> dict[str, Any]:
     cmd = [sys.executable, "-m", module, *argv, "--child", variant]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+_MEMORY_FIELDS = {"Rss": "rss", "Pss": "pss", "Private_Clean": "uss", "Private_Dirty": "uss"}
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """RSS, PSS and USS of ``pid`` in MiB."""
+    out = {"rss": 0.0, "pss": 0.0, "uss": 0.0}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in _MEMORY_FIELDS:
+            out[_MEMORY_FIELDS[name]] += int(rest.split()[0]) / 1024
+    return out

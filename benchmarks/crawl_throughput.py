@@ -49,7 +49,7 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.metadata import warm_date_parser
-from scrapy_maintext.extraction.worker import WARM_UP_PAGE
+from scrapy_maintext.extraction.worker import init_worker
 
 from benchmarks.crawl_cpu import GC_STAT
 from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
@@ -126,7 +126,7 @@ def _pool_init(pages: list[Page], engine: str, base: str, ready: Any) -> None:
     the pool has: no call runs before all are ready."""
     global _POOL_JOB
     _POOL_JOB = (pages, ExtractOptions(engine=engine), base)
-    extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", _POOL_JOB[1])
+    init_worker(_POOL_JOB[1])
     warm_date_parser()
     ready.wait()
 

@@ -15,40 +15,37 @@ the saving recurs per worker and per recycling.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from pathlib import Path
 
 from scrapy_maintext.pipeline import MAX_TASKS_PER_WORKER
 
-from benchmarks.child_runs import run_child, variant_parser
+from benchmarks.child_runs import memory_mib, run_child, variant_parser
 
 VARIANTS = ("cold", "warmed")
 
 
-def rss_mib() -> float:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+def _rss_mib() -> float:
+    return memory_mib(os.getpid())["rss"]
 
 
 def child(data: Path, count: int, variant: str) -> None:
     from scrapy_maintext.extraction import ExtractOptions
     from scrapy_maintext.extraction.core import extract_page
     from scrapy_maintext.extraction.metadata import warm_date_parser
-    from scrapy_maintext.extraction.worker import WARM_UP_PAGE
+    from scrapy_maintext.extraction.worker import init_worker
 
     from benchmarks.crawl_throughput import load_pages
 
     pages = load_pages(data, count)
     options = ExtractOptions(engine="auto")
-    extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", options)
-    before, started = rss_mib(), time.process_time()
+    init_worker(options)  # as a worker starts
+    before, started = _rss_mib(), time.process_time()
     if variant == "warmed":
         warm_date_parser()
-    warm_s, warm_mib = time.process_time() - started, rss_mib() - before
+    warm_s, warm_mib = time.process_time() - started, _rss_mib() - before
     times = []
     for page in pages:
         started = time.process_time()

@@ -19,22 +19,11 @@ import json
 import os
 from pathlib import Path
 
-from benchmarks.child_runs import run_child, variant_parser
+from benchmarks.child_runs import memory_mib, run_child, variant_parser
 
 VARIANTS = ("warmed", "cold")
 #: The fork server's preload without the warm-up (the modules ``extraction.preload`` imports).
 COLD_PRELOAD = ["scrapy_maintext.extraction.worker", "scrapy_maintext.neural"]
-_FIELDS = {"Rss": "rss", "Pss": "pss", "Private_Clean": "uss", "Private_Dirty": "uss"}
-
-
-def memory_mib(pid: int) -> dict[str, float]:
-    """RSS, PSS and USS of ``pid`` in MiB."""
-    out = {"rss": 0.0, "pss": 0.0, "uss": 0.0}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        name, _, rest = line.partition(":")
-        if name in _FIELDS:
-            out[_FIELDS[name]] += int(rest.split()[0]) / 1024
-    return out
 
 
 def children(pid: int) -> list[int]:
