@@ -77,7 +77,7 @@ def fingerprints(count: int, salt: str) -> list[bytes]:
 
 def part_filter(urls: int, bloom: bool, error_rate: float) -> str:
     from scrapy.utils.request import RequestFingerprinter
-    from scrapy_maintext.dupefilter import BoundedDupeFilter, SeenSetSettings
+    from scrapy_maintext.state.seen_requests import BoundedDupeFilter, SeenSetSettings
 
     exact_max = 0 if bloom else urls + 1
     config = SeenSetSettings(exact_max=exact_max, error_rate=error_rate)

@@ -20,7 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
-from scrapy_maintext.pipeline import MAX_TASKS_PER_WORKER
+from scrapy_maintext.pipelines.extraction import MAX_TASKS_PER_WORKER
 
 from benchmarks.child_runs import memory_mib, run_child, variant_parser
 

@@ -26,7 +26,7 @@ from collections import defaultdict
 from typing import Any
 
 from scrapy_maintext.extraction.author import extract_author
-from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.metadata import date_config, trafilatura_metadata
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.models.dataset import DATASETS, iter_pages

@@ -25,10 +25,10 @@ from pathlib import Path
 
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
-from scrapy_maintext.extraction.site_memory import SiteMemoryOptions
-from scrapy_maintext.extraction.site_registry import Pending, SiteMemories, SiteMemoriesOptions
 from scrapy_maintext.models.dataset import iter_pages, usable_for_f1
 from scrapy_maintext.models.metrics import prf, tokens
+from scrapy_maintext.site_memory.memory import SiteMemoryOptions
+from scrapy_maintext.site_memory.registry import Pending, SiteMemories, SiteMemoriesOptions
 
 DATASETS = ("l3s-gn1", "wcxb-dev", "cleaneval")
 #: Positions in a site's page order reported for the first-pages effect.

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction.fingerprint_parts import fingerprint_parts
-from scrapy_maintext.extraction.site_memory import PageSignatures
-from scrapy_maintext.extraction.site_registry import Pending, SiteMemories, SiteMemoriesOptions
+from scrapy_maintext.site_memory.memory import PageSignatures
+from scrapy_maintext.site_memory.registry import Pending, SiteMemories, SiteMemoriesOptions
 
 TEMPLATE_BLOCKS = (50, 300)
 PAGE_BLOCKS = (20, 200)

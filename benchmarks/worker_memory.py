@@ -45,7 +45,7 @@ def cmdline(pid: int) -> bytes:
 
 def child(data: Path, count: int, workers: int, variant: str) -> None:
     from scrapy_maintext.extraction import worker
-    from scrapy_maintext.pipeline import ExtractConfig, ExtractionRunner
+    from scrapy_maintext.pipelines.extraction import ExtractConfig, ExtractionRunner
 
     from benchmarks.crawl_throughput import load_pages
 

@@ -19,16 +19,16 @@ from scrapy_maintext.exporters import FEED_EXPORTERS, FEED_STORAGES
 
 PRIORITY = "addon"
 ITEM_PIPELINES = {
-    "scrapy_maintext.pipeline.ExtractionPipeline": 400,
+    "scrapy_maintext.pipelines.extraction.ExtractionPipeline": 400,
     "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
 }
 DOWNLOADER_MIDDLEWARES = {
-    "scrapy_maintext.middlewares.resume.ResumeMiddleware": 50,
+    "scrapy_maintext.state.resume.ResumeMiddleware": 50,
     # Before the robots middleware (100), which records Crawl-delay per slot.
-    "scrapy_maintext.middlewares.slots.SiteSlotMiddleware": 60,
-    "scrapy_maintext.middlewares.politeness.RetryAfterMiddleware": 560,
+    "scrapy_maintext.politeness.slots.SiteSlotMiddleware": 60,
+    "scrapy_maintext.politeness.retry_after.RetryAfterMiddleware": 560,
     # After RetryMiddleware (550): sees a timeout first and can stop its retries.
-    "scrapy_maintext.middlewares.stall.StallBudgetMiddleware": 580,
+    "scrapy_maintext.politeness.stall.StallBudgetMiddleware": 580,
     # After HttpCompressionMiddleware (590) has decompressed the body, before anything that
     # decodes it (meta refresh at 580, the spiders).
     "scrapy_maintext.middlewares.charset.CharsetRepairMiddleware": 585,
@@ -38,9 +38,9 @@ SPIDER_MIDDLEWARES = {
 }
 EXTENSIONS = {
     # Progress lines per site and the end-of-crawl report (CRAWL_REPORT_*).
-    "scrapy_maintext.report.CrawlReport": 500,
+    "scrapy_maintext.report.extension.CrawlReport": 500,
     # Ctrl-C stops within a second instead of after the pages queued per site.
-    "scrapy_maintext.shutdown.QuickStop": 500,
+    "scrapy_maintext.politeness.quick_stop.QuickStop": 500,
 }
 
 
@@ -60,7 +60,7 @@ REPLACEMENTS = (
     Replacement(
         "DOWNLOADER_MIDDLEWARES",
         "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
-        "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware",
+        "scrapy_maintext.politeness.robots.RobotsPolitenessMiddleware",
         100,
     ),
     # Same redirects; pages that cannot hold a refresh tag are not decoded for it.
@@ -74,12 +74,12 @@ REPLACEMENTS = (
     Replacement(
         "EXTENSIONS",
         "scrapy.extensions.throttle.AutoThrottle",
-        "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle",
+        "scrapy_maintext.politeness.throttle.PoliteAutoThrottle",
         0,
     ),
 )
 LOG_FORMATTER = "scrapy_maintext.logformatter.SummaryLogFormatter"
-DUPEFILTER_CLASS = "scrapy_maintext.dupefilter.BoundedDupeFilter"
+DUPEFILTER_CLASS = "scrapy_maintext.state.seen_requests.BoundedDupeFilter"
 USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
@@ -148,7 +148,7 @@ def apply_extraction_buffer(settings: BaseSettings) -> None:
     if not settings.getbool("EXTRACT_ENABLED", True):
         return
     # Imported here: the pipeline module loads the worker pool's library.
-    from scrapy_maintext.pipeline import extract_workers
+    from scrapy_maintext.pipelines.extraction import extract_workers
 
     size = ACTIVE_SIZE_PER_WORKER * max(extract_workers(settings), 1)
     settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", size, priority=PRIORITY)

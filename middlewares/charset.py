@@ -17,7 +17,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from scrapy.http import TextResponse
-from scrapy_maintext.extraction.decode import is_text_encoding, sniffed_encoding
+from scrapy_maintext.extraction.body import is_text_encoding, sniffed_encoding
 from scrapy_maintext.spiders.base import declared_encoding
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ import numpy as np
 from scrapy_maintext.models.dataset import Example, is_validation, load_examples
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.neural import NeuralExtractor
-from scrapy_maintext.neural.decode import Decision, decide
+from scrapy_maintext.neural.decision import Decision, decide
 from scrapy_maintext.neural.inference import MODELS_DIR
 
 COLUMNS = ("neural", "auto", "trafilatura", "oracle")

@@ -45,7 +45,7 @@ def auto(version: str | None = None) -> Callable[[], System]:
     def factory() -> System:
         from scrapy_maintext import ExtractOptions
         from scrapy_maintext.document import blocks_to_text
-        from scrapy_maintext.extraction.decode import parse_page
+        from scrapy_maintext.extraction.body import parse_page
         from scrapy_maintext.extraction.engines import run_neural
 
         extractor = _extractor(version)

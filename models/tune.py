@@ -15,7 +15,7 @@ import torch
 from scrapy_maintext.models.dataset import Example
 from scrapy_maintext.models.export import RUN_MAX_LEN, RUN_OVERLAP
 from scrapy_maintext.models.metrics import token_f1
-from scrapy_maintext.neural.decode import DecodeParams, decide
+from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.inference import windowed
 
 logger = logging.getLogger(__name__)

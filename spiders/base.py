@@ -18,15 +18,13 @@ from scrapy import signals
 from scrapy.http import Response, TextResponse
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.dates import to_iso
-from scrapy_maintext.discovery.journal import PageJournal
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
-from scrapy_maintext.middlewares.resume import RUN_META
-from scrapy_maintext.middlewares.sitefailure import UNREACHABLE_MESSAGE
-from scrapy_maintext.middlewares.stall import STALLED_MESSAGE
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
-from scrapy_maintext.report import page_skipped
-from scrapy_maintext.shutdown import STOPPING_MESSAGE
+from scrapy_maintext.politeness.quick_stop import STOPPING_MESSAGE
+from scrapy_maintext.politeness.site_failure import UNREACHABLE_MESSAGE
+from scrapy_maintext.politeness.stall import STALLED_MESSAGE
+from scrapy_maintext.report.extension import page_skipped
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -38,6 +36,8 @@ from scrapy_maintext.spiders.args import (
     parse_since_argument,
     read_list_file,
 )
+from scrapy_maintext.state.page_journal import PageJournal
+from scrapy_maintext.state.resume import RUN_META
 from twisted.python.failure import Failure
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
@@ -245,7 +245,7 @@ class DiscoverySpider(scrapy.Spider):
         """Whether page items may carry ``response.body`` (see ``takes_body_bytes``)."""
         # Imported here: the pipeline module loads the extraction stack, which commands
         # that only list or check spiders do not need.
-        from scrapy_maintext.pipeline import takes_body_bytes
+        from scrapy_maintext.pipelines.extraction import takes_body_bytes
 
         return takes_body_bytes(self.settings)
 

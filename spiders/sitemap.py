@@ -12,7 +12,7 @@ from scrapy.http import Response
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.discovery.urls import host_of
-from scrapy_maintext.middlewares.robots import ROBOTS_DISCOVERY_META
+from scrapy_maintext.politeness.robots import ROBOTS_DISCOVERY_META
 from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
 from scrapy_maintext.spiders.explore import ExploreMixin
 

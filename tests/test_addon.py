@@ -15,9 +15,9 @@ from scrapy_maintext import Addon
 from scrapy_maintext.addon import user_agent
 
 ROBOTSTXT = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
-ROBOTS_OURS = "scrapy_maintext.middlewares.robots.RobotsPolitenessMiddleware"
+ROBOTS_OURS = "scrapy_maintext.politeness.robots.RobotsPolitenessMiddleware"
 THROTTLE = "scrapy.extensions.throttle.AutoThrottle"
-THROTTLE_OURS = "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle"
+THROTTLE_OURS = "scrapy_maintext.politeness.throttle.PoliteAutoThrottle"
 
 
 def applied(project: dict[str, Any]) -> Settings:
@@ -28,7 +28,7 @@ def applied(project: dict[str, Any]) -> Settings:
 def test_empty_project_gets_everything() -> None:
     settings = applied({})
     assert settings.getdict("ITEM_PIPELINES") == {
-        "scrapy_maintext.pipeline.ExtractionPipeline": 400,
+        "scrapy_maintext.pipelines.extraction.ExtractionPipeline": 400,
         "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
     }
     assert settings.getdict("FEED_EXPORTERS") == {
@@ -40,7 +40,7 @@ def test_empty_project_gets_everything() -> None:
     assert downloader[ROBOTS_OURS] == 100
     assert downloader["scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"] is None
     assert downloader["scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"] == 580
-    assert downloader["scrapy_maintext.middlewares.politeness.RetryAfterMiddleware"] == 560
+    assert downloader["scrapy_maintext.politeness.retry_after.RetryAfterMiddleware"] == 560
     spider = settings.getdict("SPIDER_MIDDLEWARES")
     assert spider == {"scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600}
     assert settings.getbool("ROBOTSTXT_OBEY") is True
@@ -66,7 +66,7 @@ def test_project_values_win_and_dicts_are_merged() -> None:
     )
     pipelines = settings.getdict("ITEM_PIPELINES")
     assert pipelines["myproject.pipelines.Store"] == 900
-    assert pipelines["scrapy_maintext.pipeline.ExtractionPipeline"] == 400
+    assert pipelines["scrapy_maintext.pipelines.extraction.ExtractionPipeline"] == 400
     exporters = settings.getdict("FEED_EXPORTERS")
     assert exporters["tei"] == "myproject.exporters.MyTei"
     assert exporters["txt"] == "scrapy_maintext.exporters.txt.TxtItemExporter"
@@ -86,7 +86,7 @@ def test_project_can_disable_a_component_by_path() -> None:
     )
     pipelines = settings.getdict("ITEM_PIPELINES")
     assert pipelines["scrapy_maintext.exporters.docdir.DocDirPipeline"] is None
-    assert pipelines["scrapy_maintext.pipeline.ExtractionPipeline"] == 400
+    assert pipelines["scrapy_maintext.pipelines.extraction.ExtractionPipeline"] == 400
 
 
 def test_user_agent_names_the_contact() -> None:

@@ -8,7 +8,7 @@ import pytest
 from scrapy import Request
 from scrapy.http import HtmlResponse, Response, XmlResponse
 from scrapy.utils.test import get_crawler
-from scrapy_maintext.extraction.decode import decode_bytes, is_text_encoding, sniffed_encoding
+from scrapy_maintext.extraction.body import decode_bytes, is_text_encoding, sniffed_encoding
 from scrapy_maintext.middlewares.charset import REPAIRED_STAT, CharsetRepairMiddleware
 
 ACCENTED = "<html><body><p>Caf\u00e9 cr\u00e8me \u20ac</p></body></html>"

@@ -68,7 +68,7 @@ def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> No
     )
     assert result.returncode == 0, result.log[-3000:]
     assert (
-        "scrapy_maintext.middlewares.throttle.PoliteAutoThrottle" in result.log
+        "scrapy_maintext.politeness.throttle.PoliteAutoThrottle" in result.log
     )  # AutoThrottle is on
     hits = list(hostile_site.hits)
     assert all(h.in_flight == 1 for h in hits), "more than one request at a time"

@@ -9,7 +9,7 @@ import pytest
 from scrapy_maintext import ExtractOptions, extract
 from scrapy_maintext.demo.content import make_articles
 from scrapy_maintext.demo.site import page_html
-from scrapy_maintext.extraction.decode import MAX_NESTING
+from scrapy_maintext.extraction.body import MAX_NESTING
 
 PARAGRAPH = "<p>" + "A perfectly normal paragraph of article text that goes on. " * 8 + "</p>"
 URL = "https://hostile.example/a.html"
@@ -61,7 +61,7 @@ def test_nesting_beyond_the_hard_limit_is_reported() -> None:
 
 
 def test_flattened_tree_is_no_deeper_than_the_limit() -> None:
-    from scrapy_maintext.extraction.decode import max_depth, parse_page
+    from scrapy_maintext.extraction.body import max_depth, parse_page
 
     raw = "<html><body>" + "<div><p>x</p>" * 1000 + "</div>" * 1000 + "</body></html>"
     page = parse_page(raw, ExtractOptions())

@@ -11,13 +11,13 @@ import lxml.html
 import pytest
 from scrapy.utils.test import get_crawler
 from scrapy_maintext import extract
-from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import _Reference, run_neural
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.neural.stack import trafilatura_text
-from scrapy_maintext.pipeline import ExtractionPipeline
+from scrapy_maintext.pipelines.extraction import ExtractionPipeline
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 URL = "https://gazette.example/news/article.html"

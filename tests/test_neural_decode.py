@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scrapy_maintext.neural.decode import DecodeParams, decide, page_confidence, smooth
+from scrapy_maintext.neural.decision import DecodeParams, decide, page_confidence, smooth
 from scrapy_maintext.neural.inference import windowed
 
 PARAMS = DecodeParams(threshold=0.5, smooth_margin=0.1, min_confidence=0.5, min_chars=20)

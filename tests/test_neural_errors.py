@@ -27,7 +27,7 @@ from scrapy_maintext.neural.inference import (
     BlockModel,
     ModelMismatchError,
 )
-from scrapy_maintext.pipeline import ExtractionPipeline
+from scrapy_maintext.pipelines.extraction import ExtractionPipeline
 
 PAGE = Path(__file__).parent / "fixtures" / "extraction" / "site" / "article.html"
 URL = "https://gazette.example/news/tidal.html"

@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 from lxml import etree
 from scrapy_maintext import Document, ExtractOptions, extract
-from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import run_engine
 from scrapy_maintext.extraction.metadata import apply_metadata
 from scrapy_maintext.neural import NeuralExtractor, default_extractor

@@ -15,7 +15,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext import Addon
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction import fingerprint
-from scrapy_maintext.pipeline import (
+from scrapy_maintext.pipelines.extraction import (
     FINGERPRINTS_FILE,
     ExtractConfig,
     ExtractionPipeline,
@@ -151,7 +151,7 @@ def test_fingerprint_of_an_item_never_exported_is_forgotten(tmp_path: Path) -> N
         pytest.param({"EXTRACT_HTML_FIELD": "body"}, False, id="another html field"),
         pytest.param({"DISCOVERY_HTML_BYTES": False}, False, id="switched off"),
         pytest.param(
-            {"ITEM_PIPELINES": {"scrapy_maintext.pipeline.ExtractionPipeline": None}},
+            {"ITEM_PIPELINES": {"scrapy_maintext.pipelines.extraction.ExtractionPipeline": None}},
             False,
             id="pipeline disabled",
         ),

@@ -15,7 +15,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.worker import WorkerStatus, warm_up
 from scrapy_maintext.neural.inference import MODELS_DIR
-from scrapy_maintext.pipeline import ExtractConfig, ExtractionPipeline, ExtractionRunner
+from scrapy_maintext.pipelines.extraction import ExtractConfig, ExtractionPipeline, ExtractionRunner
 
 from tests import worker_probe
 from tests.model_folders import damaged_model
@@ -113,7 +113,7 @@ def test_the_crawl_process_never_imports_the_model_runtime() -> None:
     code = (
         "import sys\n"
         "from scrapy.utils.test import get_crawler\n"
-        "from scrapy_maintext.pipeline import ExtractionPipeline\n"
+        "from scrapy_maintext.pipelines.extraction import ExtractionPipeline\n"
         "crawler = get_crawler(settings_dict={'EXTRACT_WORKERS': 1})\n"
         "pipeline = ExtractionPipeline.from_crawler(crawler)\n"
         "pipeline.open_spider()\n"

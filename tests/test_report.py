@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scrapy.exceptions import DropItem
-from scrapy_maintext.report import SiteReport, drop_reason, format_report, format_seconds
+from scrapy_maintext.report.extension import SiteReport, drop_reason, format_report, format_seconds
 
 
 def test_drop_reasons_follow_the_pipeline_messages() -> None:
@@ -43,7 +43,7 @@ def test_site_failures_name_what_happened_with_a_hint() -> None:
         DownloadFailedError,
         DownloadTimeoutError,
     )
-    from scrapy_maintext.middlewares.sitefailure import describe_failure, robots_refusal
+    from scrapy_maintext.politeness.site_failure import describe_failure, robots_refusal
 
     dns = describe_failure(CannotResolveHostError("no results"), "https://nope.invalid")
     assert (dns.reason, dns.message) == (

@@ -26,7 +26,7 @@ from scrapy.core.scraper import Slot as ScraperSlot
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.utils.test import get_crawler
-from scrapy_maintext.middlewares.robots import RobotsPolitenessMiddleware
+from scrapy_maintext.politeness.robots import RobotsPolitenessMiddleware
 
 
 def _params(function: object) -> list[str]:

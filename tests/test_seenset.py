@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
-from scrapy_maintext.bloom import ScalableBloomFilter
-from scrapy_maintext.dupefilter import BoundedDupeFilter, SeenSetSettings
+from scrapy_maintext.state.bloom import ScalableBloomFilter
+from scrapy_maintext.state.seen_requests import BoundedDupeFilter, SeenSetSettings
 
 
 def keys(count: int, salt: str) -> list[bytes]:

@@ -15,13 +15,13 @@ from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.fingerprint_parts import fingerprint_parts
-from scrapy_maintext.extraction.site_memory import (
+from scrapy_maintext.site_memory.memory import (
     PageSignatures,
     SiteMemory,
     SiteMemoryOptions,
     block_signature,
 )
-from scrapy_maintext.extraction.site_registry import (
+from scrapy_maintext.site_memory.registry import (
     JOURNAL_FILE,
     MemoryJournal,
     Pending,
@@ -29,7 +29,7 @@ from scrapy_maintext.extraction.site_registry import (
     SiteMemoriesOptions,
     site_key,
 )
-from scrapy_maintext.pipeline_site_memory import SiteMemoryConfig, SiteMemoryStage
+from scrapy_maintext.site_memory.stage import SiteMemoryConfig, SiteMemoryStage
 
 WORDS = [
     "harbour", "lagoon", "tidal", "ferry", "council", "bridge", "orchard", "valley",
@@ -267,7 +267,7 @@ def test_fingerprint_parts_give_the_fingerprint_of_any_kept_subset(texts: list[s
 def test_a_long_journal_is_compacted_into_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("scrapy_maintext.extraction.site_registry.JOURNAL_COMPACT_RECORDS", 3)
+    monkeypatch.setattr("scrapy_maintext.site_memory.registry.JOURNAL_COMPACT_RECORDS", 3)
     items = [("a", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 4)]
     state = run_journal(tmp_path, items, None)
     assert len((tmp_path / JOURNAL_FILE).read_text().splitlines()) == 2

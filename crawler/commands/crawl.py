@@ -15,7 +15,7 @@ from typing import Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
-from scrapy_maintext.discovery.journal import JOURNAL_FILE
+from scrapy_maintext.state.page_journal import JOURNAL_FILE
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ worker of a shared crawl (the add-on switches these components on):
   worker's peers take back, and local discovery requests;
 - :mod:`.worker`: claims each site's discovery once per crawl, acknowledges a page only once
   its item is exported, and decides when the whole crawl is finished;
-- :mod:`scrapy_maintext.middlewares.shared_politeness`: a site's next allowed request time,
+- :mod:`scrapy_maintext.politeness.shared`: a site's next allowed request time,
   reserved in Redis by a Lua script;
 - :mod:`.fingerprints`: near-duplicate fingerprints shared by every worker.
 

@@ -14,9 +14,7 @@ EXTENSIONS = {"scrapy_maintext.distributed.worker.DistributedWorker": 0}
 #: Outermost spider middleware: it sees the output every other one let through.
 SPIDER_MIDDLEWARES = {"scrapy_maintext.distributed.spidermw.DistributedSpiderMiddleware": 10}
 #: Last before the downloader: the reserved time is spent right before sending.
-DOWNLOADER_MIDDLEWARES = {
-    "scrapy_maintext.middlewares.shared_politeness.SharedPolitenessMiddleware": 950
-}
+DOWNLOADER_MIDDLEWARES = {"scrapy_maintext.politeness.shared.SharedPolitenessMiddleware": 950}
 #: Near-duplicate fingerprints shared by every worker (see ``EXTRACT_DEDUP_STORE``).
 DEDUP_STORE = "scrapy_maintext.distributed.fingerprints.RedisFingerprints"
 

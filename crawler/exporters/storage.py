@@ -13,7 +13,7 @@ class DurableFileFeedStorage(FileFeedStorage):
 
     Each exporter write reaches the OS at once: a crawl killed with SIGKILL leaves every
     item exported so far in the file (the page journal counts them as done, see
-    ``scrapy_maintext.discovery.journal``), never a buffer's worth fewer.
+    ``scrapy_maintext.state.page_journal``), never a buffer's worth fewer.
     """
 
     def open(self, spider: Any) -> IO[bytes]:

@@ -11,7 +11,7 @@ from scrapy_maintext.extraction.fingerprint import (
     near_duplicate,
 )
 from scrapy_maintext.extraction.options import ENGINES, ExtractOptions
-from scrapy_maintext.extraction.site_memory import SiteMemory, SiteMemoryOptions
+from scrapy_maintext.site_memory.memory import SiteMemory, SiteMemoryOptions
 
 __all__ = [
     "ENGINES",

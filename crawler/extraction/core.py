@@ -8,12 +8,12 @@ from typing import Any
 
 import lxml.html
 from scrapy_maintext.document import Block, Document, blocks_to_text
-from scrapy_maintext.extraction.decode import parse_page
+from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.site_memory import PageSignatures, SiteMemory, page_signatures
+from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def extract_page(
     """:func:`extract` plus what a :class:`SiteMemory` needs to learn and decide the page.
 
     The crawl runs this in its extraction workers and applies the site memory in the crawl
-    process, in item arrival order (``scrapy_maintext.extraction.site_registry``). The
+    process, in item arrival order (``scrapy_maintext.site_memory.registry``). The
     crawl sends the body as fetched (bytes) with its ``encoding`` (Scrapy's
     ``response.encoding``): decoding here, in the worker, gives the text
     ``response.text`` would, without the crawl process decoding and pickling a str.

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scrapy_maintext.document import Block
-from scrapy_maintext.neural.decode import DecodeParams, decide
+from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
 from scrapy_maintext.neural.repeats import drop_repeated_runs

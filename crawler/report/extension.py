@@ -22,8 +22,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
-from scrapy_maintext.middlewares.robots import ROBOTS_DISCOVERY_META
 from scrapy_maintext.middlewares.urlfilter import SKIP_META
+from scrapy_maintext.politeness.robots import ROBOTS_DISCOVERY_META
 from twisted.internet import task
 
 logger = logging.getLogger(__name__)

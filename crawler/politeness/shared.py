@@ -30,9 +30,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.worker import DistributedWorker
-from scrapy_maintext.middlewares.politeness import PAUSE_META
-from scrapy_maintext.middlewares.robots import RobotsPolitenessSettings
-from scrapy_maintext.middlewares.throttle import FLOOR_KEY
+from scrapy_maintext.politeness.retry_after import PAUSE_META
+from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
+from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet import defer, task
 

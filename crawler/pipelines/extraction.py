@@ -45,7 +45,7 @@ from scrapy_maintext.extraction.worker import (
     worker_context,
 )
 from scrapy_maintext.heap import HEAP_FREEZE
-from scrapy_maintext.pipeline_site_memory import ITEM_FIELD, SiteMemoryStage
+from scrapy_maintext.site_memory.stage import ITEM_FIELD, SiteMemoryStage
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 

@@ -1,6 +1,7 @@
 """Scrapy glue of the site memory: settings, the per-crawl registry, JOBDIR, stats, drain.
 
-The :class:`~scrapy_maintext.pipeline.ExtractionPipeline` owns one :class:`SiteMemoryStage`.
+The :class:`~scrapy_maintext.pipelines.extraction.ExtractionPipeline` owns one
+:class:`SiteMemoryStage`.
 Workers return each page's block signatures with its Document; the stage learns them and
 decides pages in the crawl process, in item arrival order (inside the pipeline's turns), so
 the output does not depend on worker timing. Pages held for their site's warm-up wait in
@@ -21,14 +22,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.core import PageResult
-from scrapy_maintext.extraction.site_memory import (
+from scrapy_maintext.site_memory.memory import (
     DEFAULT_MAX_BLOCKS,
     DEFAULT_MIN_PAGES,
     DEFAULT_MIN_SHARE,
     DEFAULT_WARMUP,
     SiteMemoryOptions,
 )
-from scrapy_maintext.extraction.site_registry import (
+from scrapy_maintext.site_memory.registry import (
     DEFAULT_MAX_SITES,
     Decided,
     MemoryJournal,

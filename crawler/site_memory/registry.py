@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 from scrapy_maintext.document import Document
-from scrapy_maintext.extraction.site_memory import (
+from scrapy_maintext.site_memory.memory import (
     DEFAULT_WARMUP,
     Outcome,
     PageSignatures,

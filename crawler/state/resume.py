@@ -3,7 +3,7 @@
 Scrapy writes a JOBDIR queue's bookkeeping only at a clean shutdown; after a SIGKILL the
 queue files hold the killed run's requests under a fresh, empty index, so the resumed run
 pops old requests in place of its own. A discovery spider does not need the old queue at
-all: it re-plans every page its page journal (``scrapy_maintext.discovery.journal``) does
+all: it re-plans every page its page journal (``scrapy_maintext.state.page_journal``) does
 not list as done. This middleware clears the queue before the scheduler opens it and drops
 any request of an earlier run that still arrives. Other spiders (no ``run_id``) are left
 alone.

@@ -11,14 +11,14 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
-from scrapy_maintext.middlewares.sitefailure import (
+from scrapy_maintext.politeness.site_failure import (
     UNREACHABLE_MESSAGE,
     SiteFailure,
     describe_failure,
     install_fold_filter,
     robots_refusal,
 )
-from scrapy_maintext.middlewares.throttle import FLOOR_KEY
+from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
-from scrapy_maintext.bloom import FIRST_STAGE_CAPACITY, ScalableBloomFilter
+from scrapy_maintext.state.bloom import FIRST_STAGE_CAPACITY, ScalableBloomFilter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
