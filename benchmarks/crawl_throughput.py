@@ -1,38 +1,53 @@
-"""Throughput and memory of a whole crawl through the extraction pipeline, 1 vs N workers.
+"""How fast does a whole crawl go through the extraction pipeline, for each crawl setup compared
+(worker counts, settings), and what does the crawl process spend per page?
 
-    python -m benchmarks.crawl_throughput --data ../shared/data [--pages 400] [--workers 1,2]
-        [--rounds 2] [--engine auto]
-    python -m benchmarks.crawl_throughput --articles 300      # the (small-paged) demo site
+    python -m benchmarks.crawl_throughput [--data ../shared/data] [--pages 400] [--articles 300]
+        [--workers 1,2] [--rounds 2] [--engine auto] [-s NAME=VALUE ...]
+        [--compare html-bytes|site-memory] [--variant NAME:SETTING=VALUE ...] [--crawls-only]
 
-With ``--data``, real pages of the developer data (``wcxb-dev``, modern pages of tens to
-hundreds of KB, never committed) are served on 127.0.0.1 behind a sitemap; without it, the
-generated demo site. Politeness is switched off for this local site only (no delay, 8
-requests at a time), so the figure is what the crawler itself can do: download, extract in
+Pages: with ``--data``, the first ``--pages`` pages of real size of the developer data
+(``wcxb-dev``, at least 10 KB, never committed; ``benchmarks.common.load_pages``) served on
+127.0.0.1 behind robots.txt and a sitemap; without it, the generated demo site of
+``--articles`` articles (every article shares one template). The server answers HTTP/1.1 with
+keep-alive, as real servers do. Politeness is switched off for this local site only (no delay,
+8 requests at a time), so the figure is what the crawler itself can do: download, extract in
 the worker pool, export.
 
-For each worker count (``EXTRACT_WORKERS``), interleaved over ``--rounds`` rounds with the
-order flipped every round, it reports pages per second (pages sent to extraction over the
-crawl's ``elapsed_time_seconds``, Scrapy's start-up excluded; medians), the speed-up over 1
-worker, and the limit: the pages over (the sum of their single-core extraction times,
-measured in this process first, divided by min(workers, CPU cores)), and the CPU time the
-crawl process itself spends per page (every thread of it, the workers excluded;
-``benchmarks/crawl_cpu.py``). With ``--data``, each round also times the extraction alone in
-as many fresh processes as workers (:func:`extraction_rate`: no crawl, no server): its
-ratio of 2 processes to 1 is what the machine's cores give the extraction itself, the
-crawl's ceiling on this machine. On a machine with as many cores as workers, the workers
-share the cores with the crawl process, and so does the site server (HTTP/1.1 with
-keep-alive, as real servers answer), which runs in this process: its CPU per page is
-reported too (on a real crawl it is another machine's). It also reports the crawl alone
-(extraction off) and, for the demo site only, Scrapy's ``memusage/max`` of the crawl process
-and the peak RSS of the largest process (with ``--data``, Linux's peak RSS of each crawl
-would include this process's own, which holds the pages: it is not reported). On a machine
-shared with other work these figures are noisy: compare ratios of one run.
+Setups: every worker count of ``--workers`` (``EXTRACT_WORKERS``) for every variant. Without
+``--compare`` or ``--variant`` there is one variant, the crawl as shipped; ``--compare
+html-bytes`` crawls with pages sent to the workers as text, as before (``DISCOVERY_HTML_BYTES=
+False`` and Scrapy's own ``MetaRefreshMiddleware``, which decodes every page), and as bytes, as
+shipped; ``--compare site-memory`` with ``SITE_MEMORY_ENABLED`` off and on; ``--variant
+NAME:SETTING=VALUE`` (repeatable; the same NAME again adds a setting, ``NAME:`` alone is a
+variant without settings) defines variants of one's own. The first variant is the baseline of
+the ratios. ``-s NAME=VALUE`` applies to every crawl. All setups are crawled once per round,
+over ``--rounds`` rounds, the order reversed every round so that no setup always runs on a
+warmer machine.
+
+Prints one line per crawl: pages per second (pages sent to extraction over the crawl's
+``elapsed_time_seconds``, Scrapy's start-up excluded), the crawl process's own CPU per page
+(every thread of it, the workers excluded; the garbage collector's share in parentheses;
+``benchmarks.common.CrawlCpu``), the CPU per page of the site server, which runs in this
+process (on a real crawl it is another machine's), and, when the site memory ran, the blocks it
+removed. Then per setup the medians, the ratio to 1 worker with each round's ratio (the runs of
+a round ran minutes apart at most, so the machine's drift cancels better than in the ratio of
+medians) and, for the demo site only, Scrapy's ``memusage/max`` and the peak RSS of the largest
+process (with ``--data`` Linux's peak RSS of each crawl would include this process's, which
+holds the pages). With several variants, each variant's pages per second and crawl CPU per page
+as a ratio to the baseline's, per round and median.
+
+Unless ``--crawls-only``, it also measures, first, the crawl alone (extraction off) and, with
+``--data``, the limit: the pages over (the sum of their single-core extraction times in what
+the workers run, ``extract_page`` with block signatures, measured in this process, divided by
+min(workers, CPU cores)); and each round, before the crawls, the extraction alone in as many
+fresh processes as workers (:func:`extraction_rate`: no crawl, no server), whose ratio of 2
+processes to 1 is what the machine's cores give the extraction itself, the crawl's ceiling
+here. On a machine shared with other work these figures are noisy: compare ratios of one run.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import multiprocessing
 import os
@@ -40,7 +55,7 @@ import resource
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +66,7 @@ from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.metadata import warm_date_parser
 from scrapy_maintext.extraction.worker import init_worker
 
-from benchmarks.crawl_cpu import GC_STAT
-from benchmarks.crawl_cpu import STAT as CRAWL_CPU_STAT
+from benchmarks.common import CRAWL_CPU_STAT, DATA_FILE, GC_STAT, Page, load_pages
 from tests.crawl import CrawlResult, run_crawl
 
 #: For a local benchmark only: no delay, several requests at once.
@@ -62,31 +76,31 @@ UNTHROTTLED = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": "8",
     "LOG_LEVEL": "WARNING",
     # The crawl process's own CPU time (benchmark/crawl_cpu_seconds), then the stats file.
-    "EXTENSIONS": json.dumps(
-        {"benchmarks.crawl_cpu.CrawlCpu": -1, "tests.stats_dump.StatsDump": 0}
-    ),
+    "EXTENSIONS": json.dumps({"benchmarks.common.CrawlCpu": -1, "tests.stats_dump.StatsDump": 0}),
 }
-#: Real pages: the modern set, pages of at least this size (bytes of HTML).
-DATA_FILE = "wcxb-dev.jsonl.gz"
-MIN_PAGE_BYTES = 10_000
 
-
-@dataclass(frozen=True)
-class Page:
-    path: str
-    html: str
-
-
-def load_pages(data: Path, count: int) -> list[Page]:
-    pages = []
-    with gzip.open(data / DATA_FILE, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            html = json.loads(line)["html"]
-            if len(html.encode("utf-8")) >= MIN_PAGE_BYTES:
-                pages.append(Page(f"/p/{len(pages)}.html", html))
-            if len(pages) == count:
-                break
-    return pages
+_OURS = "scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"
+_SCRAPYS = "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"
+#: ``--compare``: variants of the crawl, baseline first (name -> settings).
+COMPARISONS: dict[str, dict[str, dict[str, str]]] = {
+    # Pages to the workers as text, decoded and pickled as a str by the crawl process (with
+    # Scrapy's MetaRefreshMiddleware, which decodes every page), against bytes and their
+    # encoding, decoded by the worker (HeadMetaRefreshMiddleware skips bodies without
+    # "refresh").
+    "html-bytes": {
+        "text (before)": {
+            "DISCOVERY_HTML_BYTES": "False",
+            "DOWNLOADER_MIDDLEWARES": json.dumps({_OURS: None, _SCRAPYS: 580}),
+        },
+        "bytes (shipped)": {},
+    },
+    "site-memory": {
+        "memory off": {"SITE_MEMORY_ENABLED": "False"},
+        "memory on": {"SITE_MEMORY_ENABLED": "True"},
+    },
+}
+SHIPPED = "as shipped"
+REMOVED_STAT = "extract/site_memory/blocks_removed"
 
 
 def serve_pages(server: SiteServer, pages: list[Page]) -> None:
@@ -185,86 +199,147 @@ def gc_ms(result: CrawlResult) -> float:
     return 1000 * float(result.stats[GC_STAT]) / max(_pages(result), 1)
 
 
+Setup = tuple[str, int]
+
+
 @dataclass
 class Measured:
-    """Each worker count's crawls and, with real pages, the extraction alone, per round."""
+    """Each setup's crawls and, with real pages, each worker count's extraction alone, per
+    round."""
 
-    crawls: dict[int, list[CrawlResult]]
-    alone: dict[int, list[float]]
+    crawls: dict[Setup, list[CrawlResult]] = field(default_factory=dict)
+    alone: dict[int, list[float]] = field(default_factory=dict)
 
 
-def measure(server: SiteServer, args: argparse.Namespace, pages: list[Page] | None) -> Measured:
+def variants(args: argparse.Namespace) -> dict[str, dict[str, str]]:
+    """Variant name -> its settings, baseline first (see the module's docstring)."""
+    out: dict[str, dict[str, str]] = {}
+    if args.compare:
+        out.update({name: dict(s) for name, s in COMPARISONS[args.compare].items()})
+    for spec in args.variant:
+        name, sep, setting = spec.partition(":")
+        if not sep or not name:
+            raise SystemExit(f"--variant {spec!r}: NAME:SETTING=VALUE or NAME:")
+        settings = out.setdefault(name, {})
+        if setting:
+            key, eq, value = setting.partition("=")
+            if not eq:
+                raise SystemExit(f"--variant {spec!r}: NAME:SETTING=VALUE or NAME:")
+            settings[key] = value
+    return out or {SHIPPED: {}}
+
+
+def measure(
+    server: SiteServer,
+    args: argparse.Namespace,
+    setups: dict[str, dict[str, str]],
+    pages: list[Page] | None,
+) -> Measured:
     counts = [int(w) for w in args.workers.split(",")]
-    measured = Measured({n: [] for n in counts}, {n: [] for n in counts})
+    order = [(name, workers) for name in setups for workers in counts]
+    measured = Measured({s: [] for s in order}, {n: [] for n in counts})
     for round_no in range(args.rounds):
-        order = counts if round_no % 2 == 0 else counts[::-1]
-        for workers in order:
-            if pages is not None:
+        done: set[int] = set()
+        for name, workers in order if round_no % 2 == 0 else order[::-1]:
+            if pages is not None and not args.crawls_only and workers not in done:
+                done.add(workers)
                 alone = extraction_rate(pages, args.engine, server.base_url, workers)
                 measured.alone[workers].append(alone)
                 print(f"  round {round_no + 1}, extraction alone in {workers}: {alone:.1f} pages/s")
-            measured.crawls[workers].append(crawl_round(server, args, workers, round_no))
+            settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine, **args.setting}
+            settings |= {**setups[name], "EXTRACT_WORKERS": str(workers)}
+            result = crawl_round(server, settings, f"round {round_no + 1} {_label(name, setups)}")
+            measured.crawls[(name, workers)].append(result)
     return measured
 
 
-def crawl_round(
-    server: SiteServer, args: argparse.Namespace, workers: int, round_no: int
-) -> CrawlResult:
-    settings = {**UNTHROTTLED, "EXTRACT_ENGINE": args.engine, **args.setting}
-    settings["EXTRACT_WORKERS"] = str(workers)
+def _label(name: str, setups: dict[str, Any]) -> str:
+    return "" if len(setups) == 1 else f"{name}, "
+
+
+def crawl_round(server: SiteServer, settings: dict[str, str], label: str) -> CrawlResult:
     # This process does nothing but serve the site while the crawl runs: its CPU is the
     # server's, which shares the cores with the crawl here and would not on a real site.
     started = time.process_time()
     result = crawl(server, settings)
     server_ms = 1000 * (time.process_time() - started) / max(_pages(result), 1)
-    print(
-        f"  round {round_no + 1} workers={workers}: {rate(result):.1f} pages/s, "
-        f"crawl process {crawl_cpu_ms(result):.1f} ms CPU per page "
-        f"(collector {gc_ms(result):.2f} ms), "
-        f"site server {server_ms:.1f} ms CPU per page"
+    line = (
+        f"  {label}workers={settings['EXTRACT_WORKERS']}: {rate(result):.1f} pages/s, "
+        f"crawl process {crawl_cpu_ms(result):.2f} ms CPU per page "
+        f"(collector {gc_ms(result):.2f} ms), site server {server_ms:.1f} ms CPU per page"
     )
+    if REMOVED_STAT in result.stats:
+        line += f", site memory removed {result.stats[REMOVED_STAT]} blocks"
+    print(line, flush=True)
     return result
 
 
-def report(measured: Measured, pages: int, extract_s: float | None) -> None:
-    results = measured.crawls
+def report(
+    measured: Measured,
+    setups: dict[str, Any],
+    pages: int,
+    extract_s: float | None,
+    memory: bool,
+) -> None:
+    """Medians per setup; ``memory``: also memusage/max (the demo site only, see ``main``)."""
     cores = os.cpu_count() or 1
-    medians = {n: statistics.median(rate(r) for r in rs) for n, rs in results.items()}
-    base = medians.get(1)
     print(f"pages={pages} cores={cores}")
     if extract_s is not None:
         print(f"single-core extraction: {extract_s:.1f} s, {pages / extract_s:.1f} pages/s")
-    for workers, median in medians.items():
-        cpu = statistics.median(crawl_cpu_ms(r) for r in results[workers])
-        line = f"workers={workers}: {median:.1f} pages/s (crawl process {cpu:.1f} ms CPU/page)"
-        if base:
-            line += f", {median / base:.2f}x of 1 worker"
-        if extract_s is not None:
-            limit = pages / (extract_s / min(workers, cores))
-            line += f", limit {limit:.1f} pages/s ({median / limit:.0%} of it)"
-        if extract_s is None:
-            memusage = max(r.stats.get("memusage/max", 0) for r in results[workers])
-            line += f"; memusage/max {memusage / 2**20:.0f} MiB"
-        print(line)
-        if base and workers != 1:
-            rates = [[rate(r) for r in results[n]] for n in (1, workers)]
-            print(f"  crawl {_paired(*rates)}")
-            if measured.alone[1]:
-                print(f"  extraction alone {_paired(measured.alone[1], measured.alone[workers])}")
+    for name in setups:
+        if len(setups) > 1:
+            print(f"{name}:")
+        crawls = {w: rs for (n, w), rs in measured.crawls.items() if n == name}
+        medians = {w: statistics.median(rate(r) for r in rs) for w, rs in crawls.items()}
+        base = medians.get(1)
+        for workers, median in medians.items():
+            cpu = statistics.median(crawl_cpu_ms(r) for r in crawls[workers])
+            line = f"workers={workers}: {median:.1f} pages/s (crawl process {cpu:.2f} ms CPU/page)"
+            if base:
+                line += f", {median / base:.2f}x of 1 worker"
+            if extract_s is not None:
+                limit = pages / (extract_s / min(workers, cores))
+                line += f", limit {limit:.1f} pages/s ({median / limit:.0%} of it)"
+            if memory:
+                memusage = max(r.stats.get("memusage/max", 0) for r in crawls[workers])
+                line += f"; memusage/max {memusage / 2**20:.0f} MiB"
+            print(line)
+            if base and workers != 1:
+                rates = [[rate(r) for r in crawls[n]] for n in (1, workers)]
+                print(f"  crawl {_paired(*rates)}")
+                if measured.alone[1] and name == next(iter(setups)):
+                    alone = _paired(measured.alone[1], measured.alone[workers])
+                    print(f"  extraction alone {alone}")
+    compare(measured, setups)
 
 
-def _paired(ones: list[float], many: list[float]) -> str:
-    """Each round's ratio to 1 worker (the two runs of a round ran minutes apart at most, so
-    the machine's drift cancels better than in the ratio of medians)."""
-    ratios = [m / o for o, m in zip(ones, many, strict=True)]
+def compare(measured: Measured, setups: dict[str, Any]) -> None:
+    """Each variant against the baseline (the first), per worker count, as ratios."""
+    baseline, *others = setups
+    for name in others:
+        for (n, workers), results in measured.crawls.items():
+            if n != name:
+                continue
+            base = measured.crawls[(baseline, workers)]
+            print(f"{name} / {baseline}, workers={workers}:")
+            for what, value in (("pages/s", rate), ("crawl CPU per page", crawl_cpu_ms)):
+                ours, theirs = [value(r) for r in results], [value(r) for r in base]
+                medians = statistics.median(ours) / statistics.median(theirs)
+                print(f"  {what} {_paired(theirs, ours)}; ratio of medians {medians:.3f}")
+
+
+def _paired(base: list[float], other: list[float]) -> str:
+    """Each round's ratio ``other / base`` (the two runs of a round ran minutes apart at
+    most, so the machine's drift cancels better than in the ratio of medians)."""
+    ratios = [m / o for o, m in zip(base, other, strict=True)]
     listed = ", ".join(f"{r:.2f}x" for r in ratios)
     return f"per round: {listed}; median {statistics.median(ratios):.2f}x"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=None, help="developer data folder")
-    parser.add_argument("--pages", type=int, default=400)
+    parser.add_argument("--pages", type=int, default=400, help="pages of --data to serve")
     parser.add_argument("--articles", type=int, default=300, help="demo site size (no --data)")
     parser.add_argument("--workers", default="1,2", help="comma-separated EXTRACT_WORKERS")
     parser.add_argument("--rounds", type=int, default=2)
@@ -272,8 +347,18 @@ def main() -> None:
     parser.add_argument(
         "-s", dest="setting", action="append", default=[], help="NAME=VALUE for every crawl"
     )
+    parser.add_argument("--compare", choices=sorted(COMPARISONS), help="preset variants")
+    parser.add_argument(
+        "--variant", action="append", default=[], help="NAME:SETTING=VALUE (repeatable)"
+    )
+    parser.add_argument(
+        "--crawls-only",
+        action="store_true",
+        help="no crawl alone, single-core limit or extraction alone: only the setups' crawls",
+    )
     args = parser.parse_args()
     args.setting = dict(item.split("=", 1) for item in args.setting)
+    setups = variants(args)
     options = SiteOptions(articles=args.articles, crawl_delay=None, feeds=False)
     with SiteServer(options, keep_alive=True) as server:
         extract_s = None
@@ -283,17 +368,19 @@ def main() -> None:
             serve_pages(server, pages)
             size = statistics.median(len(p.html.encode()) for p in pages)
             print(f"{len(pages)} pages of {DATA_FILE}, median {size / 1024:.0f} KiB")
-            extract_s = single_core_seconds(pages, args.engine, server.base_url)
+            if not args.crawls_only:
+                extract_s = single_core_seconds(pages, args.engine, server.base_url)
         assert server.site is not None
         count = len(server.site.expected_pages)
-        alone = crawl(server, {**UNTHROTTLED, "EXTRACT_ENABLED": "False"})
-        print(
-            f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} pages/s, "
-            f"{crawl_cpu_ms(alone):.1f} ms CPU per page"
-        )
-        measured = measure(server, args, pages)
-    report(measured, count, extract_s)
-    print(f"engine={args.engine}")
+        if not args.crawls_only:
+            alone = crawl(server, {**UNTHROTTLED, "EXTRACT_ENABLED": "False"})
+            print(
+                f"crawl alone (extraction off): {len(alone.items) / _elapsed(alone):.1f} "
+                f"pages/s, {crawl_cpu_ms(alone):.1f} ms CPU per page"
+            )
+        measured = measure(server, args, setups, pages)
+    report(measured, setups, count, extract_s, memory=args.data is None)
+    print(f"engine={args.engine} rounds={args.rounds}")
     if args.data is None:
         # Linux keeps a process's peak RSS across fork and exec: with --data this process
         # holds the pages (and ran the extraction), so its crawls would report its size.

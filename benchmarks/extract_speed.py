@@ -1,18 +1,28 @@
-"""Time per page of the default ``extract()`` against trafilatura with metadata.
+"""How long does extraction take per page against trafilatura, and where does the time go?
 
     python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1]
+    python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
-Both systems get the same decoded HTML string and the URL, page by page, interleaved (the
-order alternates from page to page), in one thread:
+Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
+ONNX Runtime too), as in a crawl worker. A warm-up pass over the first pages loads the model
+and fills the caches before anything is timed.
+
+Default: both systems get the same decoded HTML string and the URL, page by page, interleaved
+(the order alternates from page to page), ``--repeat`` times over the pages:
 
 * ``scrapy_maintext.extract(html, url)``: the product's defaults (``auto`` engine, text and
   metadata);
 * ``trafilatura.bare_extraction(html, url=url, with_metadata=True)``: trafilatura's text and
   metadata with its defaults.
 
-Pages: the held-out pages of every dataset (``--limit`` per dataset). Prints the median and p90
-per system and the ratio of the medians (extract / trafilatura); a ratio <= 1.0 meets the
-speed target of issue 7. A warm-up pass over the first pages loads the model and caches.
+Prints the median and p90 per system and the ratio of the medians (extract / trafilatura); a
+ratio <= 1.0 meets the speed target of issue 7.
+
+``--stages``: the default neural model's path in stages instead, on the same pages in one loop:
+parse (lxml), segment, features, the trafilatura reference (for a model that stacks it,
+``neural.stack``; 0 for a cascade's first model), inference (ONNX int8), the whole path through
+``NeuralExtractor.extract`` (a cascade's next model and its trafilatura run included), and
+``trafilatura.extract(html)`` with its defaults. Prints the median, p90 and mean per stage.
 """
 
 from __future__ import annotations
@@ -27,10 +37,12 @@ from collections.abc import Callable
 #: One thread everywhere (numpy/BLAS too), as in a crawl worker.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import numpy as np
 from scrapy_maintext.models.dataset import DATASETS, Page, iter_pages
 
 #: Pages run once before timing (model load, regex and hash caches).
 WARMUP_PAGES = 20
+STAGES = ("parse", "segment", "features", "reference", "inference", "neural total", "trafilatura")
 
 
 def systems() -> dict[str, Callable[[str, str | None], object]]:
@@ -56,8 +68,7 @@ def pages(data: str, limit: int) -> list[Page]:
     return out
 
 
-def run(data: str, limit: int, repeat: int) -> dict[str, list[float]]:
-    todo = pages(data, limit)
+def run(todo: list[Page], repeat: int) -> dict[str, list[float]]:
     funcs = systems()
     names = list(funcs)
     for page in todo[:WARMUP_PAGES]:
@@ -74,13 +85,62 @@ def run(data: str, limit: int, repeat: int) -> dict[str, list[float]]:
     return times
 
 
+def time_stages(html: str, timings: dict[str, list[float]] | None) -> None:
+    """One page's stages, in ms, appended to ``timings`` (None: a warm-up run)."""
+    import trafilatura
+    from scrapy_maintext.models.systems import parse_html
+    from scrapy_maintext.neural import default_extractor
+    from scrapy_maintext.neural.features import featurize
+    from scrapy_maintext.neural.segment import segment
+    from scrapy_maintext.neural.stack import stack_features, tokens, trafilatura_text
+
+    extractor = default_extractor()
+    t0 = time.perf_counter()
+    tree = parse_html(html)
+    t1 = time.perf_counter()
+    blocks = segment(tree, extractor.keep_hidden)
+    t2 = time.perf_counter()
+    feats = featurize(blocks)
+    t3 = time.perf_counter()
+    if extractor.needs_reference:
+        text = trafilatura_text(tree, None, extractor.reference)
+        feats.stack = stack_features([tokens(b.text) for b in blocks], text)
+    t4 = time.perf_counter()
+    extractor.model.predict(feats)
+    t5 = time.perf_counter()
+    extractor.extract(parse_html(html))
+    t6 = time.perf_counter()
+    trafilatura.extract(html)
+    t7 = time.perf_counter()
+    if timings is None:
+        return
+    marks = (t0, t1, t2, t3, t4, t5, t6, t7)
+    for stage, start, end in zip(STAGES, marks, marks[1:], strict=False):
+        timings[stage].append((end - start) * 1000.0)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--limit", type=int, default=60, help="held-out pages per dataset")
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="passes over the pages")
+    parser.add_argument("--stages", action="store_true", help="time the neural path's stages")
     args = parser.parse_args(argv)
-    times = run(args.data, args.limit, args.repeat)
+    todo = pages(args.data, args.limit)
+    if args.stages:
+        for page in todo[:WARMUP_PAGES]:
+            time_stages(page.html, None)
+        timings: dict[str, list[float]] = defaultdict(list)
+        for _ in range(args.repeat):
+            for page in todo:
+                time_stages(page.html, timings)
+        print(f"{len(timings['parse'])} held-out page runs, one thread; ms per page")
+        print("| stage | median | p90 | mean |\n|---|---|---|---|")
+        for stage in STAGES:
+            v = np.array(timings[stage])
+            print(f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} |")
+        return
+    times = run(todo, args.repeat)
     ours, theirs = (statistics.median(v) for v in times.values())
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")

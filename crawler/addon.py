@@ -148,7 +148,7 @@ def apply_extraction_buffer(settings: BaseSettings) -> None:
     if not settings.getbool("EXTRACT_ENABLED", True):
         return
     # Imported here: the pipeline module loads the worker pool's library.
-    from scrapy_maintext.pipelines.extraction import extract_workers
+    from scrapy_maintext.pipelines.config import extract_workers
 
     size = ACTIVE_SIZE_PER_WORKER * max(extract_workers(settings), 1)
     settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", size, priority=PRIORITY)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import TextResponse
 from scrapy_maintext.extraction.body import is_text_encoding, sniffed_encoding
-from scrapy_maintext.spiders.base import declared_encoding
+from scrapy_maintext.spiders.pages import declared_encoding
 
 if TYPE_CHECKING:
     from typing import Self

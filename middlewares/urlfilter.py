@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
+from scrapy_maintext.vocabulary.names import Meta
 
 if TYPE_CHECKING:
     from typing import Self
@@ -19,9 +20,6 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
-
-#: Meta key: leave this request's URL exactly as it is (robots.txt, sitemaps, feeds).
-SKIP_META = "skip_url_filter"
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ class UrlFilterMiddleware:
                 yield filtered
 
     def _filter(self, obj: Any) -> Any:
-        if not isinstance(obj, Request) or obj.meta.get(SKIP_META) or obj.dont_filter:
+        if not isinstance(obj, Request) or obj.meta.get(Meta.SKIP_URL_FILTER) or obj.dont_filter:
             return obj
         stats = self.crawler.stats
         assert stats is not None

@@ -1,10 +1,11 @@
 """Quick held-out comparison of model versions from the cached examples (no re-parsing).
 
-    python -m scrapy_maintext.models.heldout --data ../shared/data --models v1,v2
+    python -m scrapy_maintext.models.heldout --data ../shared/data --models v2,v4
     python -m scrapy_maintext.models.heldout --cascade DIR_FIRST,v2 [--validation]
         [--set-gate 0.6]
 
-Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks:
+Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks
+(a cascade such as v4 by its first model alone; ``--cascade`` scores the two together):
 neural alone, auto (trafilatura with the product's defaults on fallback pages), trafilatura
 alone and the per-page oracle (better of neural and trafilatura). For choosing a recipe; the
 figures of record come from ``models.evaluate``, which runs the whole product path.
@@ -126,7 +127,7 @@ def set_gate(first: str, second: str, gate: float) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--models", default="v1,v2")
+    parser.add_argument("--models", default="v2,v4")
     parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
     parser.add_argument("--validation", action="store_true", help="validation pages instead")
     parser.add_argument(

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy import signals
@@ -20,11 +18,6 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
-from scrapy_maintext.middlewares.urlfilter import SKIP_META
-from scrapy_maintext.politeness.quick_stop import STOPPING_MESSAGE
-from scrapy_maintext.politeness.site_failure import UNREACHABLE_MESSAGE
-from scrapy_maintext.politeness.stall import STALLED_MESSAGE
-from scrapy_maintext.report.extension import page_skipped
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -36,10 +29,19 @@ from scrapy_maintext.spiders.args import (
     parse_since_argument,
     read_list_file,
 )
+from scrapy_maintext.spiders.failures import failure_reason
+from scrapy_maintext.spiders.pages import declares_encoding, is_html_response
+from scrapy_maintext.spiders.sites import (
+    DiscoverySettings,
+    SiteState,
+    base_url_of,
+    feed_url,
+    split_list,
+)
 from scrapy_maintext.state.page_journal import PageJournal
-from scrapy_maintext.state.resume import RUN_META
+from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
+from scrapy_maintext.vocabulary.reasons import QUIET_SKIPS, SkipReason
 from twisted.python.failure import Failure
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +50,6 @@ logger = logging.getLogger(__name__)
 DISCOVERY_PRIORITY = 1_000_000
 #: A discovery callback's work: parse one response of a site, yield further requests.
 DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
-SITE_META = "site"
 #: CONCURRENT_ITEMS of these spiders (Scrapy's default: 100). Scrapy starts that many tasks
 #: for every response, whatever it yields; a page yields one item (plus its links when
 #: exploring), so 100 tasks cost the crawl process about 2 ms of CPU per page, a fifth of
@@ -56,83 +57,6 @@ SITE_META = "site"
 #: 100, 7.2 and 8.0 with 1; ``python -m benchmarks.crawl_throughput --data ... -s
 #: CONCURRENT_ITEMS=100``). A few keep a page's links moving while its item waits.
 PAGE_CONCURRENT_ITEMS = 8
-#: Meta key: the planned URL of a page request (what the page journal records).
-PAGE_META = "page_url"
-
-
-def base_url_of(domain: str) -> str:
-    """``example.com`` → ``https://example.com``; a URL keeps its scheme and port."""
-    domain = domain.strip()
-    if "://" not in domain:
-        domain = f"https://{domain}"
-    parts = urlsplit(domain)
-    host = parts.hostname
-    if parts.scheme not in ("http", "https") or not host or _NOT_IN_HOSTS.search(host):
-        raise ValueError(f"domain: not a host or base URL: {domain!r}")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError:
-        raise ValueError(f"domain: not a host or base URL: {domain!r}") from None
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-#: Characters no host name has (whitespace, URL delimiters); IDN letters are fine.
-_NOT_IN_HOSTS = re.compile(r"[\s<>\"{}|\\^`/?#@]")
-
-
-@dataclass(frozen=True)
-class DiscoverySettings:
-    """``DISCOVERY_*`` settings shared by the spiders."""
-
-    #: Nesting limit for sitemap indexes (an index of indexes of sitemaps is depth 2).
-    sitemap_max_depth: int = 3
-    #: Sitemaps fetched from one site at most (guards against index loops and spam).
-    max_sitemaps: int = 1000
-    #: Link depth limit of ``explore`` mode.
-    explore_max_depth: int = 5
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
-        return cls(
-            sitemap_max_depth=settings.getint("DISCOVERY_SITEMAP_MAX_DEPTH", 3),
-            max_sitemaps=settings.getint("DISCOVERY_MAX_SITEMAPS", 1000),
-            explore_max_depth=settings.getint("DISCOVERY_EXPLORE_MAX_DEPTH", 5),
-        )
-
-
-@dataclass
-class SiteState:
-    """Discovery state of one site of a crawl."""
-
-    base_url: str
-    plan: CrawlPlan
-    #: Discovery requests of this site not answered yet.
-    outstanding: int = 0
-    #: "sitemaps", "feeds" or "links" (explore mode moves through them in that order).
-    stage: str = "sitemaps"
-    #: Page URLs already requested (a site's discovery can finish more than once in
-    #: explore mode; nothing is requested twice).
-    scheduled: set[str] = field(default_factory=set)
-    sitemaps_seen: set[str] = field(default_factory=set)
-    links_seen: set[str] = field(default_factory=set)
-    #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
-    guessing: bool = False
-    #: Why the site cannot be crawled at all (unreachable, robots.txt 5xx), once known;
-    #: the robots middleware has said so in one line, so nothing more is logged for it.
-    failure: str | None = None
-
-
-def split_list(value: str | None) -> list[str]:
-    """Comma- or space-separated values of a spider argument."""
-    return [v.strip() for v in str(value or "").replace(",", " ").split() if v.strip()]
-
-
-def _feed_url(value: str) -> str:
-    """``value``, checked as a feed URL (http or https, with a host), else ValueError."""
-    if not value.lower().startswith(("http://", "https://")):
-        raise ValueError(f"not an http(s) URL: {value}")
-    base_url_of(value)
-    return value
 
 
 def _parsed(parse: Callable[[str], str], name: str, value: str, forms: Mapping[str, str]) -> str:
@@ -214,10 +138,10 @@ class DiscoverySpider(scrapy.Spider):
         check_names(kwargs, forms, cls.name)
         get = kwargs.get
         listed_sites = read_list_file("domains_file", get("domains_file"), forms, base_url_of)
-        listed_feeds = read_list_file("urls_file", get("urls_file"), forms, _feed_url)
+        listed_feeds = read_list_file("urls_file", get("urls_file"), forms, feed_url)
         sites = [_parsed(base_url_of, "domain", v, forms) for v in split_list(get("domain"))]
         sites += listed_sites
-        feed_urls = [_parsed(_feed_url, "url", v, forms) for v in split_list(get("url"))]
+        feed_urls = [_parsed(feed_url, "url", v, forms) for v in split_list(get("url"))]
         feed_urls += listed_feeds
         if not sites and not feed_urls:
             needed = " or ".join(f"-a {name}=..." for name in ("domain", "url") if name in forms)
@@ -245,7 +169,7 @@ class DiscoverySpider(scrapy.Spider):
         """Whether page items may carry ``response.body`` (see ``takes_body_bytes``)."""
         # Imported here: the pipeline module loads the extraction stack, which commands
         # that only list or check spiders do not need.
-        from scrapy_maintext.pipelines.extraction import takes_body_bytes
+        from scrapy_maintext.pipelines.config import takes_body_bytes
 
         return takes_body_bytes(self.settings)
 
@@ -265,20 +189,21 @@ class DiscoverySpider(scrapy.Spider):
         """A page redirected to a URL this crawl already requested: the duplicate filter
         drops the redirect, and the page would vanish without a word."""
         chain = request.meta.get("redirect_urls")
-        if not chain or PAGE_META not in request.meta:
+        if not chain or Meta.PAGE_URL not in request.meta:
             return
-        reason = "redirect_loop" if request.url in chain else "redirect_to_seen"
-        self.inc_stat(f"discovery/page_errors/{reason}")
+        seen = request.url in chain
+        reason = SkipReason.REDIRECT_LOOP if seen else SkipReason.REDIRECT_TO_SEEN
+        self.inc_stat(Stat.PAGE_ERRORS + reason)
         logger.info("Page %s not fetched: %s (%s)", chain[0], reason, request.url)
-        self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
+        self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
 
     def _item_finished(self, response: Response | Failure | None = None, **_: Any) -> None:
         meta = getattr(response, "meta", None)
-        if isinstance(response, Response) and meta and PAGE_META in meta:
-            self.journal.mark(meta[SITE_META], meta[PAGE_META], response.url)
+        if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
+            self.journal.mark(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)
 
     def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
-        return self.sites[response_or_request.meta[SITE_META]]
+        return self.sites[response_or_request.meta[Meta.SITE]]
 
     def inc_stat(self, key: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
@@ -293,7 +218,7 @@ class DiscoverySpider(scrapy.Spider):
         **meta: Any,
     ) -> scrapy.Request:
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
-        meta.update({SKIP_META: True, RUN_META: self.run_id, SITE_META: site.base_url})
+        meta.update({Meta.SKIP_URL_FILTER: True, Meta.RUN: self.run_id, Meta.SITE: site.base_url})
         request = scrapy.Request(
             url,
             callback=callback,
@@ -314,13 +239,13 @@ class DiscoverySpider(scrapy.Spider):
             yield from step(site, response)
         except Exception:
             # A parser bug must not leave the site waiting forever for this response.
-            self.inc_stat("discovery/errors/parse_exception")
+            self.inc_stat(Stat.DISCOVERY_ERRORS + "parse_exception")
             logger.exception("Discovery failed on %s", response.url)
         yield from self.discovery_done(site)
 
     def is_stale(self, request_or_response: scrapy.Request | Response) -> bool:
         """True for a discovery request (or its response) of an earlier, interrupted run."""
-        return request_or_response.meta.get(RUN_META) != self.run_id
+        return request_or_response.meta.get(Meta.RUN) != self.run_id
 
     def discovery_done(self, site: SiteState) -> Iterator[scrapy.Request]:
         """Call at the end of every discovery callback: schedules pages once all are in."""
@@ -328,7 +253,7 @@ class DiscoverySpider(scrapy.Spider):
         if site.outstanding > 0:
             return
         for reason, count in site.plan.rejected.items():
-            self.inc_stat(f"discovery/rejected/{reason}", count)
+            self.inc_stat(Stat.REJECTED + reason, count)
             self.report_skip(site.base_url, reason, count, planned=False)
         site.plan.rejected.clear()
         pages = site.plan.to_fetch(site.scheduled)
@@ -349,19 +274,19 @@ class DiscoverySpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
-        reason = _failure_reason(failure)
-        self.inc_stat(f"discovery/errors/{reason}")
+        reason = failure_reason(failure)
+        self.inc_stat(Stat.DISCOVERY_ERRORS + reason)
         site = self.site_of(request)
-        if reason == SITE_UNREACHABLE:
-            site.failure = str(failure.value).removeprefix(f"{UNREACHABLE_MESSAGE}: ")
-        elif reason != STOPPING:
+        if reason == SkipReason.SITE_UNREACHABLE:
+            site.failure = str(failure.value)
+        elif reason != SkipReason.STOPPING:
             logger.info("Discovery request %s failed: %s", request.url, reason)
         yield from self.discovery_done(site)
 
     def report_skip(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
         """Tell the crawl report that pages of ``site`` will not become items, and why."""
         self.crawler.signals.send_catch_log(
-            signal=page_skipped, site=site, reason=reason, count=count, planned=planned
+            signal=Signal.PAGE_SKIPPED, site=site, reason=reason, count=count, planned=planned
         )
 
     def all_sites_failed(self) -> bool:
@@ -372,14 +297,14 @@ class DiscoverySpider(scrapy.Spider):
         self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
     ) -> scrapy.Request:
         site.scheduled.add(candidate.url)
-        self.inc_stat(f"discovery/pages/{candidate.discovered_via}")
+        self.inc_stat(Stat.PAGES_VIA + str(candidate.discovered_via))
         meta.update(
             discovered_via=candidate.discovered_via,
             source_url=candidate.source_url,
             source_date=to_iso(candidate.date),
             source_title=candidate.title,
         )
-        meta.update({SITE_META: site.base_url, RUN_META: self.run_id, PAGE_META: candidate.url})
+        meta.update({Meta.SITE: site.base_url, Meta.RUN: self.run_id, Meta.PAGE_URL: candidate.url})
         return scrapy.Request(
             candidate.url,
             callback=self.parse_page,
@@ -392,8 +317,8 @@ class DiscoverySpider(scrapy.Spider):
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         if not is_html_response(response):
-            self.inc_stat("discovery/skipped/non_html")
-            self.report_skip(response.meta.get(SITE_META, ""), "non_html")
+            self.inc_stat(Stat.SKIPPED + SkipReason.NON_HTML)
+            self.report_skip(response.meta.get(Meta.SITE, ""), SkipReason.NON_HTML)
             logger.info("Skipped non-HTML page %s", response.url)
             self._item_finished(response)
             return
@@ -431,91 +356,15 @@ class DiscoverySpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
-        reason = _failure_reason(failure)
-        if reason == STOPPING:
+        reason = failure_reason(failure)
+        if reason == SkipReason.STOPPING:
             # Not done: the journal leaves it for a resumed crawl.
-            self.inc_stat("discovery/pages/left_for_resume")
+            self.inc_stat(Stat.LEFT_FOR_RESUME)
             return
-        if PAGE_META in request.meta:
-            self.journal.mark(request.meta[SITE_META], request.meta[PAGE_META])
-        self.inc_stat(f"discovery/page_errors/{reason}")
-        self.report_skip(request.meta.get(SITE_META, ""), reason)
+        if Meta.PAGE_URL in request.meta:
+            self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+        self.inc_stat(Stat.PAGE_ERRORS + reason)
+        self.report_skip(request.meta.get(Meta.SITE, ""), reason)
         # Routine, or said once for the whole site (unreachable, stalled).
-        quiet = (ROBOTS_FORBIDDEN, SITE_UNREACHABLE, SITE_STALLED)
-        log = logger.info if reason in quiet else logger.warning
+        log = logger.info if reason in QUIET_SKIPS else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
-
-
-#: Content types a page may have; anything else (images, PDFs, archives) is skipped.
-HTML_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml")
-_SNIFF_BYTES = 1024
-
-
-def declares_encoding(response: TextResponse) -> bool:
-    """Whether the response names its encoding (BOM, Content-Type charset or ``<meta>``):
-    what Scrapy reads before guessing, cheaply (the start of the body only)."""
-    return declared_encoding(response) is not None
-
-
-def declared_encoding(response: TextResponse) -> str | None:
-    """The encoding the response names, by BOM, Content-Type charset or ``<meta>`` (in
-    Scrapy's order), as w3lib resolves the name; None if it names none that Python knows."""
-    body = response.body
-    bom = read_bom(body)[0]
-    if bom:
-        return bom
-    content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
-    return http_content_type_encoding(content_type) or html_body_declared_encoding(body)
-
-
-def is_html_response(response: Response) -> bool:
-    """A text page worth extracting: declared HTML-ish and not binary in fact."""
-    if not isinstance(response, TextResponse):
-        return False
-    ctype = (response.headers.get("Content-Type") or b"").decode("latin-1").lower()
-    if ctype and ctype.split(";")[0].strip() not in HTML_TYPES:
-        return False
-    # UTF-16/32 text (by its BOM or declared charset) is full of NUL bytes.
-    if response.encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
-        return True
-    # Scrapy trusts a ".html" URL over the body; a NUL byte says it is binary after all.
-    return b"\x00" not in response.body[:_SNIFF_BYTES]
-
-
-_EXCEPTION_REASONS = {
-    "DownloadCancelledError": "too_large",  # over DOWNLOAD_MAXSIZE
-    "DownloadTimeoutError": "timeout",
-    "TimeoutError": "timeout",
-    "TCPTimedOutError": "timeout",
-    "DNSLookupError": "dns_error",
-    "ConnectionRefusedError": "connection_refused",
-    "ResponseNeverReceived": "connection_lost",
-    "ConnectionLost": "connection_lost",
-    "ConnectionDone": "connection_lost",
-}
-ROBOTS_FORBIDDEN = "robots_forbidden"
-#: A site the robots middleware found unreachable (it logged why, once).
-SITE_UNREACHABLE = "site_unreachable"
-#: A request dropped from a download queue because the crawl is stopping: not done, so a
-#: resumed crawl fetches it.
-STOPPING = "stopping"
-SITE_STALLED = "site_stalled"
-_IGNORE_REASONS = {
-    "Forbidden by robots.txt": ROBOTS_FORBIDDEN,
-    UNREACHABLE_MESSAGE: SITE_UNREACHABLE,
-    STOPPING_MESSAGE: STOPPING,
-    "max redirections reached": "redirect_loop",
-    STALLED_MESSAGE: SITE_STALLED,
-}
-
-
-def _failure_reason(failure: Failure) -> str:
-    response = getattr(failure.value, "response", None)
-    if response is not None:
-        return f"http_{response.status}"
-    message = str(failure.value)
-    for text, reason in _IGNORE_REASONS.items():
-        if text in message:
-            return reason
-    name = type(failure.value).__name__
-    return _EXCEPTION_REASONS.get(name, name)

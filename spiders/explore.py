@@ -11,19 +11,18 @@ from scrapy.http import Response, TextResponse
 from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
+from scrapy_maintext.vocabulary.names import Meta
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
-    from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
+    from scrapy_maintext.spiders.base import DiscoverySpider
+    from scrapy_maintext.spiders.sites import SiteState
 
     _Base = DiscoverySpider
 else:
     _Base = object
 
 logger = logging.getLogger(__name__)
-
-#: Meta key: a feed request for a feed URL given by the user (``-a url=``).
-DIRECT_FEED_META = "direct_feed"
 
 
 class FeedDiscoveryMixin(_Base):
@@ -77,7 +76,7 @@ class FeedDiscoveryMixin(_Base):
         else:
             self.inc_stat("discovery/feeds")
             self.inc_stat(f"discovery/feeds/{result.kind}")
-        if response.meta.get(DIRECT_FEED_META):
+        if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
         for entry in result.entries:
             site.plan.add_feed_entry(entry, response.url)

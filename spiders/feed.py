@@ -9,8 +9,10 @@ from typing import Any
 
 import scrapy
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
-from scrapy_maintext.spiders.base import DiscoverySpider, SiteState, base_url_of
-from scrapy_maintext.spiders.explore import DIRECT_FEED_META, ExploreMixin
+from scrapy_maintext.spiders.base import DiscoverySpider
+from scrapy_maintext.spiders.explore import ExploreMixin
+from scrapy_maintext.spiders.sites import SiteState, base_url_of
+from scrapy_maintext.vocabulary.names import Meta
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +36,7 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
         # Built (and counted per site) before the first is yielded: Scrapy reads start()
         # lazily, and a site must not finish discovery before all its feeds are asked for.
         requests = [
-            self.feed_request(self.sites[base_url_of(u)], u, **{DIRECT_FEED_META: True})
+            self.feed_request(self.sites[base_url_of(u)], u, **{Meta.DIRECT_FEED: True})
             for u in self.feed_urls
         ]
         # Sites named by domain/domains_file: feeds are found through their home pages.

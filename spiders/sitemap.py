@@ -12,9 +12,10 @@ from scrapy.http import Response
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.discovery.urls import host_of
-from scrapy_maintext.politeness.robots import ROBOTS_DISCOVERY_META
-from scrapy_maintext.spiders.base import DiscoverySpider, SiteState
+from scrapy_maintext.spiders.base import DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
+from scrapy_maintext.spiders.sites import SiteState
+from scrapy_maintext.vocabulary.names import Meta
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 self.parse_robots,
                 # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
                 handle_httpstatus_all=True,
-                **{ROBOTS_DISCOVERY_META: True},
+                **{Meta.ROBOTS_DISCOVERY: True},
             )
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:

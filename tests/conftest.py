@@ -8,39 +8,67 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import SiteOptions
+from scrapy.utils.reactor import install_reactor
 
-#: Crawl-delay of the fixture sites (seconds): above the tests' DOWNLOAD_DELAY, so the gaps
-#: the server sees prove that robots.txt set them.
+from tests.inprocess import ASYNCIO_REACTOR
+from tests.sites import SiteOptions, TestSiteServer, make_hostile
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The reactor every crawl runs on, installed before any test imports Twisted's default
+    # one (scrapy.utils.test.get_crawler would): crawls in the test process
+    # (tests/inprocess.py) run on it, and unit tests see what a crawl process has.
+    install_reactor(ASYNCIO_REACTOR)
+
+
+#: Crawl-delay of the polite fixture site (seconds): above the tests' DOWNLOAD_DELAY, so the
+#: gaps the server sees prove that robots.txt set them.
 CRAWL_DELAY = 0.4
 
 
-def _serve(options: SiteOptions, host: str = "127.0.0.1") -> Iterator[SiteServer]:
-    with SiteServer(options, host=host) as server:
+def _serve(
+    options: SiteOptions, host: str = "127.0.0.1", hostile: bool = False
+) -> Iterator[TestSiteServer]:
+    with TestSiteServer(options, host=host) as server:
+        if hostile:
+            make_hostile(server)
         yield server
 
 
 @pytest.fixture(scope="session")
-def _hostile_server() -> Iterator[SiteServer]:
-    yield from _serve(SiteOptions(hostile=True, crawl_delay=CRAWL_DELAY))
+def _hostile_server() -> Iterator[TestSiteServer]:
+    yield from _serve(SiteOptions(crawl_delay=None), hostile=True)
 
 
 @pytest.fixture
-def hostile_site(_hostile_server: SiteServer) -> SiteServer:
-    """Sitemaps, feeds, articles and every hostile corner; the request log starts empty."""
+def hostile_site(_hostile_server: TestSiteServer) -> TestSiteServer:
+    """Sitemaps, feeds, articles and every hostile corner, no Crawl-delay; the request log
+    starts empty."""
     _hostile_server.reset()
     return _hostile_server
 
 
 @pytest.fixture(scope="session")
-def _bare_server() -> Iterator[SiteServer]:
+def _polite_server() -> Iterator[TestSiteServer]:
+    yield from _serve(SiteOptions(crawl_delay=CRAWL_DELAY), hostile=True)
+
+
+@pytest.fixture
+def polite_site(_polite_server: TestSiteServer) -> TestSiteServer:
+    """The hostile site with a robots.txt Crawl-delay of :data:`CRAWL_DELAY`, for the tests
+    that measure the gaps between requests; the request log starts empty."""
+    _polite_server.reset()
+    return _polite_server
+
+
+@pytest.fixture(scope="session")
+def _bare_server() -> Iterator[TestSiteServer]:
     # Another loopback host than the hostile site: its own download slot in multi-site crawls.
     yield from _serve(SiteOptions(sitemaps=False, feeds=False, crawl_delay=None), "127.0.0.2")
 
 
 @pytest.fixture
-def bare_site(_bare_server: SiteServer) -> SiteServer:
+def bare_site(_bare_server: TestSiteServer) -> TestSiteServer:
     """A site with neither sitemap nor feed, and no Crawl-delay."""
     _bare_server.reset()
     return _bare_server

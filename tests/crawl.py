@@ -1,4 +1,11 @@
-"""Running the project's spiders as a user does (``scrapy crawl``) and reading the results."""
+"""Running the project's spiders as ``scrapy crawl`` does and reading the results.
+
+A crawl runs the project's crawl command in the test process (``tests/inprocess.py``) unless
+``fresh_process=True``: then ``scrapy crawl`` runs in a process of its own, as a user runs it.
+Tests whose subject is the process (its whole stderr, a signal, the timing of requests that a
+busy test process could skew) ask for one. ``MAINTEXT_TEST_CRAWLS=process`` runs every crawl in
+a fresh process.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests import inprocess
+
 ROOT = Path(__file__).resolve().parent.parent
+#: ``MAINTEXT_TEST_CRAWLS=process``: every crawl of :func:`run_crawl` in a fresh process.
+ALL_IN_PROCESSES = os.environ.get("MAINTEXT_TEST_CRAWLS", "") == "process"
 
 #: Discovery-only crawls: short delays (robots.txt Crawl-delay still applies), no extraction,
 #: and a download timeout below the fixture site's slow page.
 DISCOVERY_ONLY = {"DOWNLOAD_DELAY": "0.1", "EXTRACT_ENABLED": "False", "DOWNLOAD_TIMEOUT": "1"}
+#: No waits between requests (AutoThrottle's 1 s start included), for crawls whose subject is
+#: not politeness: still one request at a time per site, and robots.txt still obeyed.
+NO_WAITS = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False"}
+#: Discovery-only crawls without waits.
+QUICK_DISCOVERY = {**DISCOVERY_ONLY, **NO_WAITS}
 
 
 @dataclass
@@ -35,15 +51,16 @@ def run_crawl(
     settings: dict[str, Any] | None = None,
     timeout: float = 240,
     extra_outputs: tuple[str, ...] = (),
+    fresh_process: bool = False,
 ) -> CrawlResult:
     """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl [-O extra ...]`` in the repo root."""
     out = out_dir / "items.jsonl"
     stats_file = out_dir / "stats.json"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(out)]
+    argv = ["crawl", spider, "-O", str(out)]
     for extra in extra_outputs:
-        cmd += ["-O", extra]
+        argv += ["-O", extra]
     for key, value in args.items():
-        cmd += ["-a", f"{key}={value}"]
+        argv += ["-a", f"{key}={value}"]
     merged = {
         "EXTENSIONS": json.dumps({"tests.stats_dump.StatsDump": 0}),
         "TEST_STATS_FILE": str(stats_file),
@@ -51,9 +68,19 @@ def run_crawl(
         **(settings or {}),
     }
     for key, value in merged.items():
-        cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+        argv += ["-s", f"{key}={value}"]
+    if fresh_process or ALL_IN_PROCESSES:
+        cmd = [sys.executable, "-m", "scrapy", *argv]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.run(
+            cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+        )
+        log, returncode = proc.stderr, proc.returncode
+    else:
+        out_dir.mkdir(parents=True, exist_ok=True)  # for the log; Scrapy makes it for -O
+        log_file = out_dir / "crawl.log"
+        returncode = inprocess.run_command(argv, log_file, timeout)
+        log = log_file.read_text(encoding="utf-8", errors="replace") if log_file.exists() else ""
     items = []
     if out.exists():
         # JSON Lines end lines with "\n" only; splitlines() would also split inside a string
@@ -61,4 +88,4 @@ def run_crawl(
         lines = out.read_text(encoding="utf-8").split("\n")
         items = [json.loads(line) for line in lines if line.strip()]
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
-    return CrawlResult(items, stats, proc.stderr, proc.returncode)
+    return CrawlResult(items, stats, log, returncode)

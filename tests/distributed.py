@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy_maintext.demo.server import GATE_TIMEOUT, SiteServer
 from scrapy_maintext.distributed.settings import DEFAULT_KEY_PREFIX
 
 from tests.crawl import ROOT
 from tests.redis_server import RedisServer, redis_server_binary
+from tests.sites import GATE_TIMEOUT, TestSiteServer
 
 #: Short timeouts so that a killed worker's requests come back within the test.
 WORKER_SETTINGS = {
@@ -135,7 +135,7 @@ def run_workers(
     spider: str,
     args: dict[str, str],
     settings: dict[str, str],
-    held: list[SiteServer] | None = None,
+    held: list[TestSiteServer] | None = None,
 ) -> list[Worker]:
     """``count`` workers of one crawl started together, each run to a clean end.
 

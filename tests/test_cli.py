@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 from scrapy_maintext.cli import check_spider_arguments
 from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.demo.site import Route, SiteOptions
 from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from warcio.statusandheaders import StatusAndHeaders
@@ -63,6 +63,7 @@ def test_extract_directory_to_jsonl(tmp_path: Path) -> None:
     assert "skipped: no-main-text 1" in summary
 
 
+@pytest.mark.slow
 def test_extract_with_a_model_of_ones_own(tmp_path: Path) -> None:
     model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "my-model")
     out = tmp_path / "out.jsonl"
@@ -103,6 +104,7 @@ def _warc(path: Path) -> None:
         writer.write_record(request)
 
 
+@pytest.mark.slow
 def test_extract_warc_takes_urls_from_records(tmp_path: Path) -> None:
     warc = tmp_path / "crawl.warc.gz"
     _warc(warc)
@@ -155,6 +157,7 @@ def test_warc_charset_from_the_http_header(tmp_path: Path) -> None:
     assert "Новости дня." in record["text"]
 
 
+@pytest.mark.slow
 def test_odd_inputs_and_outputs(tmp_path: Path) -> None:
     odd = tmp_path / "odd"
     odd.mkdir()
@@ -181,6 +184,7 @@ def test_odd_inputs_and_outputs(tmp_path: Path) -> None:
     assert negative.returncode == 2 and "not a count: -3" in negative.stderr.decode()
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_extract_keeps_a_complete_output(tmp_path: Path) -> None:
     import signal
     import time
@@ -219,6 +223,7 @@ def test_extract_stdin_with_base_url(tmp_path: Path) -> None:
     assert "tidal lagoon" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["jsonl", "json", "tei", "txt"])
 def test_resume_after_a_kill_writes_each_document_once(tmp_path: Path, fmt: str) -> None:
     out = tmp_path / f"out.{fmt}"
@@ -255,6 +260,7 @@ def _urls(path: Path, fmt: str) -> list[str]:
     return sorted(line.removeprefix("URL: ") for line in lines if line.startswith("URL: "))
 
 
+@pytest.mark.slow
 def test_extract_one_file_per_document_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "docs"
     args = ("extract", str(SITE), "--base-url", BASE, "-o", f"{out}/:json")
@@ -266,6 +272,7 @@ def test_extract_one_file_per_document_and_resume(tmp_path: Path) -> None:
     assert "0 of 5 documents written" in again.stderr.decode()
 
 
+@pytest.mark.slow
 def test_per_document_timeout_is_counted_not_fatal(tmp_path: Path) -> None:
     pages = shutil.copytree(SITE, tmp_path / "site")
     (pages / "slow.html").write_text(slow_page(), encoding="utf-8")
@@ -319,6 +326,12 @@ def quick_site() -> Iterator[SiteServer]:
         yield server
 
 
+#: No waits between requests (the 1 s politeness floor and AutoThrottle's 1 s start), for
+#: crawls whose subject is not politeness: here, what a failed site prints.
+NO_WAITS = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False")
+
+
+@pytest.mark.slow
 def test_crawl_from_any_directory_with_progress_and_report(
     quick_site: SiteServer, tmp_path: Path
 ) -> None:
@@ -397,11 +410,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_unreachable_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
     out = tmp_path / "items.jsonl"
     out.write_text('{"url": "earlier"}\n')
     refused = f"http://127.0.0.1:{_free_port()}"
-    proc = maintext("crawl", "sitemap", "-a", f"domain={refused}", "-O", str(out), cwd=tmp_path)
+    args = ("-a", f"domain={refused}", "-O", str(out), *NO_WAITS)
+    proc = maintext("crawl", "sitemap", *args, cwd=tmp_path)
     stderr = proc.stderr.decode()
     assert proc.returncode == 1, stderr[-3000:]
     errors = [line for line in stderr.splitlines() if "] ERROR:" in line]
@@ -412,9 +427,10 @@ def test_unreachable_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert out.read_text() == '{"url": "earlier"}\n'
 
 
+@pytest.mark.slow
 def test_unreachable_feed_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
     refused = f"http://127.0.0.1:{_free_port()}"
-    proc = maintext("crawl", "feed", "-a", f"url={refused}/feed.xml", cwd=tmp_path)
+    proc = maintext("crawl", "feed", "-a", f"url={refused}/feed.xml", *NO_WAITS, cwd=tmp_path)
     stderr = proc.stderr.decode()
     errors = [line for line in stderr.splitlines() if "] ERROR:" in line]
     assert proc.returncode == 1, stderr[-3000:]
@@ -422,15 +438,17 @@ def test_unreachable_feed_site_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert "robots_forbidden" not in stderr and "No feed" not in stderr
 
 
+@pytest.mark.slow
 def test_tls_on_a_plain_http_server_hints_at_http(quick_site: SiteServer, tmp_path: Path) -> None:
     https = quick_site.base_url.replace("http://", "https://")
-    proc = maintext("crawl", "sitemap", "-a", f"domain={https}", cwd=tmp_path)
+    proc = maintext("crawl", "sitemap", "-a", f"domain={https}", *NO_WAITS, cwd=tmp_path)
     errors = [line for line in proc.stderr.decode().splitlines() if "] ERROR:" in line]
     assert proc.returncode == 1
     assert len(errors) == 1, errors
     assert f"did you mean {quick_site.base_url}?" in errors[0]
 
 
+@pytest.mark.slow
 def test_one_reachable_site_is_success(quick_site: SiteServer, tmp_path: Path) -> None:
     refused = f"http://127.0.0.1:{_free_port()}"
     out = tmp_path / "items.jsonl"
@@ -453,6 +471,7 @@ def test_one_reachable_site_is_success(quick_site: SiteServer, tmp_path: Path) -
     assert jsonl(out)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_quickly_and_the_same_command_resumes(tmp_path: Path) -> None:
     """16 requests queued behind a 1 s Crawl-delay used to take 16 s to drain after Ctrl-C;
     running the same command again (``-O`` included) completes the outputs."""
@@ -465,6 +484,8 @@ def test_ctrl_c_stops_quickly_and_the_same_command_resumes(tmp_path: Path) -> No
             *(sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"),
             *("-a", f"domain={server.base_url}", "-O", str(out), "-O", f"{corpus}:tei"),
             *("-s", f"JOBDIR={tmp_path / 'job'}", "-s", "EXTRACT_WORKERS=0"),
+            # Below the Crawl-delay, which paces the first run; the resumed run's pace.
+            *("-s", "DOWNLOAD_DELAY=0.1"),
         ]
         proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
@@ -475,6 +496,12 @@ def test_ctrl_c_stops_quickly_and_the_same_command_resumes(tmp_path: Path) -> No
         _, log = proc.communicate(timeout=60)
         seconds = time.monotonic() - stopped
         first = jsonl(out)
+        # How fast the rest is crawled is not the subject: the site drops its Crawl-delay.
+        assert server.site is not None
+        robots = server.site.routes["/robots.txt"]
+        without = robots.body.replace(b"Crawl-delay: 1\n", b"")
+        assert without != robots.body
+        server.site.routes["/robots.txt"] = Route(without, robots.content_type)
         resumed = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
         expected = server.site.expected_pages if server.site else set()
     assert proc.returncode == 0, log[-3000:]
@@ -493,6 +520,7 @@ def test_ctrl_c_stops_quickly_and_the_same_command_resumes(tmp_path: Path) -> No
     assert len(tree.getroot().findall("{http://www.tei-c.org/ns/1.0}TEI")) == len(items)
 
 
+@pytest.mark.slow
 def test_site_that_never_answers_is_one_timeout_line(tmp_path: Path) -> None:
     import socket
 
@@ -502,7 +530,7 @@ def test_site_that_never_answers_is_one_timeout_line(tmp_path: Path) -> None:
         base = f"http://127.0.0.1:{silent.getsockname()[1]}"
         proc = maintext(
             "crawl", "sitemap", "-a", f"domain={base}",
-            "-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_ENABLED=False",
+            "-s", "DOWNLOAD_TIMEOUT=1", "-s", "RETRY_ENABLED=False", *NO_WAITS,
             cwd=tmp_path,
         )  # fmt: skip
     errors = [line for line in proc.stderr.decode().splitlines() if "] ERROR:" in line]

@@ -6,18 +6,18 @@ import statistics
 from pathlib import Path
 
 from lxml import etree
-from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.models.metrics import token_f1, tokens
 
-from tests.crawl import run_crawl
+from tests.crawl import NO_WAITS, run_crawl
 from tests.schema import tei_errors
+from tests.sites import TestSiteServer
 
 TEI_NS = "{http://www.tei-c.org/ns/1.0}"
 #: The issue's bar for the mean token F1 of ``text`` against the pages' real main content.
 MIN_MEAN_F1 = 0.85
 
 
-def test_sitemap_crawl_to_jsonl_tei_and_text(hostile_site: SiteServer, tmp_path: Path) -> None:
+def test_sitemap_crawl_to_jsonl_tei_and_text(hostile_site: TestSiteServer, tmp_path: Path) -> None:
     site = hostile_site.site
     assert site is not None
     tei, txt = tmp_path / "corpus.xml", tmp_path / "corpus.txt"
@@ -25,7 +25,7 @@ def test_sitemap_crawl_to_jsonl_tei_and_text(hostile_site: SiteServer, tmp_path:
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url},
-        {"DOWNLOAD_DELAY": "0.1", "DOWNLOAD_TIMEOUT": "1"},
+        {**NO_WAITS, "DOWNLOAD_TIMEOUT": "1"},
         extra_outputs=(f"{tei}:tei", f"{txt}:txt"),
     )
     assert result.returncode == 0, result.log[-3000:]

@@ -9,17 +9,18 @@ from pathlib import Path
 import pytest
 from scrapy.http import HtmlResponse
 from scrapy_maintext.demo.content import Article, make_articles
-from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
-from tests.crawl import run_crawl
+from tests.crawl import NO_WAITS, run_crawl
+from tests.sites import Route, SiteOptions, TestSiteServer, page_html
 
 #: Articles of their own (the site's would be near-duplicates of these pages).
 UTF16_ARTICLES = make_articles(3, seed=16)
 SETTINGS = {"DOWNLOAD_DELAY": "0.05", "EXTRACT_WORKERS": "1", "DOWNLOAD_TIMEOUT": "5"}
+#: Without waits between requests, where the order of the pages is not the subject.
+QUICK = {**SETTINGS, **NO_WAITS}
 
 
-def _list_in_sitemap(server: SiteServer, *paths: str) -> None:
+def _list_in_sitemap(server: TestSiteServer, *paths: str) -> None:
     assert server.site is not None
     listed = server.site.routes["/sitemaps/pages.txt"].body.decode()
     listed += "".join(f"{server.base_url}{path}\n" for path in paths)
@@ -27,9 +28,9 @@ def _list_in_sitemap(server: SiteServer, *paths: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def utf16_site() -> Iterator[SiteServer]:
+def utf16_site() -> Iterator[TestSiteServer]:
     """Two articles served as UTF-16: with a BOM, and by declared charset only."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
         first, second, third = UTF16_ARTICLES
@@ -45,8 +46,8 @@ def utf16_site() -> Iterator[SiteServer]:
         yield server
 
 
-def test_utf16_pages_are_extracted(utf16_site: SiteServer, tmp_path: Path) -> None:
-    result = run_crawl("sitemap", tmp_path, {"domain": utf16_site.base_url}, SETTINGS)
+def test_utf16_pages_are_extracted(utf16_site: TestSiteServer, tmp_path: Path) -> None:
+    result = run_crawl("sitemap", tmp_path, {"domain": utf16_site.base_url}, QUICK)
     assert result.returncode == 0, result.log[-3000:]
     by_path = {item["url"].removeprefix(utf16_site.base_url): item for item in result.items}
     assert UTF16_ARTICLES[0].paragraphs[0] in by_path["/bom.html"]["text"]
@@ -66,10 +67,10 @@ def _accented(article: Article) -> str:
 
 
 @pytest.fixture(scope="module")
-def encodings_site() -> Iterator[SiteServer]:
+def encodings_site() -> Iterator[TestSiteServer]:
     """Pages decoded by header charset, by <meta> charset and by guess; a meta refresh;
     pages that declare codecs which decode no text (base64, hex)."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
         header, meta, guessed, target, base64, hexed = CODED_ARTICLES
@@ -93,11 +94,11 @@ def encodings_site() -> Iterator[SiteServer]:
 
 
 def test_bodies_are_decoded_as_scrapy_decodes_them(
-    encodings_site: SiteServer, tmp_path: Path
+    encodings_site: TestSiteServer, tmp_path: Path
 ) -> None:
     # Items carry the body as bytes with Scrapy's response.encoding; the extraction worker
     # decodes it, and the text is what response.text would have given.
-    result = run_crawl("sitemap", tmp_path, {"domain": encodings_site.base_url}, SETTINGS)
+    result = run_crawl("sitemap", tmp_path, {"domain": encodings_site.base_url}, QUICK)
     assert result.returncode == 0, result.log[-3000:]
     by_path = {item["url"].removeprefix(encodings_site.base_url): item for item in result.items}
     assert by_path["/header.html"]["encoding"] == "cp1252"
@@ -127,9 +128,9 @@ def test_bodies_are_decoded_as_scrapy_decodes_them(
 
 
 @pytest.fixture
-def huge_robots_site() -> Iterator[SiteServer]:
+def huge_robots_site() -> Iterator[TestSiteServer]:
     """robots.txt of 5 MB: the usual rules, padding, then a rule beyond 500 KiB."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
         padding = b"# " + b"x" * 98 + b"\n"
@@ -138,10 +139,10 @@ def huge_robots_site() -> Iterator[SiteServer]:
         yield server
 
 
-def test_robots_txt_is_read_up_to_500_kib(huge_robots_site: SiteServer, tmp_path: Path) -> None:
+def test_robots_txt_is_read_up_to_500_kib(huge_robots_site: TestSiteServer, tmp_path: Path) -> None:
     site = huge_robots_site.site
     assert site is not None
-    settings = {**SETTINGS, "EXTRACT_ENABLED": "False"}
+    settings = {**QUICK, "EXTRACT_ENABLED": "False"}
     result = run_crawl("sitemap", tmp_path, {"domain": huge_robots_site.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
     assert result.stats.get("politeness/robots_truncated") == 1
@@ -151,9 +152,9 @@ def test_robots_txt_is_read_up_to_500_kib(huge_robots_site: SiteServer, tmp_path
 
 
 @pytest.fixture
-def redirecting_site() -> Iterator[SiteServer]:
+def redirecting_site() -> Iterator[TestSiteServer]:
     """A redirect loop, and a listed page redirecting to another listed page."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
         site.routes["/loop-a.html"] = Route(b"", status=302, headers={"Location": "/loop-b.html"})
@@ -165,8 +166,10 @@ def redirecting_site() -> Iterator[SiteServer]:
         yield server
 
 
-def test_redirects_to_seen_urls_are_counted(redirecting_site: SiteServer, tmp_path: Path) -> None:
-    settings = {**SETTINGS, "EXTRACT_ENABLED": "False"}
+def test_redirects_to_seen_urls_are_counted(
+    redirecting_site: TestSiteServer, tmp_path: Path
+) -> None:
+    settings = {**QUICK, "EXTRACT_ENABLED": "False"}
     result = run_crawl("sitemap", tmp_path, {"domain": redirecting_site.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
     assert result.stats.get("discovery/page_errors/redirect_loop") == 1
@@ -180,9 +183,9 @@ STALL_DELAY = 3.0
 
 
 @pytest.fixture
-def stalling_site() -> Iterator[SiteServer]:
+def stalling_site() -> Iterator[TestSiteServer]:
     """Three articles, then six pages that answer only after the download timeout."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         assert server.site is not None
         paths = [f"/stall-{i}.html" for i in range(STALLING_PAGES)]
         for path in paths:
@@ -192,8 +195,9 @@ def stalling_site() -> Iterator[SiteServer]:
         server.reset(idle_timeout=STALL_DELAY + 1)
 
 
+@pytest.mark.slow
 def test_stalled_site_is_given_up_after_its_budget(
-    stalling_site: SiteServer, tmp_path: Path
+    stalling_site: TestSiteServer, tmp_path: Path
 ) -> None:
     site = stalling_site.site
     assert site is not None
@@ -217,8 +221,8 @@ def test_stalled_site_is_given_up_after_its_budget(
     assert result.log.count("STALL_BUDGET") == 1
 
 
-def test_kept_html_is_exported_as_text(encodings_site: SiteServer, tmp_path: Path) -> None:
-    settings = {**SETTINGS, "EXTRACT_KEEP_HTML": "True"}
+def test_kept_html_is_exported_as_text(encodings_site: TestSiteServer, tmp_path: Path) -> None:
+    settings = {**QUICK, "EXTRACT_KEEP_HTML": "True"}
     result = run_crawl("sitemap", tmp_path, {"domain": encodings_site.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
     by_path = {item["url"].removeprefix(encodings_site.base_url): item for item in result.items}

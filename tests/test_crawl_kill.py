@@ -15,11 +15,14 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
-from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 
 from tests.crawl import ROOT, run_crawl
 from tests.schema import tei_errors
+from tests.sites import TestSiteServer
+
+#: A crawl process killed, then resumed: seconds of crawling at a real pace.
+pytestmark = pytest.mark.slow
 
 #: Articles of the site: enough that most of the plan is still queued at the kill.
 ARTICLES = 40
@@ -38,8 +41,8 @@ SETTINGS = {
 
 
 @pytest.fixture(scope="module")
-def big_site() -> Iterator[SiteServer]:
-    with SiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None)) as server:
+def big_site() -> Iterator[TestSiteServer]:
+    with TestSiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None)) as server:
         yield server
 
 
@@ -52,7 +55,7 @@ def _crawl_cmd(base_url: str, jobdir: Path, outputs: list[str]) -> list[str]:
     return cmd
 
 
-def _pages_served(server: SiteServer, expected: set[str]) -> int:
+def _pages_served(server: TestSiteServer, expected: set[str]) -> int:
     return sum(1 for path in server.paths() if path in expected)
 
 
@@ -60,14 +63,14 @@ def _exported(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def _kill_point(server: SiteServer, expected: set[str], out: Path) -> bool:
+def _kill_point(server: TestSiteServer, expected: set[str], out: Path) -> bool:
     """KILL_AFTER pages served and some exported (or, should nothing reach the export
     file, all but a few pages served)."""
     served = _pages_served(server, expected)
     return served >= len(expected) - 6 or (served >= KILL_AFTER and _exported(out) >= 3)
 
 
-def _kill_after(cmd: list[str], server: SiteServer, expected: set[str], out: Path) -> None:
+def _kill_after(cmd: list[str], server: TestSiteServer, expected: set[str], out: Path) -> None:
     """Run ``cmd`` and SIGKILL it (the crawl process only) at the kill point."""
     log = out.with_suffix(".log")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -102,7 +105,7 @@ def _tei_urls(corpus: etree._ElementTree, base_url: str) -> list[str]:
     return [str(idno.text).removeprefix(base_url) for idno in idnos]
 
 
-def test_sigkill_then_resume_exports_every_page(big_site: SiteServer, tmp_path: Path) -> None:
+def test_sigkill_then_resume_exports_every_page(big_site: TestSiteServer, tmp_path: Path) -> None:
     site = big_site.site
     assert site is not None
     big_site.reset()

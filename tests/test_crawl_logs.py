@@ -6,19 +6,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
-from tests.crawl import run_crawl
+from tests.crawl import NO_WAITS, run_crawl
+from tests.sites import Route, SiteOptions, TestSiteServer, page_html
 
 #: A page with no main text but a large body (an app shell), dropped as no_text.
 SHELL_BYTES = 2_000_000
 
 
 @pytest.fixture(scope="module")
-def dropping_site() -> Iterator[SiteServer]:
+def dropping_site() -> Iterator[TestSiteServer]:
     """Three articles, a near-duplicate of the first, and a big page without text."""
-    with SiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
+    with TestSiteServer(SiteOptions(articles=3, feeds=False, crawl_delay=None)) as server:
         site = server.site
         assert site is not None
         first = site.articles[0]
@@ -31,11 +30,15 @@ def dropping_site() -> Iterator[SiteServer]:
         yield server
 
 
-def test_dropped_pages_are_named_not_written(dropping_site: SiteServer, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_dropped_pages_are_named_not_written(dropping_site: TestSiteServer, tmp_path: Path) -> None:
     site = dropping_site.site
     assert site is not None
-    settings = {"DOWNLOAD_DELAY": "0.05", "EXTRACT_WORKERS": "1", "LOG_LEVEL": "DEBUG"}
-    result = run_crawl("sitemap", tmp_path, {"domain": dropping_site.base_url}, settings)
+    settings = {**NO_WAITS, "EXTRACT_WORKERS": "1", "LOG_LEVEL": "DEBUG"}
+    # A process of its own: the log is all the crawl writes to stderr, its workers' included.
+    result = run_crawl(
+        "sitemap", tmp_path, {"domain": dropping_site.base_url}, settings, fresh_process=True
+    )
     assert result.returncode == 0, result.log[-3000:]
     assert result.stats.get("extract/dropped/duplicate") == 1
     assert result.stats.get("extract/dropped/no_text") == 1

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 
 from tests.crawl import DISCOVERY_ONLY, run_crawl
+from tests.sites import TestSiteServer
 
 SLOW_DELAY, FAST_DELAY = 1.0, 0.2
 #: Scheduling jitter allowed below a Crawl-delay (the gaps are measured by the server).
@@ -18,25 +18,30 @@ TOLERANCE = 0.05
 
 
 @pytest.fixture
-def two_ports() -> Iterator[tuple[SiteServer, SiteServer]]:
-    slow = SiteServer(SiteOptions(articles=4, feeds=False, crawl_delay=SLOW_DELAY))
-    fast = SiteServer(SiteOptions(articles=4, feeds=False, crawl_delay=FAST_DELAY))
+def two_ports() -> Iterator[tuple[TestSiteServer, TestSiteServer]]:
+    slow = TestSiteServer(SiteOptions(articles=4, feeds=False, crawl_delay=SLOW_DELAY))
+    fast = TestSiteServer(SiteOptions(articles=4, feeds=False, crawl_delay=FAST_DELAY))
     with slow, fast:
         yield slow, fast
 
 
-def _page_gaps(server: SiteServer) -> list[float]:
+def _page_gaps(server: TestSiteServer) -> list[float]:
     hits = [h for h in server.hits if h.path != "/robots.txt"]
     return [b.time - a.time for a, b in itertools.pairwise(hits)]
 
 
+@pytest.mark.slow
 def test_sites_on_one_host_keep_their_own_crawl_delay(
-    two_ports: tuple[SiteServer, SiteServer], tmp_path: Path
+    two_ports: tuple[TestSiteServer, TestSiteServer], tmp_path: Path
 ) -> None:
     slow, fast = two_ports
     assert slow.host == fast.host and slow.port != fast.port
     result = run_crawl(
-        "sitemap", tmp_path, {"domain": f"{slow.base_url},{fast.base_url}"}, DISCOVERY_ONLY
+        "sitemap",
+        tmp_path,
+        {"domain": f"{slow.base_url},{fast.base_url}"},
+        DISCOVERY_ONLY,
+        fresh_process=True,
     )
     assert result.returncode == 0, result.log[-3000:]
     for server in (slow, fast):

@@ -5,20 +5,19 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from scrapy_maintext.demo.server import SiteServer
-
-from tests.crawl import DISCOVERY_ONLY, run_crawl
+from tests.crawl import QUICK_DISCOVERY, run_crawl
+from tests.sites import TestSiteServer
 
 
 def test_resume_fetches_nothing_twice_and_loses_nothing(
-    hostile_site: SiteServer, tmp_path: Path
+    hostile_site: TestSiteServer, tmp_path: Path
 ) -> None:
     site = hostile_site.site
     assert site is not None
     jobdir = tmp_path / "job"
     # Requests already handed to the downloader are finished before a crawl stops; with a
     # small CONCURRENT_REQUESTS most of the plan is still in the JOBDIR queue at the stop.
-    settings = {**DISCOVERY_ONLY, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": "2"}
+    settings = {**QUICK_DISCOVERY, "JOBDIR": str(jobdir), "CONCURRENT_REQUESTS": "2"}
     first_dir, second_dir = tmp_path / "1", tmp_path / "2"
     first_dir.mkdir()
     second_dir.mkdir()

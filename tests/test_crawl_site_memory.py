@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.extraction import extract
 from scrapy_maintext.models.metrics import prf, tokens
 
 from tests.crawl import CrawlResult, run_crawl
+from tests.sites import TestSiteServer
 
 SHARE = (
     "Share this story with a friend: every article of the Valley Chronicle is free to read "
@@ -35,8 +35,8 @@ MIN_RECALL = 0.95
 
 
 @pytest.fixture(scope="module")
-def template_site() -> Iterator[SiteServer]:
-    with SiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None), host="127.0.0.4") as srv:
+def template_site() -> Iterator[TestSiteServer]:
+    with TestSiteServer(SiteOptions(articles=ARTICLES, crawl_delay=None), host="127.0.0.4") as srv:
         assert srv.site is not None
         for article in srv.site.articles:
             route = srv.site.routes[f"/articles/{article.slug}.html"]
@@ -46,7 +46,9 @@ def template_site() -> Iterator[SiteServer]:
         yield srv
 
 
-def crawl(server: SiteServer, out: Path, workers: str, jobdir: Path | None = None) -> CrawlResult:
+def crawl(
+    server: TestSiteServer, out: Path, workers: str, jobdir: Path | None = None
+) -> CrawlResult:
     settings = {**FAST, "EXTRACT_WORKERS": workers, "JOBDIR": str(jobdir or out / "job")}
     result = run_crawl("sitemap", out, {"domain": server.base_url}, settings)
     assert result.returncode == 0, result.log[-3000:]
@@ -54,7 +56,7 @@ def crawl(server: SiteServer, out: Path, workers: str, jobdir: Path | None = Non
 
 
 def test_template_is_gone_from_every_exported_page(
-    template_site: SiteServer, tmp_path: Path
+    template_site: TestSiteServer, tmp_path: Path
 ) -> None:
     site = template_site.site
     assert site is not None
@@ -84,7 +86,7 @@ def test_template_is_gone_from_every_exported_page(
 
 
 def test_switched_off_the_crawl_keeps_the_template(
-    template_site: SiteServer, tmp_path: Path
+    template_site: TestSiteServer, tmp_path: Path
 ) -> None:
     settings = {**FAST, "SITE_MEMORY_ENABLED": "False"}
     result = run_crawl("sitemap", tmp_path, {"domain": template_site.base_url}, settings)
@@ -96,7 +98,7 @@ def test_switched_off_the_crawl_keeps_the_template(
 
 
 def test_resumed_crawl_decides_as_an_uninterrupted_one(
-    template_site: SiteServer, tmp_path: Path
+    template_site: TestSiteServer, tmp_path: Path
 ) -> None:
     whole = crawl(template_site, tmp_path / "whole", "2")
     stopped_dir, resumed_dir = tmp_path / "stopped", tmp_path / "resumed"
@@ -124,7 +126,7 @@ def test_resumed_crawl_decides_as_an_uninterrupted_one(
 
 
 def test_a_site_smaller_than_the_warmup_is_decided_when_the_crawl_drains(
-    template_site: SiteServer, tmp_path: Path
+    template_site: TestSiteServer, tmp_path: Path
 ) -> None:
     settings = {**FAST, "SITE_MEMORY_WARMUP": "50", "EXTRACT_WORKERS": "2"}
     result = run_crawl("sitemap", tmp_path, {"domain": template_site.base_url}, settings, 120)

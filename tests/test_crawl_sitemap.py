@@ -1,4 +1,9 @@
-"""``scrapy crawl sitemap`` against the hostile fixture site, checked from the server's side."""
+"""``scrapy crawl sitemap`` against the hostile fixture site, checked from the server's side.
+
+The tests that measure the gaps between requests crawl the polite copy of the site (with a
+Crawl-delay) in a fresh ``scrapy crawl`` process, and take seconds; the others crawl the site
+without Crawl-delay in the test process.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,11 @@ import itertools
 from collections import Counter
 from pathlib import Path
 
-from scrapy_maintext.demo.server import SERVE_TIME, SiteServer
+import pytest
 
 from tests.conftest import CRAWL_DELAY
-from tests.crawl import DISCOVERY_ONLY, run_crawl
+from tests.crawl import DISCOVERY_ONLY, NO_WAITS, QUICK_DISCOVERY, run_crawl
+from tests.sites import SERVE_TIME, TestSiteServer
 
 #: Slack between Scrapy's send times and the server's arrival times (seconds): a loaded
 #: 2-core machine delays single connections by tens of milliseconds. Still far below the
@@ -19,12 +25,12 @@ TOLERANCE = 0.1
 DISCOVERY = ("/robots.txt", "/sitemap", "/sitemaps/", "/feed", "/atom.xml", "/index.rdf", "/xxe")
 
 
-def page_hits(server: SiteServer) -> Counter[str]:
+def page_hits(server: TestSiteServer) -> Counter[str]:
     return Counter(p for p in server.paths() if not p.startswith(DISCOVERY))
 
 
 def test_sitemap_crawl_fetches_each_allowed_page_once(
-    hostile_site: SiteServer, tmp_path: Path
+    hostile_site: TestSiteServer, tmp_path: Path
 ) -> None:
     site = hostile_site.site
     assert site is not None
@@ -32,7 +38,7 @@ def test_sitemap_crawl_fetches_each_allowed_page_once(
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url},
-        DISCOVERY_ONLY,
+        QUICK_DISCOVERY,
     )
     assert result.returncode == 0, result.log[-3000:]
 
@@ -59,18 +65,20 @@ def test_sitemap_crawl_fetches_each_allowed_page_once(
     assert stats["discovery/page_errors/timeout"] == 1  # after Scrapy's own retries
 
 
-def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_sitemap_crawl_is_polite(polite_site: TestSiteServer, tmp_path: Path) -> None:
     result = run_crawl(
         "sitemap",
         tmp_path,
-        {"domain": hostile_site.base_url, "max_pages": "6"},
+        {"domain": polite_site.base_url, "max_pages": "6"},
         DISCOVERY_ONLY,
+        fresh_process=True,
     )
     assert result.returncode == 0, result.log[-3000:]
     assert (
         "scrapy_maintext.politeness.throttle.PoliteAutoThrottle" in result.log
     )  # AutoThrottle is on
-    hits = list(hostile_site.hits)
+    hits = list(polite_site.hits)
     assert all(h.in_flight == 1 for h in hits), "more than one request at a time"
     assert all(h.user_agent.startswith("scrapy-maintext/") for h in hits)
     assert "Scrapy/" not in hits[0].user_agent
@@ -81,12 +89,15 @@ def test_sitemap_crawl_is_polite(hostile_site: SiteServer, tmp_path: Path) -> No
     assert SERVE_TIME < CRAWL_DELAY
 
 
-def test_retry_after_pauses_the_domain(hostile_site: SiteServer, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_retry_after_pauses_the_domain(hostile_site: TestSiteServer, tmp_path: Path) -> None:
+    # No Crawl-delay on this site: the gap after the 429 is the Retry-After pause alone.
     result = run_crawl(
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url},
         DISCOVERY_ONLY,
+        fresh_process=True,
     )
     assert result.returncode == 0
     hits = hostile_site.hits
@@ -95,11 +106,15 @@ def test_retry_after_pauses_the_domain(hostile_site: SiteServer, tmp_path: Path)
     assert hits[index + 1].time - hits[index].time >= retry_after - TOLERANCE
 
 
-def test_since_and_max_pages_fetch_newest_first(hostile_site: SiteServer, tmp_path: Path) -> None:
+def test_since_and_max_pages_fetch_newest_first(
+    hostile_site: TestSiteServer, tmp_path: Path
+) -> None:
     result = run_crawl(
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url, "since": "2026-03-01", "max_pages": "3"},
+        # With delays: every sitemap is read before the first page leaves, so the pages
+        # come newest first across sitemaps.
         DISCOVERY_ONLY,
     )
     assert result.returncode == 0
@@ -117,21 +132,19 @@ def test_since_and_max_pages_fetch_newest_first(hostile_site: SiteServer, tmp_pa
     assert news["status"] == 200 and news["fetched_at"]
 
 
-def test_lang_picks_hreflang_alternate(hostile_site: SiteServer, tmp_path: Path) -> None:
+def test_lang_picks_hreflang_alternate(hostile_site: TestSiteServer, tmp_path: Path) -> None:
     result = run_crawl(
         "sitemap",
         tmp_path,
         {"domain": hostile_site.base_url, "lang": "de"},
-        DISCOVERY_ONLY,
+        QUICK_DISCOVERY,
     )
     paths = set(result.paths(hostile_site.base_url))
     assert "/de/about.html" in paths and "/about.html" not in paths
 
 
-def test_no_sitemap_then_explore_follows_links(bare_site: SiteServer, tmp_path: Path) -> None:
-    plain = run_crawl(
-        "sitemap", tmp_path, {"domain": bare_site.base_url}, {"DOWNLOAD_DELAY": "0.05"}
-    )
+def test_no_sitemap_then_explore_follows_links(bare_site: TestSiteServer, tmp_path: Path) -> None:
+    plain = run_crawl("sitemap", tmp_path, {"domain": bare_site.base_url}, NO_WAITS)
     assert plain.returncode == 0 and plain.items == []
     assert "explore=1" in plain.log
 
@@ -140,7 +153,7 @@ def test_no_sitemap_then_explore_follows_links(bare_site: SiteServer, tmp_path: 
         "sitemap",
         tmp_path,
         {"domain": bare_site.base_url, "explore": "1", "max_pages": "8"},
-        {"DOWNLOAD_DELAY": "0.05", "EXTRACT_ENABLED": "False"},
+        {**NO_WAITS, "EXTRACT_ENABLED": "False"},
     )
     assert explored.returncode == 0, explored.log[-3000:]
     paths = explored.paths(bare_site.base_url)
@@ -151,14 +164,16 @@ def test_no_sitemap_then_explore_follows_links(bare_site: SiteServer, tmp_path: 
     assert {i["discovered_via"] for i in explored.items[1:]} == {"link"}
 
 
+@pytest.mark.slow
 def test_default_politeness_is_one_request_per_second(
-    bare_site: SiteServer, tmp_path: Path
+    bare_site: TestSiteServer, tmp_path: Path
 ) -> None:
     result = run_crawl(
         "sitemap",
         tmp_path,
         {"domain": bare_site.base_url, "explore": "1", "max_pages": "3"},
         {"EXTRACT_ENABLED": "False"},
+        fresh_process=True,
     )
     assert result.returncode == 0 and len(result.items) == 3
     hits = bare_site.hits
@@ -167,8 +182,9 @@ def test_default_politeness_is_one_request_per_second(
     assert all(h.in_flight == 1 for h in hits)
 
 
+@pytest.mark.slow
 def test_several_sites_in_parallel_each_polite(
-    hostile_site: SiteServer, bare_site: SiteServer, tmp_path: Path
+    polite_site: TestSiteServer, bare_site: TestSiteServer, tmp_path: Path
 ) -> None:
     domains = tmp_path / "domains.txt"
     domains.write_text(f"# sites\n{bare_site.base_url}\n")
@@ -176,21 +192,22 @@ def test_several_sites_in_parallel_each_polite(
         "sitemap",
         tmp_path,
         {
-            "domain": hostile_site.base_url,
+            "domain": polite_site.base_url,
             "domains_file": str(domains),
             "explore": "1",
             "max_pages": "3",
         },
         DISCOVERY_ONLY,
+        fresh_process=True,
     )
     assert result.returncode == 0, result.log[-3000:]
     hosts = Counter(item["url"].split("/")[2] for item in result.items)
-    assert hosts == {hostile_site.base_url[7:]: 3, bare_site.base_url[7:]: 3}
-    for server in (hostile_site, bare_site):
+    assert hosts == {polite_site.base_url[7:]: 3, bare_site.base_url[7:]: 3}
+    for server in (polite_site, bare_site):
         assert all(h.in_flight == 1 for h in server.hits)
     # The two sites were crawled at the same time, each under its own slot: one shared slot
     # would space every request of the crawl by the hostile site's Crawl-delay.
-    assert bare_site.hits[0].time < hostile_site.hits[-1].time
-    assert hostile_site.hits[0].time < bare_site.hits[-1].time
-    merged = sorted(h.time for h in [*hostile_site.hits, *bare_site.hits])
+    assert bare_site.hits[0].time < polite_site.hits[-1].time
+    assert polite_site.hits[0].time < bare_site.hits[-1].time
+    merged = sorted(h.time for h in [*polite_site.hits, *bare_site.hits])
     assert min(b - a for a, b in itertools.pairwise(merged)) < CRAWL_DELAY / 2

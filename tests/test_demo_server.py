@@ -7,6 +7,8 @@ import http.client
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 
+from tests.sites import TestSiteServer
+
 
 def _two_requests(server: SiteServer) -> tuple[list[int], bool]:
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
@@ -24,7 +26,7 @@ def _two_requests(server: SiteServer) -> tuple[list[int], bool]:
 
 def test_keep_alive_serves_several_requests_on_one_connection() -> None:
     options = SiteOptions(articles=2, crawl_delay=None, feeds=False)
-    with SiteServer(options, keep_alive=True) as server:
+    with TestSiteServer(options, keep_alive=True) as server:
         statuses, kept = _two_requests(server)
         assert statuses == [200, 200]
         assert kept

@@ -7,13 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.demo.site import BILLION_LAUGHS, XXE
 from scrapy_maintext.discovery.feeds import find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.safexml import XmlError, gunzip_capped
 from scrapy_maintext.discovery.sitemaps import Alternate, SitemapEntry, parse_sitemap
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url, registrable_domain
+
+from tests.sites import BILLION_LAUGHS, XXE
 
 FIXTURES = Path(__file__).parent / "fixtures" / "discovery"
 

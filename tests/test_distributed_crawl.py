@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 from scrapy_maintext.demo.content import make_articles
-from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import Route, SiteOptions, page_html
 
 from tests.distributed import redis_or_skip, run_workers, start_worker, wait_for
 from tests.redis_server import RedisServer
+from tests.sites import Route, SiteOptions, TestSiteServer, page_html
+
+#: Worker processes on a real Redis server, sharing a Crawl-delay: seconds per test.
+pytestmark = pytest.mark.slow
 
 #: Crawl-delay of the shared fixture site (s): well above DOWNLOAD_DELAY (0.1), so every
 #: gap the server sees proves that the workers shared the site's robots.txt delay.
@@ -38,24 +40,24 @@ def redis_url(redis_server: RedisServer) -> str:
 
 
 @pytest.fixture(scope="module")
-def _site_server() -> Iterator[SiteServer]:
+def _site_server() -> Iterator[TestSiteServer]:
     options = SiteOptions(articles=ARTICLES, crawl_delay=CRAWL_DELAY)
-    with SiteServer(options, host="127.0.0.3") as server:
+    with TestSiteServer(options, host="127.0.0.3") as server:
         yield server
 
 
 @pytest.fixture
-def site(_site_server: SiteServer) -> SiteServer:
+def site(_site_server: TestSiteServer) -> TestSiteServer:
     _site_server.reset()
     return _site_server
 
 
-def page_hits(server: SiteServer) -> Counter[str]:
+def page_hits(server: TestSiteServer) -> Counter[str]:
     assert server.site is not None
     return Counter(p for p in server.paths() if p in server.site.expected_pages)
 
 
-def assert_polite(server: SiteServer, crawl_delay: float = CRAWL_DELAY) -> None:
+def assert_polite(server: TestSiteServer, crawl_delay: float = CRAWL_DELAY) -> None:
     """After the first robots.txt (read before its Crawl-delay is known), no two requests
     of the workers together came closer than the Crawl-delay."""
     hits = sorted(server.hits, key=lambda h: h.time)
@@ -65,12 +67,12 @@ def assert_polite(server: SiteServer, crawl_delay: float = CRAWL_DELAY) -> None:
     assert pairs and not too_close, too_close
 
 
-def crawl_args(site: SiteServer) -> dict[str, str]:
+def crawl_args(site: TestSiteServer) -> dict[str, str]:
     return {"domain": site.base_url}
 
 
 def test_three_workers_crawl_each_page_once_and_politely(
-    site: SiteServer, redis_url: str, tmp_path: Path
+    site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
     workers = run_workers(3, tmp_path, "sitemap", crawl_args(site), settings, held=[site])
@@ -90,7 +92,9 @@ def test_three_workers_crawl_each_page_once_and_politely(
     assert_polite(site)
 
 
-def test_feed_crawl_shared_by_two_workers(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
+def test_feed_crawl_shared_by_two_workers(
+    site: TestSiteServer, redis_url: str, tmp_path: Path
+) -> None:
     settings = {"REDIS_URL": redis_url}
     workers = run_workers(2, tmp_path, "feed", crawl_args(site), settings)
     assert site.site is not None
@@ -106,7 +110,7 @@ def test_feed_crawl_shared_by_two_workers(site: SiteServer, redis_url: str, tmp_
     assert_polite(site)
 
 
-def test_killed_worker_loses_no_page(site: SiteServer, redis_url: str, tmp_path: Path) -> None:
+def test_killed_worker_loses_no_page(site: TestSiteServer, redis_url: str, tmp_path: Path) -> None:
     settings = {"REDIS_URL": redis_url}
     first = start_worker("first", tmp_path, "sitemap", crawl_args(site), settings)
     second = start_worker("second", tmp_path, "sitemap", crawl_args(site), settings)
@@ -127,7 +131,7 @@ def test_killed_worker_loses_no_page(site: SiteServer, redis_url: str, tmp_path:
 
 
 def test_discovery_of_a_killed_worker_is_taken_over(
-    site: SiteServer, redis_url: str, tmp_path: Path
+    site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     import redis
 
@@ -150,7 +154,7 @@ def test_discovery_of_a_killed_worker_is_taken_over(
 
 
 def test_stopped_crawl_resumes_and_late_worker_joins(
-    site: SiteServer, redis_url: str, tmp_path: Path
+    site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
     stopped = start_worker(
@@ -183,11 +187,11 @@ EXTRAS_ARTICLES = 10
 
 
 @pytest.fixture(scope="module")
-def _extras_server() -> Iterator[SiteServer]:
+def _extras_server() -> Iterator[TestSiteServer]:
     """A small site whose text sitemap also lists a verbatim copy of one article and a page
     answering 429 with Retry-After once."""
     options = SiteOptions(articles=EXTRAS_ARTICLES, crawl_delay=EXTRAS_DELAY)
-    with SiteServer(options, host="127.0.0.4") as server:
+    with TestSiteServer(options, host="127.0.0.4") as server:
         assert server.site is not None
         routes = server.site.routes
         original = f"/articles/{server.site.articles[0].slug}.html"
@@ -202,13 +206,13 @@ def _extras_server() -> Iterator[SiteServer]:
 
 
 @pytest.fixture
-def copy_site(_extras_server: SiteServer) -> SiteServer:
+def copy_site(_extras_server: TestSiteServer) -> TestSiteServer:
     _extras_server.reset()
     return _extras_server
 
 
 def test_near_duplicate_exported_once_cluster_wide(
-    copy_site: SiteServer, redis_url: str, tmp_path: Path
+    copy_site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     # Site memory learns each site's boilerplate per worker: two workers may then extract
     # the two copies a little differently; off, both copies give the same text.
@@ -234,7 +238,7 @@ def test_near_duplicate_exported_once_cluster_wide(
 
 
 def test_retry_after_pauses_the_site_for_every_worker(
-    copy_site: SiteServer, redis_url: str, tmp_path: Path
+    copy_site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
     workers = run_workers(2, tmp_path, "sitemap", crawl_args(copy_site), settings, held=[copy_site])
@@ -249,7 +253,7 @@ def test_retry_after_pauses_the_site_for_every_worker(
 
 
 def test_two_sites_each_at_its_own_delay(
-    site: SiteServer, copy_site: SiteServer, redis_url: str, tmp_path: Path
+    site: TestSiteServer, copy_site: TestSiteServer, redis_url: str, tmp_path: Path
 ) -> None:
     settings = {"REDIS_URL": redis_url}
     args = {"domain": f"{site.base_url},{copy_site.base_url}"}

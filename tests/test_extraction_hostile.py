@@ -111,6 +111,7 @@ def test_footer_copyright_year_is_not_a_date() -> None:
     assert extract(undated, URL).date is None
 
 
+@pytest.mark.slow  # seconds of parsing
 def test_huge_pages_get_only_the_markup_date_search() -> None:
     from scrapy_maintext.extraction.metadata import MAX_DATE_SEARCH_ELEMENTS, date_config
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-from scrapy_maintext.neural.inference import DEFAULT_VERSION
+import pytest
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+
+#: Builds the wheel (and installs it).
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "fixtures" / "neural" / "article.html"
@@ -25,11 +30,25 @@ print(neural.default_extractor().version, len(result.blocks))
 """
 
 
+def loaded_versions() -> set[str]:
+    """The default model and the model its cascade hands unsure pages to, if any."""
+    config = json.loads((MODELS_DIR / DEFAULT_VERSION / "config.json").read_text())
+    following = (config.get("cascade") or {}).get("next")
+    return {DEFAULT_VERSION} | ({following} if following else set())
+
+
 def test_wheel_ships_model_files(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in MODEL_FILES:
-        for version in sorted({"v1", "v2", DEFAULT_VERSION}):
+        for version in sorted(loaded_versions()):
             assert f"scrapy_maintext/neural/models/{version}/{name}" in names
+
+
+def test_wheel_ships_only_loaded_models(wheel: Path) -> None:
+    prefix = "scrapy_maintext/neural/models/"
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {n.removeprefix(prefix).split("/")[0] for n in names if n.startswith(prefix)}
+    assert shipped == loaded_versions()
 
 
 def test_wheel_installs_one_top_level_package(wheel: Path) -> None:

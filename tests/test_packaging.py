@@ -22,6 +22,9 @@ from typing import Any
 
 import pytest
 
+#: Builds the wheel and a virtual environment, and crawls in a fresh process.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "tests" / "fixtures" / "extraction" / "site"
 PROJECT = ROOT / "tests" / "fixtures" / "user_project_crawler"

@@ -15,14 +15,10 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext import Addon
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction import fingerprint
-from scrapy_maintext.pipelines.extraction import (
-    FINGERPRINTS_FILE,
-    ExtractConfig,
-    ExtractionPipeline,
-    SeenFingerprints,
-    merge_document,
-    takes_body_bytes,
-)
+from scrapy_maintext.pipelines.config import ExtractConfig, takes_body_bytes
+from scrapy_maintext.pipelines.extraction import ExtractionPipeline
+from scrapy_maintext.pipelines.items import merge_document
+from scrapy_maintext.state.fingerprints import FINGERPRINTS_FILE, SeenFingerprints
 
 DOC = Document(
     url="https://news.example/a",
@@ -72,29 +68,33 @@ def test_pipeline_disabled_by_setting() -> None:
 
 def test_merge_keeps_item_fields_and_drops_html() -> None:
     item = {"url": "https://news.example/a?utm=x", "html": "<p>", "extra": 1, "status": 200}
-    merged = merge_document(item, DOC, ExtractConfig())
+    merged = merge_document(item, DOC, ExtractConfig.with_defaults())
     assert merged["url"] == "https://news.example/a?utm=x"
     assert (merged["extra"], merged["status"], merged["title"]) == (1, 200, "A title")
     assert merged["body"] == [{"kind": "p", "text": "Some text"}]
     assert "html" not in merged
-    kept = merge_document({"url": "u", "html": "<p>"}, DOC, ExtractConfig(keep_html=True))
+    kept = merge_document(
+        {"url": "u", "html": "<p>"}, DOC, ExtractConfig.with_defaults(keep_html=True)
+    )
     assert kept["html"] == "<p>"
 
 
 def test_merge_uses_source_date_and_title_only_when_the_page_has_none() -> None:
     item = {"url": "u", "html": "", "source_date": "2023-05-06T07:08:09Z", "source_title": "T"}
     undated = Document(text="x", title=None)
-    merged = merge_document(dict(item), undated, ExtractConfig())
+    merged = merge_document(dict(item), undated, ExtractConfig.with_defaults())
     assert (merged["date"], merged["title"]) == ("2023-05-06", "T")
     dated = Document(text="x", date="2024-01-02", title="Page title")
-    merged = merge_document(dict(item), dated, ExtractConfig())
+    merged = merge_document(dict(item), dated, ExtractConfig.with_defaults())
     assert (merged["date"], merged["title"]) == ("2024-01-02", "Page title")
-    bad = merge_document({"url": "u", "source_date": "last week"}, undated, ExtractConfig())
+    bad = merge_document(
+        {"url": "u", "source_date": "last week"}, undated, ExtractConfig.with_defaults()
+    )
     assert bad["date"] is None
 
 
 def test_merge_never_blanks_existing_fields() -> None:
-    merged = merge_document({"url": "u", "author": "Desk"}, DOC, ExtractConfig())
+    merged = merge_document({"url": "u", "author": "Desk"}, DOC, ExtractConfig.with_defaults())
     assert merged["author"] == "Desk"
 
 
@@ -109,9 +109,13 @@ class FullItem(PageItem):
 
 
 def test_merge_turns_narrow_items_into_dicts_and_keeps_wide_ones() -> None:
-    narrow = merge_document(PageItem(url="u", html="<p>", extra=2), DOC, ExtractConfig())
+    narrow = merge_document(
+        PageItem(url="u", html="<p>", extra=2), DOC, ExtractConfig.with_defaults()
+    )
     assert isinstance(narrow, dict) and narrow["extra"] == 2 and narrow["text"] == "Some text"
-    wide = merge_document(FullItem(url="u", html="<p>", extra=3), DOC, ExtractConfig())
+    wide = merge_document(
+        FullItem(url="u", html="<p>", extra=3), DOC, ExtractConfig.with_defaults()
+    )
     assert isinstance(wide, FullItem) and wide["text"] == "Some text" and "html" not in wide
 
 

@@ -20,6 +20,8 @@ from lxml import etree
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
 from scrapy_maintext.neural.inference import MODELS_DIR
 
+from tests import inprocess
+from tests.crawl import ALL_IN_PROCESSES
 from tests.model_folders import damaged_model
 from tests.schema import tei_errors
 from tests.slow_page import slow_page
@@ -86,9 +88,10 @@ class Crawled:
 
 
 def crawl_logged(server: Server, out: Path, *settings: str) -> Crawled:
-    """:func:`crawl`, with the crawl's log too."""
+    """:func:`crawl`, with the crawl's log too. ``scrapy crawl`` runs in the test process
+    (``tests/inprocess.py``), in the foreign project, unless MAINTEXT_TEST_CRAWLS=process."""
     stats_path = out / "stats.json"
-    command = [sys.executable, "-m", "scrapy", "crawl", "pages", "-a", f"base={server.base}"]
+    command = ["crawl", "pages", "-a", f"base={server.base}"]
     command += ["-s", f"STATS_OUTPUT={stats_path}", "-s", f"CRAWLER_CONTACT={CONTACT}"]
     for setting in settings:
         command += ["-s", setting]
@@ -100,12 +103,23 @@ def crawl_logged(server: Server, out: Path, *settings: str) -> Crawled:
         f"{out}/corpus.txt": {"format": "txt", "overwrite": True},
     }
     command += ["-s", f"FEEDS={json.dumps(feeds)}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        command, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=CRAWL_TIMEOUT
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return Crawled(json.loads(stats_path.read_text("utf-8")), result.stderr)
+    if ALL_IN_PROCESSES:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        result = subprocess.run(
+            [sys.executable, "-m", "scrapy", *command],
+            cwd=PROJECT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CRAWL_TIMEOUT,
+        )
+        returncode, log = result.returncode, result.stderr
+    else:
+        log_file = out / "crawl.log"
+        returncode = inprocess.run_command(command, log_file, CRAWL_TIMEOUT, project=PROJECT)
+        log = log_file.read_text("utf-8", errors="replace")
+    assert returncode == 0, log[-3000:]
+    return Crawled(json.loads(stats_path.read_text("utf-8")), log)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,9 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.worker import WorkerStatus, warm_up
 from scrapy_maintext.neural.inference import MODELS_DIR
-from scrapy_maintext.pipelines.extraction import ExtractConfig, ExtractionPipeline, ExtractionRunner
+from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.pipelines.extraction import ExtractionPipeline
+from scrapy_maintext.pipelines.runner import ExtractionRunner
 
 from tests import worker_probe
 from tests.model_folders import damaged_model
@@ -24,7 +26,7 @@ WAIT = 120
 
 
 def test_workers_hold_the_model_before_their_first_page_and_no_scrapy() -> None:
-    runner = ExtractionRunner(ExtractConfig(workers=1))
+    runner = ExtractionRunner(ExtractConfig.with_defaults(workers=1))
     assert runner.pool is not None
     try:
         # The first task the worker runs: only its initializer can have loaded the model.
@@ -36,7 +38,9 @@ def test_workers_hold_the_model_before_their_first_page_and_no_scrapy() -> None:
 
 
 def test_trafilatura_workers_load_no_model() -> None:
-    runner = ExtractionRunner(ExtractConfig(options=ExtractOptions(engine="trafilatura")))
+    runner = ExtractionRunner(
+        ExtractConfig.with_defaults(options=ExtractOptions(engine="trafilatura"))
+    )
     assert runner.pool is not None
     try:
         held = runner.pool.schedule(worker_probe.loaded).result(timeout=WAIT)
@@ -107,6 +111,7 @@ def test_a_heap_frozen_by_the_project_is_left_frozen() -> None:
         gc.unfreeze()
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_crawl_process_never_imports_the_model_runtime() -> None:
     # The model runs in the workers only: onnxruntime in the crawl process would only
     # weigh on its heap (and on every pass of its garbage collector).

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from scrapy.exceptions import DropItem
-from scrapy_maintext.report.extension import SiteReport, drop_reason, format_report, format_seconds
+from scrapy_maintext.report.extension import SiteReport, format_report, format_seconds
+from scrapy_maintext.vocabulary.reasons import (
+    ExtractionFailed,
+    ExtractionTimeout,
+    NearDuplicate,
+    NoMainText,
+    drop_reason,
+)
 
 
-def test_drop_reasons_follow_the_pipeline_messages() -> None:
-    assert drop_reason(DropItem("No main text (no-main-text): https://a")) == "no_text"
-    assert drop_reason(DropItem("Near-duplicate of fingerprint 12ab: https://a")) == "duplicate"
-    assert drop_reason(DropItem("Extraction timed out after 30s: https://a")) == "timeout"
-    assert drop_reason(DropItem("Extraction failed (ValueError): https://a")) == "error"
-    assert drop_reason(DropItem("something else")) == "other"
+def test_drop_reasons_are_the_exception_types() -> None:
+    assert drop_reason(NoMainText("No main text (no-main-text): https://a")) == "no_text"
+    assert (
+        drop_reason(NearDuplicate("Near-duplicate of fingerprint 12ab: https://a")) == "duplicate"
+    )
+    assert drop_reason(ExtractionTimeout("Extraction timed out after 30s: https://a")) == "timeout"
+    assert drop_reason(ExtractionFailed("Extraction failed (ValueError): https://a")) == "error"
+    # A project's own DropItem, whatever its message says.
+    assert drop_reason(DropItem("No main text, says my pipeline")) == "other"
 
 
 def test_eta_from_the_pace_so_far() -> None:

@@ -1,7 +1,7 @@
 """A generated website with robots.txt, sitemaps, feeds and article pages, served from memory.
 
-Used by the README's demo command and by the crawl tests. ``hostile=True`` adds the broken
-and hostile corners a real crawl meets (entity bombs, gzip bombs, 429s, redirect loops, ...).
+Used by the README's demo command (``maintext demo``). The test suite builds its own variants
+on top of it (``tests/sites.py``: hostile pages, 429s, slow answers, a request log).
 """
 
 from __future__ import annotations
@@ -26,18 +26,12 @@ class Route:
     content_type: str = "text/html; charset=utf-8"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    #: Answer ``retry_status`` with this Retry-After (seconds) the first time, then normally.
-    retry_after_once: int | None = None
-    retry_status: int = 429
-    #: Seconds to wait before answering (a slow or hanging server).
-    delay: float = 0.0
 
 
 @dataclass(frozen=True)
 class SiteOptions:
     articles: int = 12
     crawl_delay: float | None = 1.0
-    hostile: bool = False
     #: Publish sitemaps (named in robots.txt).
     sitemaps: bool = True
     #: Publish feeds (RSS 2.0, Atom, JSON Feed, RSS 1.0), announced on the home page.
@@ -96,7 +90,7 @@ def page_html(article: Article, others: list[Article]) -> str:
 </body></html>"""
 
 
-def _home_html(articles: list[Article], feeds: bool, hostile: bool) -> str:
+def _home_html(articles: list[Article], feeds: bool) -> str:
     links = "".join(
         f'<li><a href="/articles/{a.slug}.html?utm_source=home">{html.escape(a.title)}</a></li>'
         for a in articles
@@ -109,9 +103,6 @@ def _home_html(articles: list[Article], feeds: bool, hostile: bool) -> str:
         if feeds
         else ""
     )
-    if hostile:
-        alternates += '<link rel="alternate" type="application/rss+xml" href="/xxe.xml">'
-
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Valley Chronicle'
         f"</title>{alternates}</head><body><h1>Valley Chronicle</h1><ul>{links}</ul>"
@@ -163,13 +154,11 @@ def _alternates(base: str) -> str:
     )
 
 
-def _sitemaps(base: str, arts: list[Article], hostile: bool) -> dict[str, Route]:
+def _sitemaps(base: str, arts: list[Article]) -> dict[str, Route]:
     xml = "application/xml"
     pages = [_url(base, f"/articles/{a.slug}.html", a.date) for a in arts[:6]]
     pages.append(_url(base, f"/articles/{arts[0].slug}.html?utm_source=sitemap&utm_medium=x"))
     pages += [_url(base, "/private/drafts.html"), _url(base, "/files/report.pdf")]
-    if hostile:
-        pages += [_url(base, p) for p in HOSTILE_PAGES]
     news = [_url(base, f"/articles/{a.slug}.html", extra=_news(a)) for a in arts[6:9]]
     text = "".join(f"{base}/articles/{a.slug}.html\n" for a in arts[9:11])
     archive = [_url(base, f"/articles/{a.slug}.html", a.date) for a in arts[11:]]
@@ -259,62 +248,12 @@ def _feeds(base: str, arts: list[Article]) -> dict[str, Route]:
     }
 
 
-#: Pages of the hostile site that must never become items.
-HOSTILE_PAGES = (
-    "/busy.html",
-    "/loop-a.html",
-    "/gone.html",
-    "/error.html",
-    "/binary.html",
-    "/slow.html",
-)
-
-#: How long /slow.html takes to answer: longer than the tests' DOWNLOAD_TIMEOUT.
-SLOW_PAGE_DELAY = 2.5
-
-BILLION_LAUGHS = b"""<?xml version="1.0"?>
-<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
-<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
-<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>&lol3;</loc></url></urlset>"""
-
-XXE = b"""<?xml version="1.0"?>
-<!DOCTYPE r [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
-<rss version="2.0"><channel><item><link>&xxe;</link></item></channel></rss>"""
-
-
-def _hostile(base: str, arts: list[Article]) -> dict[str, Route]:
-    bomb = gzip.compress(b"<urlset>" + b" " * (60 * 1024 * 1024) + b"</urlset>")
-    busy = page_html(make_articles(1, seed=99)[0], [])
-    return {
-        "/sitemaps/bomb.xml": Route(BILLION_LAUGHS, "application/xml"),
-        "/sitemaps/huge.xml.gz": Route(bomb, "application/x-gzip"),
-        "/sitemaps/broken.xml": Route(b"<urlset><url><loc>", "application/xml"),
-        "/sitemaps/latin1.xml": Route(
-            _urlset([_url(base, f"/articles/{arts[0].slug}.html")]).replace(
-                b"<urlset", b"<!-- caf\xe9 --><urlset"
-            ),
-            "application/xml",
-        ),
-        "/xxe.xml": Route(XXE, "application/rss+xml"),
-        "/busy.html": Route(busy.encode(), retry_after_once=1),
-        "/loop-a.html": Route(b"", status=302, headers={"Location": "/loop-b.html"}),
-        "/loop-b.html": Route(b"", status=302, headers={"Location": "/loop-a.html"}),
-        "/gone.html": Route(b"not here", status=404),
-        "/error.html": Route(b"boom", status=500),
-        "/binary.html": Route(bytes(range(256)) * 64, "image/png"),
-        "/slow.html": Route(b"<html><body><p>Finally.</p></body></html>", delay=SLOW_PAGE_DELAY),
-    }
-
-
 def _robots(base: str, options: SiteOptions) -> bytes:
     lines = ["User-agent: *", "Disallow: /private/"]
     if options.crawl_delay:
         lines.append(f"Crawl-delay: {options.crawl_delay:g}")
     if options.sitemaps:
         lines.append(f"Sitemap: {base}/sitemap_index.xml")
-    if options.hostile and options.sitemaps:
-        for path in ("bomb.xml", "huge.xml.gz", "broken.xml", "latin1.xml", "missing.xml"):
-            lines.append(f"Sitemap: {base}/sitemaps/{path}")
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -324,7 +263,7 @@ def build_site(base: str, options: SiteOptions | None = None) -> Site:
     arts = make_articles(options.articles)
     routes: dict[str, Route] = {
         "/robots.txt": Route(_robots(base, options), "text/plain"),
-        "/": Route(_home_html(arts, options.feeds, options.hostile).encode()),
+        "/": Route(_home_html(arts, options.feeds).encode()),
         "/about.html": Route(_about_html("en").encode()),
         "/de/about.html": Route(_about_html("de").encode()),
         "/private/drafts.html": Route(b"<html><body><p>Secret drafts</p></body></html>"),
@@ -334,11 +273,8 @@ def build_site(base: str, options: SiteOptions | None = None) -> Site:
         others = [arts[(i + k) % len(arts)] for k in (1, 2, 3)]
         routes[f"/articles/{article.slug}.html"] = Route(page_html(article, others).encode())
     if options.sitemaps:
-        routes.update(_sitemaps(base, arts, options.hostile))
+        routes.update(_sitemaps(base, arts))
     if options.feeds:
         routes.update(_feeds(base, arts))
     expected = {f"/articles/{a.slug}.html" for a in arts} | {"/about.html", "/de/about.html"}
-    if options.hostile:
-        routes.update(_hostile(base, arts))
-        expected.add("/busy.html")
     return Site(routes, arts, expected, {"/private/drafts.html"})

@@ -24,9 +24,8 @@ import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
-from scrapy_maintext.distributed.worker import LEASE_META, LOCAL_META, DistributedWorker
-from scrapy_maintext.middlewares.urlfilter import SKIP_META
-from scrapy_maintext.spiders.base import SITE_META
+from scrapy_maintext.distributed.worker import DistributedWorker
+from scrapy_maintext.vocabulary.names import Meta
 from scrapy_redis import picklecompat
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import Base as RedisQueueBase
@@ -104,7 +103,7 @@ class DistributedScheduler(RedisScheduler):
             # Not serializable (a callback that is no spider method): this worker keeps it,
             # as Scrapy keeps such requests in memory when its disk queue cannot take them.
             if lease:
-                request.meta[LEASE_META] = lease
+                request.meta[Meta.DISTRIBUTED_LEASE] = lease
             self._inc("scheduler/unserializable")
             heapq.heappush(self._local, (-request.priority, next(self._order), request))
             return True
@@ -130,7 +129,7 @@ class DistributedScheduler(RedisScheduler):
         if lease is None:
             return None
         request = self.queue._decode_request(lease.data)
-        request.meta[LEASE_META] = lease.id
+        request.meta[Meta.DISTRIBUTED_LEASE] = lease.id
         self.worker.leased(lease.id, lease.site)
         self._inc("scheduler/dequeued/redis")
         return request
@@ -147,4 +146,6 @@ class DistributedScheduler(RedisScheduler):
 def is_local(request: Request) -> bool:
     """Discovery requests stay with the worker holding their site's plan."""
     meta = request.meta
-    return bool(meta.get(LOCAL_META) or (meta.get(SKIP_META) and SITE_META in meta))
+    return bool(
+        meta.get(Meta.DISTRIBUTED_LOCAL) or (meta.get(Meta.SKIP_URL_FILTER) and Meta.SITE in meta)
+    )

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.distributed.scheduler import is_local
-from scrapy_maintext.distributed.worker import LEASE_META, DistributedWorker, filter_start
-from scrapy_maintext.spiders.base import SITE_META
+from scrapy_maintext.distributed.worker import DistributedWorker, filter_start
+from scrapy_maintext.vocabulary.names import Meta
 
 if TYPE_CHECKING:
     from typing import Self
@@ -74,7 +74,7 @@ class DistributedSpiderMiddleware:
             async for item in result:
                 yield item
             return
-        lease = request.meta.get(LEASE_META)
+        lease = request.meta.get(Meta.DISTRIBUTED_LEASE)
         if lease is not None:
             self._open[lease] += 1
         try:
@@ -92,7 +92,7 @@ class DistributedSpiderMiddleware:
         request = getattr(response, "request", None)
         if not isinstance(request, Request):
             return
-        lease = request.meta.get(LEASE_META)
+        lease = request.meta.get(Meta.DISTRIBUTED_LEASE)
         if lease is not None and lease in self._open:
             self._close(lease, request)
 
@@ -103,7 +103,7 @@ class DistributedSpiderMiddleware:
             self.worker.finished(request)
 
     def _discovery_step_done(self, request: Request) -> None:
-        base = str(request.meta.get(SITE_META))
+        base = str(request.meta.get(Meta.SITE))
         site = getattr(self.crawler.spider, "sites", {}).get(base)
         if site is not None and site.outstanding <= 0:
             self.worker.discovery_finished(base)

@@ -20,6 +20,7 @@ from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.state import CrawlState, new_worker_id
+from scrapy_maintext.vocabulary.names import Meta
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet.task import LoopingCall
 
@@ -32,11 +33,6 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
 logger = logging.getLogger(__name__)
-
-#: Meta key: the lease id of a request this worker took from the shared queue.
-LEASE_META = "distributed_lease"
-#: Meta key: True keeps a request in this worker (discovery requests always stay).
-LOCAL_META = "distributed_local"
 
 
 class DistributedWorker:
@@ -151,20 +147,20 @@ class DistributedWorker:
         self.held[site] += 1
 
     def left_downloader(self, request: Request) -> None:
-        site = self.leases.get(request.meta.get(LEASE_META, ""))
+        site = self.leases.get(request.meta.get(Meta.DISTRIBUTED_LEASE, ""))
         if site is not None and self.held[site] > 0:
             self.held[site] -= 1
 
     def download_failed(self, request: Request) -> None:
         self.left_downloader(request)
-        lease = request.meta.get(LEASE_META)
+        lease = request.meta.get(Meta.DISTRIBUTED_LEASE)
         if lease in self.leases:
             self._failed.add(lease)
 
     def replaced_lease(self, request: Request) -> str:
         """The lease of the request this one replaces (a redirect, a retry: same meta), taken
         off its meta; the queue ends that lease when it takes this request (:meth:`handed_on`)."""
-        lease = request.meta.pop(LEASE_META, None)
+        lease = request.meta.pop(Meta.DISTRIBUTED_LEASE, None)
         return lease if lease in self.leases else ""
 
     def handed_on(self, lease: str) -> None:
@@ -173,7 +169,7 @@ class DistributedWorker:
 
     def finished(self, request: Request) -> None:
         """The request's outcome is final and its items are exported: acknowledge it."""
-        lease = request.meta.get(LEASE_META)
+        lease = request.meta.get(Meta.DISTRIBUTED_LEASE)
         if lease is None or lease not in self.leases:
             return
         self._flush_feeds()
@@ -284,11 +280,10 @@ async def filter_start(spider: Any, start: Any, keep: Any) -> Any:
     """Requests of ``start`` for sites ``keep`` accepts; other sites' discovery requests are
     dropped (and no longer counted as outstanding by the spider)."""
     from scrapy import Request
-    from scrapy_maintext.spiders.base import SITE_META
 
     sites = getattr(spider, "sites", {})
     async for item in start:
-        site = item.meta.get(SITE_META) if isinstance(item, Request) else None
+        site = item.meta.get(Meta.SITE) if isinstance(item, Request) else None
         if site is None or site not in sites or keep(site):
             yield item
             continue

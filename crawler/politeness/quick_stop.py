@@ -4,7 +4,7 @@ Scrapy's graceful stop waits for every request already handed to the downloader;
 per-site delay those sit in the site's slot queue and are fetched one by one (16 requests
 at a 1 s Crawl-delay: 16 s of silence). Once the crawl is stopping, this extension fails
 the requests still waiting in a slot queue (never one being transferred) with
-``IgnoreRequest(STOPPING_MESSAGE)``; spiders treat them as not done, so a ``JOBDIR`` crawl
+``Stopping`` (an ``IgnoreRequest``); spiders treat them as not done, so a ``JOBDIR`` crawl
 fetches them when it resumes.
 
 Reads ``Downloader.slots`` and ``Slot.queue`` (Scrapy internals, present from 2.0 through
@@ -18,14 +18,13 @@ from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import NotConfigured
+from scrapy_maintext.vocabulary.reasons import Stopping
 from twisted.internet import task
 from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 
-#: Message of the IgnoreRequest of a request dropped because the crawl is stopping.
-STOPPING_MESSAGE = "Crawl is stopping"
 #: How often a stopping crawl is checked for (seconds): the delay Ctrl-C adds at most.
 CHECK_INTERVAL = 0.25
 
@@ -71,6 +70,6 @@ def drop_queued(downloader: Any) -> int:
         queue = getattr(slot, "queue", None)
         while queue:
             _request, deferred = queue.popleft()
-            deferred.errback(Failure(IgnoreRequest(STOPPING_MESSAGE)))
+            deferred.errback(Failure(Stopping("Crawl is stopping")))
             count += 1
     return count

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy_maintext.vocabulary.names import Meta
 
 if TYPE_CHECKING:
     from typing import Self
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-RETRY_AFTER_META = "retry_after_times"
-#: Meta key: the pause (seconds) chosen when the response arrived.
-PAUSE_META = "retry_after_pause"
 _SECONDS = re.compile(r"\d{1,9}", re.ASCII)
 #: A slot with no delay never waits; this tiny one makes the downloader honour a pause.
 _MIN_PAUSE_DELAY = 0.001
@@ -96,13 +94,13 @@ class RetryAfterMiddleware:
     def response_downloaded(self, response: Response, request: Request, spider: object) -> None:
         if not self._applies(request, response):
             return
-        if request.meta.get(RETRY_AFTER_META, 0) >= self.config.max_retries:
+        if request.meta.get(Meta.RETRY_AFTER_TIMES, 0) >= self.config.max_retries:
             return
         delay = parse_retry_after(response.headers.get("Retry-After"))
         if delay is None:
             delay = self.config.default_delay
         delay = min(delay, self.config.max_delay)
-        request.meta[PAUSE_META] = delay
+        request.meta[Meta.RETRY_AFTER_PAUSE] = delay
         self._pause_slot(request, delay)
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
@@ -110,7 +108,7 @@ class RetryAfterMiddleware:
             return response
         stats = self.crawler.stats
         assert stats is not None
-        retries = request.meta.get(RETRY_AFTER_META, 0)
+        retries = request.meta.get(Meta.RETRY_AFTER_TIMES, 0)
         if retries >= self.config.max_retries:
             stats.inc_value("politeness/retry_after/gave_up")
             logger.warning("Gave up on %s after %d Retry-After pauses", request.url, retries)
@@ -118,10 +116,10 @@ class RetryAfterMiddleware:
             request.meta["dont_retry"] = True
             return response
         stats.inc_value("politeness/retry_after")
-        delay = request.meta.pop(PAUSE_META, self.config.default_delay)
+        delay = request.meta.pop(Meta.RETRY_AFTER_PAUSE, self.config.default_delay)
         logger.info("%s answered %d: pausing its domain %.1fs", request.url, response.status, delay)
         retry = request.replace(dont_filter=True, priority=request.priority + 1)
-        retry.meta[RETRY_AFTER_META] = retries + 1
+        retry.meta[Meta.RETRY_AFTER_TIMES] = retries + 1
         return retry
 
     def _pause_slot(self, request: Request, delay: float) -> None:

@@ -12,13 +12,14 @@ from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy_maintext.politeness.site_failure import (
-    UNREACHABLE_MESSAGE,
     SiteFailure,
     describe_failure,
     install_fold_filter,
     robots_refusal,
 )
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
+from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Meta key: a spider's own request for robots.txt (to read its Sitemap lines) is answered
-#: from the copy this middleware already fetched, so a site sees robots.txt fetched once.
-ROBOTS_DISCOVERY_META = "robots_discovery"
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 #: robots.txt bytes read, as Google does (RFC 9309 asks for at least 500 KiB): a 5 MB file
 #: took ~400 MB of memory to parse. What follows is ignored.
@@ -89,16 +87,16 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
         parts = urlparse_cached(request)
         self._schemes.setdefault(parts.netloc, parts.scheme)
-        if request.meta.get(ROBOTS_DISCOVERY_META):
+        if request.meta.get(Meta.ROBOTS_DISCOVERY):
             return await self._cached_robots(request)
         self._refuse_failed_site(request)
         try:
             await super().process_request(request)
-        except IgnoreRequest:
+        except IgnoreRequest as exc:
             # The robots.txt fetch this request waited for may have found the site
             # unreachable: say so, not "Forbidden by robots.txt".
             self._refuse_failed_site(request)
-            raise
+            raise RobotsForbidden(str(exc)) from None
         self._apply_crawl_delay(request)
         return None
 
@@ -155,7 +153,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
     def _refuse_failed_site(self, request: Request) -> None:
         failure = self.failures.get(urlparse_cached(request).netloc)
         if failure is not None:
-            raise IgnoreRequest(f"{UNREACHABLE_MESSAGE}: {failure.message}")
+            raise SiteUnreachable(failure.message)
 
     def _record_delay(self, netloc: str, delay: float) -> None:
         if delay > self.config.max_crawl_delay:

@@ -30,9 +30,9 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.worker import DistributedWorker
-from scrapy_maintext.politeness.retry_after import PAUSE_META
 from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
+from scrapy_maintext.vocabulary.names import Meta
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet import defer, task
 
@@ -203,7 +203,7 @@ class SharedPolitenessMiddleware:
 
     def response_downloaded(self, response: Response, request: Request) -> None:
         """RetryAfterMiddleware chose a pause for the site (``retry_after_pause``)."""
-        pause = request.meta.get(PAUSE_META)
+        pause = request.meta.get(Meta.RETRY_AFTER_PAUSE)
         if not pause:
             return
         key = str(self.crawler.engine.downloader.get_slot_key(request))

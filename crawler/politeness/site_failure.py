@@ -6,13 +6,8 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-#: Message of the IgnoreRequest raised for every request to a site that cannot be crawled;
-#: spiders map it to the ``site_unreachable`` reason.
-UNREACHABLE_MESSAGE = "Site cannot be crawled"
+from scrapy_maintext.vocabulary.reasons import SkipReason, download_error
 
-_DNS = ("CannotResolveHostError", "DNSLookupError")
-_REFUSED = ("DownloadConnectionRefusedError", "ConnectionRefusedError")
-_TIMEOUT = ("DownloadTimeoutError", "TimeoutError", "TCPTimedOutError")
 _TLS_MARKERS = ("SSL routines", "OpenSSL", "TLS", "wrong version number", "handshake")
 
 
@@ -38,11 +33,12 @@ def describe_failure(exc: BaseException, url: str) -> SiteFailure:
     netloc = parts.netloc
     name = type(exc).__name__
     text = str(exc)
-    if name in _DNS:
+    reason = download_error(exc)
+    if reason == SkipReason.DNS_ERROR:
         return SiteFailure("dns_error", f"host {parts.hostname} not found (DNS lookup failed)")
-    if name in _REFUSED:
+    if reason == SkipReason.CONNECTION_REFUSED:
         return SiteFailure("connection_refused", f"connection refused by {netloc}")
-    if name in _TIMEOUT:
+    if reason == SkipReason.TIMEOUT:
         return SiteFailure("timeout", f"no answer from {netloc} ({text or 'timed out'})")
     if any(marker in text for marker in _TLS_MARKERS):
         hint = ""

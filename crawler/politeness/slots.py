@@ -13,15 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy_maintext.vocabulary.names import Meta
 
 if TYPE_CHECKING:
     from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Request
-
-#: Scrapy's meta key naming a request's download slot.
-SLOT_META = "download_slot"
 
 
 def site_slot(request: Request) -> str | None:
@@ -48,7 +46,7 @@ class SiteSlotMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        if SLOT_META not in request.meta:
+        if Meta.DOWNLOAD_SLOT not in request.meta:
             slot = site_slot(request)
             if slot is not None:
-                request.meta[SLOT_META] = slot
+                request.meta[Meta.DOWNLOAD_SLOT] = slot

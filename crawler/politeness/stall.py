@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakSet
 
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.reasons import SiteStalled, SkipReason, download_error
 
 if TYPE_CHECKING:
     from typing import Self
@@ -31,13 +33,8 @@ logger = logging.getLogger(__name__)
 
 #: Exceptions that mean "the server did not answer in time" (by class name: Twisted's,
 #: Scrapy's and the TCP stack's).
-TIMEOUT_EXCEPTIONS = frozenset({"TimeoutError", "DownloadTimeoutError", "TCPTimedOutError"})
-#: IgnoreRequest message of a request refused because its site stalled.
-STALLED_MESSAGE = "site stalled"
 #: Share of DOWNLOAD_TIMEOUT left to requests already waiting when their site stalls.
 LAST_CHANCE_SHARE = 0.1
-#: Meta key: the request got its last chance (a short timeout) after its site stalled.
-LAST_CHANCE_META = "stall_last_chance"
 
 
 @dataclass(frozen=True)
@@ -79,15 +76,15 @@ class StallBudgetMiddleware:
     def process_request(self, request: Request) -> None:
         netloc = urlparse_cached(request).netloc
         if netloc in self.stalled:
-            raise IgnoreRequest(f"{STALLED_MESSAGE}: {netloc}")
+            raise SiteStalled(f"site stalled: {netloc}")
         self.waiting[netloc].add(request)
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        if type(exception).__name__ not in TIMEOUT_EXCEPTIONS:
+        if download_error(exception) != SkipReason.TIMEOUT:
             return
         netloc = urlparse_cached(request).netloc
-        if request.meta.get(LAST_CHANCE_META):
-            raise IgnoreRequest(f"{STALLED_MESSAGE}: {netloc}")
+        if request.meta.get(Meta.STALL_LAST_CHANCE):
+            raise SiteStalled(f"site stalled: {netloc}")
         self._inc("politeness/stalled")
         timeout = request.meta.get("download_timeout", self.config.download_timeout)
         self.spent[netloc] += float(timeout)
@@ -109,7 +106,7 @@ class StallBudgetMiddleware:
         # handler reads the timeout when it starts.
         short = self.config.download_timeout * LAST_CHANCE_SHARE
         for waiting in self.waiting.pop(netloc, ()):
-            waiting.meta.update({"download_timeout": short, LAST_CHANCE_META: True})
+            waiting.meta.update({"download_timeout": short, Meta.STALL_LAST_CHANCE: True})
 
     def _inc(self, key: str) -> None:
         if self.crawler.stats is not None:

@@ -22,25 +22,15 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
-from scrapy_maintext.middlewares.urlfilter import SKIP_META
-from scrapy_maintext.politeness.robots import ROBOTS_DISCOVERY_META
+from scrapy_maintext.vocabulary.names import Meta, Signal
+from scrapy_maintext.vocabulary.reasons import drop_reason
 from twisted.internet import task
 
 logger = logging.getLogger(__name__)
 
-#: Sent by the spiders for a page that will not become an item: ``site``, ``reason``,
-#: ``count`` and ``planned`` (False for URLs the plan refused: off-site, too old, ...).
-page_skipped = object()
-#: Drop messages of the extraction pipeline, by their start, and the reason they report.
-DROP_REASONS = (
-    ("No main text", "no_text"),
-    ("Near-duplicate", "duplicate"),
-    ("Extraction timed out", "timeout"),
-    ("Extraction failed", "error"),
-)
 #: Meta keys of requests that are not pages: sitemaps and feeds (``skip_url_filter``),
 #: a spider's robots.txt, and Scrapy's own robots.txt download (``dont_obey_robotstxt``).
-DISCOVERY_META_KEYS = (SKIP_META, ROBOTS_DISCOVERY_META, "dont_obey_robotstxt")
+DISCOVERY_META_KEYS = (Meta.SKIP_URL_FILTER, Meta.ROBOTS_DISCOVERY, "dont_obey_robotstxt")
 
 
 @dataclass(frozen=True)
@@ -116,11 +106,6 @@ def format_seconds(seconds: float | None) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def drop_reason(exception: BaseException) -> str:
-    message = str(exception)
-    return next((reason for start, reason in DROP_REASONS if message.startswith(start)), "other")
-
-
 def site_of_request(request: Request | None, url: str = "") -> str:
     """The spider's site (meta ``site``), else scheme and host of the URL."""
     if request is not None and request.meta.get("site"):
@@ -150,7 +135,7 @@ class CrawlReport:
         connect(self.response_received, signal=signals.response_received)
         connect(self.item_scraped, signal=signals.item_scraped)
         connect(self.item_dropped, signal=signals.item_dropped)
-        connect(self.page_skipped, signal=page_skipped)
+        connect(self.page_skipped, signal=Signal.PAGE_SKIPPED)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlReport:

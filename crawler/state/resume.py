@@ -16,7 +16,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import IgnoreRequest
+from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.reasons import EarlierRun
 
 if TYPE_CHECKING:
     from typing import Self
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Meta key: the id of the run that made a discovery spider's request.
-RUN_META = "discovery_run"
 #: The scheduler's disk queue directory inside JOBDIR (scrapy.core.scheduler).
 QUEUE_DIR = "requests.queue"
 
@@ -47,14 +46,14 @@ class ResumeMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        run = request.meta.get(RUN_META)
+        run = request.meta.get(Meta.RUN)
         current = getattr(self.crawler.spider, "run_id", None)
         if run is None or current is None or run == current:
             return
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value("discovery/stale_requests")
         logger.debug("Dropped %s: queued by an earlier run", request.url)
-        raise IgnoreRequest("queued by an earlier run")
+        raise EarlierRun("queued by an earlier run")
 
 
 def clear_queue(path: Path) -> None:

@@ -1,0 +1,124 @@
+"""What several benchmarks share; not a benchmark itself.
+
+- :class:`CrawlCpu`: a Scrapy extension for the benchmarks' crawls, the crawl process's own
+  CPU and its garbage collector's share (``benchmarks.crawl_throughput`` lists it in
+  ``EXTENSIONS``, so the crawl process imports this module: keep its imports light);
+- :func:`load_pages`: real-size pages of the developer data;
+- :func:`variant_parser`, :func:`run_child`, :func:`memory_mib`: benchmarks that measure each
+  variant in a fresh process of their own module, and that process's memory as Linux reports
+  it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+
+# -- The crawl process's CPU ------------------------------------------------------------------
+
+#: Every thread of the crawl process (the reactor, the extraction pool's threads), from
+#: ``spider_opened`` to ``spider_closed``; the extraction workers are other processes.
+CRAWL_CPU_STAT = "benchmark/crawl_cpu_seconds"
+#: The wall time of the garbage collector's passes in the same span (``gc.callbacks``; see
+#: ``EXTRACT_GC_FREEZE``).
+GC_STAT = "benchmark/gc_seconds"
+
+
+class CrawlCpu:
+    """Benchmark-only extension: sets :data:`CRAWL_CPU_STAT` and :data:`GC_STAT`. Listed before
+    ``tests.stats_dump.StatsDump`` so that the stats are set before they are written."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.started = 0.0
+        self.gc_seconds = 0.0
+        self._gc_started = 0.0
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> CrawlCpu:
+        return cls(crawler)
+
+    def spider_opened(self, spider: Any) -> None:
+        self.started = time.process_time()
+        gc.callbacks.append(self._gc_pass)
+
+    def _gc_pass(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_seconds += time.perf_counter() - self._gc_started
+
+    def spider_closed(self, spider: Any, reason: str) -> None:
+        gc.callbacks.remove(self._gc_pass)
+        assert self.crawler.stats is not None
+        self.crawler.stats.set_value(CRAWL_CPU_STAT, round(time.process_time() - self.started, 3))
+        self.crawler.stats.set_value(GC_STAT, round(self.gc_seconds, 3))
+
+
+# -- Real-size pages --------------------------------------------------------------------------
+
+#: Real pages: the modern set, pages of at least this size (bytes of HTML).
+DATA_FILE = "wcxb-dev.jsonl.gz"
+MIN_PAGE_BYTES = 10_000
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    html: str
+
+
+def load_pages(data: Path, count: int) -> list[Page]:
+    """The first ``count`` pages of :data:`DATA_FILE` with at least :data:`MIN_PAGE_BYTES`."""
+    pages = []
+    with gzip.open(data / DATA_FILE, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            html = json.loads(line)["html"]
+            if len(html.encode("utf-8")) >= MIN_PAGE_BYTES:
+                pages.append(Page(f"/p/{len(pages)}.html", html))
+            if len(pages) == count:
+                break
+    return pages
+
+
+# -- Variants in fresh processes --------------------------------------------------------------
+
+
+def variant_parser(variants: tuple[str, ...], doc: str) -> argparse.ArgumentParser:
+    """``--data`` and the hidden ``--child VARIANT`` of a fresh process."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True, help="developer data folder")
+    parser.add_argument("--child", choices=variants, help=argparse.SUPPRESS)
+    return parser
+
+
+def run_child(module: str, argv: list[str], variant: str) -> dict[str, Any]:
+    """Run ``python -m module *argv --child variant``; the JSON of its last output line."""
+    cmd = [sys.executable, "-m", module, *argv, "--child", variant]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return dict(json.loads(out.strip().splitlines()[-1]))
+
+
+_MEMORY_FIELDS = {"Rss": "rss", "Pss": "pss", "Private_Clean": "uss", "Private_Dirty": "uss"}
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """RSS, PSS and USS of ``pid`` in MiB."""
+    out = {"rss": 0.0, "pss": 0.0, "uss": 0.0}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        name, _, rest = line.partition(":")
+        if name in _MEMORY_FIELDS:
+            out[_MEMORY_FIELDS[name]] += int(rest.split()[0]) / 1024
+    return out

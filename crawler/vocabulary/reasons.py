@@ -1,0 +1,131 @@
+"""Why a page was not fetched, not extracted or dropped: types, never matched messages.
+
+A request our components refuse raises a :class:`PageIgnored` subclass and an item the
+extraction pipeline drops raises a :class:`PageDropped` subclass; each carries its reason,
+which is what stats, logs and the crawl report show.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import ClassVar
+
+from scrapy.exceptions import DropItem, IgnoreRequest
+
+
+class SkipReason(StrEnum):
+    """A planned page that was not fetched or not extracted."""
+
+    ROBOTS_FORBIDDEN = "robots_forbidden"
+    #: The robots middleware found the site unreachable (it said why, once).
+    SITE_UNREACHABLE = "site_unreachable"
+    #: The site spent its stall budget (``STALL_BUDGET``).
+    SITE_STALLED = "site_stalled"
+    #: Dropped from a download queue because the crawl is stopping: a resumed crawl fetches it.
+    STOPPING = "stopping"
+    #: A request of an interrupted earlier run that came back from a JOBDIR queue.
+    EARLIER_RUN = "earlier_run"
+    #: A redirect chain that comes back to a URL it passed through.
+    REDIRECT_LOOP = "redirect_loop"
+    #: A redirect chain longer than ``REDIRECT_MAX_TIMES``.
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    #: A redirect to a URL this crawl requested already (the duplicate filter drops it).
+    REDIRECT_TO_SEEN = "redirect_to_seen"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"
+    DNS_ERROR = "dns_error"
+    CONNECTION_REFUSED = "connection_refused"
+    CONNECTION_LOST = "connection_lost"
+    NON_HTML = "non_html"
+
+
+class DropReason(StrEnum):
+    """A fetched page whose item the extraction pipeline dropped."""
+
+    NO_TEXT = "no_text"
+    DUPLICATE = "duplicate"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    #: A DropItem raised by a pipeline of the project's own.
+    OTHER = "other"
+
+
+#: Reasons that are routine or said once for the whole site: logged at INFO, not WARNING.
+QUIET_SKIPS = frozenset(
+    {SkipReason.ROBOTS_FORBIDDEN, SkipReason.SITE_UNREACHABLE, SkipReason.SITE_STALLED}
+)
+
+
+class PageIgnored(IgnoreRequest):
+    """A request refused by one of our components, for :attr:`reason`."""
+
+    reason: ClassVar[SkipReason]
+
+
+class RobotsForbidden(PageIgnored):
+    reason = SkipReason.ROBOTS_FORBIDDEN
+
+
+class SiteUnreachable(PageIgnored):
+    reason = SkipReason.SITE_UNREACHABLE
+
+
+class SiteStalled(PageIgnored):
+    reason = SkipReason.SITE_STALLED
+
+
+class Stopping(PageIgnored):
+    reason = SkipReason.STOPPING
+
+
+class EarlierRun(PageIgnored):
+    reason = SkipReason.EARLIER_RUN
+
+
+class PageDropped(DropItem):
+    """An item the extraction pipeline dropped, for :attr:`reason`."""
+
+    reason: ClassVar[DropReason]
+
+
+class NoMainText(PageDropped):
+    reason = DropReason.NO_TEXT
+
+
+class NearDuplicate(PageDropped):
+    reason = DropReason.DUPLICATE
+
+
+class ExtractionTimeout(PageDropped):
+    reason = DropReason.TIMEOUT
+
+
+class ExtractionFailed(PageDropped):
+    reason = DropReason.ERROR
+
+
+def drop_reason(exception: BaseException) -> DropReason:
+    """The reason of a dropped item (``other`` for a project's own DropItem)."""
+    return exception.reason if isinstance(exception, PageDropped) else DropReason.OTHER
+
+
+#: Download errors by exception class name (Twisted's and Scrapy's, matched by name so that
+#: none has to be imported, and whichever of them a Scrapy version raises).
+DOWNLOAD_ERRORS: dict[str, SkipReason] = {
+    "DownloadCancelledError": SkipReason.TOO_LARGE,  # over DOWNLOAD_MAXSIZE
+    "DownloadTimeoutError": SkipReason.TIMEOUT,
+    "TimeoutError": SkipReason.TIMEOUT,
+    "TCPTimedOutError": SkipReason.TIMEOUT,
+    "CannotResolveHostError": SkipReason.DNS_ERROR,
+    "DNSLookupError": SkipReason.DNS_ERROR,
+    "DownloadConnectionRefusedError": SkipReason.CONNECTION_REFUSED,
+    "ConnectionRefusedError": SkipReason.CONNECTION_REFUSED,
+    "ResponseNeverReceived": SkipReason.CONNECTION_LOST,
+    "ConnectionLost": SkipReason.CONNECTION_LOST,
+    "ConnectionDone": SkipReason.CONNECTION_LOST,
+}
+
+
+def download_error(exception: BaseException) -> SkipReason | None:
+    """The reason of a download error, or None for an exception that is none of them."""
+    return DOWNLOAD_ERRORS.get(type(exception).__name__)

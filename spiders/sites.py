@@ -1,0 +1,83 @@
+"""The sites of a discovery crawl: base URLs, discovery settings, per-site state."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from scrapy.settings import BaseSettings
+from scrapy_maintext.discovery.plan import CrawlPlan
+from scrapy_maintext.vocabulary.settings import setting
+
+
+def base_url_of(domain: str) -> str:
+    """``example.com`` → ``https://example.com``; a URL keeps its scheme and port."""
+    domain = domain.strip()
+    if "://" not in domain:
+        domain = f"https://{domain}"
+    parts = urlsplit(domain)
+    host = parts.hostname
+    if parts.scheme not in ("http", "https") or not host or _NOT_IN_HOSTS.search(host):
+        raise ValueError(f"domain: not a host or base URL: {domain!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        raise ValueError(f"domain: not a host or base URL: {domain!r}") from None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+#: Characters no host name has (whitespace, URL delimiters); IDN letters are fine.
+_NOT_IN_HOSTS = re.compile(r"[\s<>\"{}|\\^`/?#@]")
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """``DISCOVERY_*`` settings shared by the spiders."""
+
+    sitemap_max_depth: int
+    max_sitemaps: int
+    explore_max_depth: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
+        return cls(
+            sitemap_max_depth=setting(settings, "DISCOVERY_SITEMAP_MAX_DEPTH"),
+            max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
+            explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
+        )
+
+
+@dataclass
+class SiteState:
+    """Discovery state of one site of a crawl."""
+
+    base_url: str
+    plan: CrawlPlan
+    #: Discovery requests of this site not answered yet.
+    outstanding: int = 0
+    #: "sitemaps", "feeds" or "links" (explore mode moves through them in that order).
+    stage: str = "sitemaps"
+    #: Page URLs already requested (a site's discovery can finish more than once in
+    #: explore mode; nothing is requested twice).
+    scheduled: set[str] = field(default_factory=set)
+    sitemaps_seen: set[str] = field(default_factory=set)
+    links_seen: set[str] = field(default_factory=set)
+    #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
+    guessing: bool = False
+    #: Why the site cannot be crawled at all (unreachable, robots.txt 5xx), once known;
+    #: the robots middleware has said so in one line, so nothing more is logged for it.
+    failure: str | None = None
+
+
+def split_list(value: str | None) -> list[str]:
+    """Comma- or space-separated values of a spider argument."""
+    return [v.strip() for v in str(value or "").replace(",", " ").split() if v.strip()]
+
+
+def feed_url(value: str) -> str:
+    """``value``, checked as a feed URL (http or https, with a host), else ValueError."""
+    if not value.lower().startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {value}")
+    base_url_of(value)
+    return value
