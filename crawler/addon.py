@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import scrapy_maintext
 from scrapy.settings import BaseSettings
 from scrapy.utils.misc import load_object
 from scrapy_maintext.distributed.components import apply_distributed
 from scrapy_maintext.exporters import FEED_EXPORTERS, FEED_STORAGES
+from scrapy_maintext.politeness.defaults import apply_politeness
+from scrapy_maintext.vocabulary.settings import setting
 
 PRIORITY = "addon"
 ITEM_PIPELINES = {
@@ -78,9 +79,7 @@ REPLACEMENTS = (
         0,
     ),
 )
-LOG_FORMATTER = "scrapy_maintext.logformatter.SummaryLogFormatter"
 DUPEFILTER_CLASS = "scrapy_maintext.state.seen_requests.BoundedDupeFilter"
-USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 
 
 class Addon:
@@ -102,36 +101,6 @@ class Addon:
         apply_distributed(settings)
 
 
-def apply_politeness(settings: BaseSettings) -> None:
-    """Polite crawling defaults; the project's own values win (they have higher priority)."""
-    for name, value in POLITENESS_DEFAULTS.items():
-        settings.set(name, value, priority=PRIORITY)
-    # AutoThrottle starts from its own (5 s) delay unless told otherwise: start at the floor.
-    start_delay = max(settings.getfloat("DOWNLOAD_DELAY"), 1.0)
-    settings.set("AUTOTHROTTLE_START_DELAY", start_delay, priority=PRIORITY)
-    settings.set("USER_AGENT", user_agent(settings.get("CRAWLER_CONTACT")), priority=PRIORITY)
-    # Scrapy's own formatter logs whole items: a dropped page's HTML would fill the log.
-    settings.set("LOG_FORMATTER", LOG_FORMATTER, priority=PRIORITY)
-
-
-#: Politeness defaults: one request at a time per domain, at least 1 s apart (no random
-#: jitter below the floor), AutoThrottle backing off slow sites, many domains in parallel,
-#: bounded redirects, sizes and timeouts.
-POLITENESS_DEFAULTS: dict[str, Any] = {
-    "ROBOTSTXT_OBEY": True,
-    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-    "DOWNLOAD_DELAY": 1.0,
-    "DOWNLOAD_DELAY_JITTER": 0.0,
-    "AUTOTHROTTLE_ENABLED": True,
-    "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
-    "AUTOTHROTTLE_MAX_DELAY": 60.0,
-    "REDIRECT_MAX_TIMES": 5,
-    "DOWNLOAD_TIMEOUT": 30,
-    "DOWNLOAD_MAXSIZE": 50 * 1024 * 1024,
-    "DOWNLOAD_WARNSIZE": 10 * 1024 * 1024,
-}
-
-
 #: Scrapy's SCRAPER_SLOT_MAX_ACTIVE_SIZE (bytes of responses whose items are still in the
 #: pipelines, over which it stops downloading); the add-on allows this much per extraction
 #: worker. Items are judged in arrival order, so the items behind a slow page wait, all
@@ -145,18 +114,13 @@ ACTIVE_SIZE_PER_WORKER = 5_000_000
 
 def apply_extraction_buffer(settings: BaseSettings) -> None:
     """SCRAPER_SLOT_MAX_ACTIVE_SIZE scaled by EXTRACT_WORKERS (a project's own value wins)."""
-    if not settings.getbool("EXTRACT_ENABLED", True):
+    if not setting(settings, "EXTRACT_ENABLED"):
         return
     # Imported here: the pipeline module loads the worker pool's library.
     from scrapy_maintext.pipelines.config import extract_workers
 
     size = ACTIVE_SIZE_PER_WORKER * max(extract_workers(settings), 1)
     settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", size, priority=PRIORITY)
-
-
-def user_agent(contact: str | None) -> str:
-    """An identifiable User-Agent: product/version plus a contact URL or e-mail."""
-    return f"{USER_AGENT_PRODUCT} (+{contact})" if contact else USER_AGENT_PRODUCT
 
 
 def merge_components(settings: BaseSettings, name: str, components: dict[str, Any]) -> None:

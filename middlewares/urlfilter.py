@@ -11,6 +11,7 @@ from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
     from typing import Self
@@ -26,11 +27,11 @@ logger = logging.getLogger(__name__)
 class UrlFilterSettings:
     """``URLFILTER_*`` settings."""
 
-    enabled: bool = True
+    enabled: bool
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> UrlFilterSettings:
-        return cls(enabled=settings.getbool("URLFILTER_ENABLED", True))
+        return cls(enabled=setting(settings, "URLFILTER_ENABLED"))
 
 
 class UrlFilterMiddleware:

@@ -12,7 +12,7 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 from scrapy_maintext import Addon
-from scrapy_maintext.addon import user_agent
+from scrapy_maintext.politeness.defaults import user_agent
 
 ROBOTSTXT = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 ROBOTS_OURS = "scrapy_maintext.politeness.robots.RobotsPolitenessMiddleware"

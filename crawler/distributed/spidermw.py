@@ -20,6 +20,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy_maintext.distributed.scheduler import is_local
 from scrapy_maintext.distributed.worker import DistributedWorker, filter_start
 from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
     from typing import Self
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 class DistributedSpiderMiddleware:
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.get("REDIS_URL"):
+        if not setting(crawler.settings, "REDIS_URL"):
             raise NotConfigured("REDIS_URL is not set")
         self.crawler = crawler
         #: Lease -> open parts: the callback's output (1) plus items not yet finished.

@@ -22,6 +22,7 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.exporters.records import to_record
 from scrapy_maintext.exporters.tei import tei_bytes
 from scrapy_maintext.exporters.txt import format_document
+from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +37,16 @@ URL_HASH_DIGITS = 32
 class DocDirConfig:
     """The ``DOCDIR_*`` settings, read once."""
 
-    path: str = ""
-    format: str = "tei"
-    naming: str = "url"
+    path: str
+    format: str
+    naming: str
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DocDirConfig:
         config = cls(
-            path=settings.get("DOCDIR_PATH") or "",
-            format=settings.get("DOCDIR_FORMAT", "tei"),
-            naming=settings.get("DOCDIR_NAMING", "url"),
+            path=setting(settings, "DOCDIR_PATH"),
+            format=setting(settings, "DOCDIR_FORMAT"),
+            naming=setting(settings, "DOCDIR_NAMING"),
         )
         if config.format not in FORMATS:
             raise ValueError(f"DOCDIR_FORMAT must be one of {FORMATS}, not {config.format!r}")

@@ -14,13 +14,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from scrapy_maintext.vocabulary.settings import default_of
 
 BITS = 64
 #: Words per shingle: 3 keeps boilerplate-free paraphrases apart but catches re-posts
 #: that differ by a date line or a share button.
 SHINGLE_WORDS = 3
 #: Default distance under which two texts count as near-duplicates (of 64 bits).
-DEFAULT_MAX_DISTANCE = 3
+DEFAULT_MAX_DISTANCE: int = default_of("EXTRACT_DEDUP_DISTANCE")
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

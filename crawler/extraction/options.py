@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from scrapy_maintext.vocabulary.settings import default_of
+
 #: Engines: "auto" (neural, trafilatura when the neural engine falls back or is missing),
 #: "neural" (neural only) and "trafilatura".
 ENGINES = ("auto", "neural", "trafilatura")
@@ -15,7 +17,7 @@ MODEL_FILES = ("model.onnx", "config.json")
 
 #: Bodies above this size are refused: real article pages are far below it and parsing
 #: bigger ones costs seconds of CPU for no text gain (trafilatura caps at 20 MB too).
-DEFAULT_MAX_BYTES = 10_000_000
+DEFAULT_MAX_BYTES: int = default_of("EXTRACT_MAX_BYTES")
 #: Parsed trees above this many elements are refused (same reasoning, counted in nodes).
 DEFAULT_MAX_ELEMENTS = 200_000
 

@@ -20,6 +20,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.vocabulary.reasons import Stopping
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task
 from twisted.python.failure import Failure
 
@@ -33,7 +34,7 @@ class QuickStop:
     """Extension: on shutdown, drop requests still queued in the download slots."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("SHUTDOWN_DROP_QUEUED", True):
+        if not setting(crawler.settings, "SHUTDOWN_DROP_QUEUED"):
             raise NotConfigured("SHUTDOWN_DROP_QUEUED is off")
         self.crawler = crawler
         self.loop = task.LoopingCall(self.check)

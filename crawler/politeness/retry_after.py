@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
     from typing import Self
@@ -32,24 +33,24 @@ _MIN_PAUSE_DELAY = 0.001
 class RetryAfterSettings:
     """``RETRY_AFTER_*`` settings."""
 
-    enabled: bool = True
+    enabled: bool
     #: Statuses whose Retry-After header is honoured.
-    http_codes: frozenset[int] = frozenset({429, 503})
+    http_codes: frozenset[int]
     #: Longest pause honoured (seconds); longer requests are capped.
-    max_delay: float = 300.0
+    max_delay: float
     #: Pause when the status comes without a usable Retry-After header (seconds).
-    default_delay: float = 5.0
+    default_delay: float
     #: Retries of one request before giving up on it.
-    max_retries: int = 3
+    max_retries: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RetryAfterSettings:
         return cls(
-            enabled=settings.getbool("RETRY_AFTER_ENABLED", True),
-            http_codes=frozenset(settings.getlist("RETRY_AFTER_HTTP_CODES", [429, 503])),
-            max_delay=settings.getfloat("RETRY_AFTER_MAX_DELAY", 300.0),
-            default_delay=settings.getfloat("RETRY_AFTER_DEFAULT_DELAY", 5.0),
-            max_retries=settings.getint("RETRY_AFTER_MAX_RETRIES", 3),
+            enabled=setting(settings, "RETRY_AFTER_ENABLED"),
+            http_codes=frozenset(setting(settings, "RETRY_AFTER_HTTP_CODES")),
+            max_delay=setting(settings, "RETRY_AFTER_MAX_DELAY"),
+            default_delay=setting(settings, "RETRY_AFTER_DEFAULT_DELAY"),
+            max_retries=setting(settings, "RETRY_AFTER_MAX_RETRIES"),
         )
 
 

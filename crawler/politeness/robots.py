@@ -20,6 +20,7 @@ from scrapy_maintext.politeness.site_failure import (
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -39,18 +40,18 @@ class RobotsPolitenessSettings:
     """``ROBOTSTXT_CRAWL_DELAY_*`` settings."""
 
     #: Apply robots.txt ``Crawl-delay`` as the per-domain download delay.
-    obey_crawl_delay: bool = True
+    obey_crawl_delay: bool
     #: Upper bound on an honoured Crawl-delay (seconds); a larger value is capped with a warning.
-    max_crawl_delay: float = 60.0
+    max_crawl_delay: float
     #: A robots.txt answering 5xx or not at all forbids the whole site (RFC 9309).
-    unreachable_disallows: bool = True
+    unreachable_disallows: bool
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsPolitenessSettings:
         return cls(
-            obey_crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY_ENABLED", True),
-            max_crawl_delay=settings.getfloat("ROBOTSTXT_CRAWL_DELAY_MAX", 60.0),
-            unreachable_disallows=settings.getbool("ROBOTSTXT_UNREACHABLE_DISALLOW", True),
+            obey_crawl_delay=setting(settings, "ROBOTSTXT_CRAWL_DELAY_ENABLED"),
+            max_crawl_delay=setting(settings, "ROBOTSTXT_CRAWL_DELAY_MAX"),
+            unreachable_disallows=setting(settings, "ROBOTSTXT_UNREACHABLE_DISALLOW"),
         )
 
 

@@ -21,6 +21,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_maintext.vocabulary.reasons import SiteStalled, SkipReason, download_error
+from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
     from typing import Self
@@ -43,13 +44,13 @@ class StallSettings:
 
     #: Seconds a site may spend on timed-out requests (0: no limit). Four full timeouts at
     #: the add-on's DOWNLOAD_TIMEOUT (30 s): a site that stalls that often is down.
-    budget: float = 120.0
-    download_timeout: float = 180.0
+    budget: float
+    download_timeout: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> StallSettings:
         return cls(
-            budget=settings.getfloat("STALL_BUDGET", 120.0),
+            budget=setting(settings, "STALL_BUDGET"),
             download_timeout=settings.getfloat("DOWNLOAD_TIMEOUT", 180.0),
         )
 

@@ -36,6 +36,7 @@ import numpy as np
 from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.fingerprint_parts import FingerprintParts, fingerprint_parts
+from scrapy_maintext.vocabulary.settings import default_of
 
 if TYPE_CHECKING:
     # Imported for types only: importing the neural package loads onnxruntime.
@@ -48,14 +49,14 @@ if TYPE_CHECKING:
 #: lost (0.46 against 0.55 points on the training sites, since pop-ups are dropped), but a
 #: template is then at the threshold on sites with a few pages without it (the demo site: 9
 #: of 11 pages), where the decision depends on the order pages arrive in: 0.7 stays.
-DEFAULT_MIN_PAGES = 2
-DEFAULT_MIN_SHARE = 0.7
+DEFAULT_MIN_PAGES: int = default_of("SITE_MEMORY_MIN_PAGES")
+DEFAULT_MIN_SHARE: float = default_of("SITE_MEMORY_MIN_SHARE")
 #: Pages buffered per site before its first pages are decided (the crawl's cold start).
-DEFAULT_WARMUP = 5
+DEFAULT_WARMUP: int = default_of("SITE_MEMORY_WARMUP")
 #: Signatures remembered per site. A page has 50 to 600 blocks, its template 30 to 300;
 #: pruning keeps the most frequent (then most recent) half, so the template survives while
 #: each page's own blocks are forgotten. 16 bytes each: 16 KB per site at most.
-DEFAULT_MAX_BLOCKS = 1000
+DEFAULT_MAX_BLOCKS: int = default_of("SITE_MEMORY_MAX_BLOCKS")
 #: After a prune, this share of ``max_blocks`` is kept.
 PRUNE_TO = 0.5
 #: Ancestor tags in a signature: the block's own tag and two above it tell a heading from a

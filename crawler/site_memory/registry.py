@@ -37,6 +37,7 @@ from scrapy_maintext.site_memory.memory import (
     decode_array,
     encode_array,
 )
+from scrapy_maintext.vocabulary.settings import default_of
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ T = TypeVar("T")
 
 #: Sites remembered at once: 10,000 memories full to ``max_blocks`` take about 160 MB
 #: (benchmarks/site_memory_footprint.py measures it).
-DEFAULT_MAX_SITES = 10_000
+DEFAULT_MAX_SITES: int = default_of("SITE_MEMORY_MAX_SITES")
 #: HTML held in warm-up buffers of all sites together. Half of Scrapy's default
 #: SCRAPER_SLOT_MAX_ACTIVE_SIZE (5 MB): the responses of held items count there, and over
 #: it Scrapy stops downloading, so the sites waiting could never complete their warm-up.

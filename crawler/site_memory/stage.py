@@ -23,14 +23,9 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.core import PageResult
 from scrapy_maintext.site_memory.memory import (
-    DEFAULT_MAX_BLOCKS,
-    DEFAULT_MIN_PAGES,
-    DEFAULT_MIN_SHARE,
-    DEFAULT_WARMUP,
     SiteMemoryOptions,
 )
 from scrapy_maintext.site_memory.registry import (
-    DEFAULT_MAX_SITES,
     Decided,
     MemoryJournal,
     Pending,
@@ -38,6 +33,7 @@ from scrapy_maintext.site_memory.registry import (
     SiteMemoriesOptions,
     site_key,
 )
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
 from twisted.python.failure import Failure
@@ -62,26 +58,26 @@ Judge = Callable[[Document, str | None], None]
 class SiteMemoryConfig:
     """The ``SITE_MEMORY_*`` settings, read once."""
 
-    enabled: bool = True
-    options: SiteMemoriesOptions = field(default_factory=SiteMemoriesOptions)
-    jobdir: str | None = None
+    enabled: bool
+    options: SiteMemoriesOptions
+    jobdir: str | None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SiteMemoryConfig:
         site = SiteMemoryOptions(
-            min_pages=settings.getint("SITE_MEMORY_MIN_PAGES", DEFAULT_MIN_PAGES),
-            min_share=settings.getfloat("SITE_MEMORY_MIN_SHARE", DEFAULT_MIN_SHARE),
-            max_blocks=settings.getint("SITE_MEMORY_MAX_BLOCKS", DEFAULT_MAX_BLOCKS),
+            min_pages=setting(settings, "SITE_MEMORY_MIN_PAGES"),
+            min_share=setting(settings, "SITE_MEMORY_MIN_SHARE"),
+            max_blocks=setting(settings, "SITE_MEMORY_MAX_BLOCKS"),
         )
         active = settings.getint("SCRAPER_SLOT_MAX_ACTIVE_SIZE", SCRAPY_MAX_ACTIVE_SIZE)
         options = SiteMemoriesOptions(
             site=site,
-            warmup=settings.getint("SITE_MEMORY_WARMUP", DEFAULT_WARMUP),
-            max_sites=settings.getint("SITE_MEMORY_MAX_SITES", DEFAULT_MAX_SITES),
-            max_held_bytes=settings.getint("SITE_MEMORY_MAX_HELD_BYTES", active // 2),
+            warmup=setting(settings, "SITE_MEMORY_WARMUP"),
+            max_sites=setting(settings, "SITE_MEMORY_MAX_SITES"),
+            max_held_bytes=setting(settings, "SITE_MEMORY_MAX_HELD_BYTES") or active // 2,
         )
         return cls(
-            enabled=settings.getbool("SITE_MEMORY_ENABLED", True),
+            enabled=setting(settings, "SITE_MEMORY_ENABLED"),
             options=options,
             jobdir=settings.get("JOBDIR") or None,
         )

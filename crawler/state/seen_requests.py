@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy_maintext.state.bloom import FIRST_STAGE_CAPACITY, ScalableBloomFilter
+from scrapy_maintext.vocabulary.settings import default_of, setting
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,23 +35,23 @@ logger = logging.getLogger(__name__)
 SEEN_FILE = "requests.seen"
 _LENGTH_BYTES = 2
 #: Requests kept exactly: 1M fingerprints are about 90 MB in CPython.
-DEFAULT_EXACT_MAX = 1_000_000
+DEFAULT_EXACT_MAX: int = default_of("SEENSET_EXACT_MAX")
 #: One new request in a million wrongly taken for seen, past the exact part.
-DEFAULT_ERROR_RATE = 1e-6
+DEFAULT_ERROR_RATE: float = default_of("SEENSET_ERROR_RATE")
 
 
 @dataclass(frozen=True)
 class SeenSetSettings:
     """``SEENSET_*`` settings."""
 
-    exact_max: int = DEFAULT_EXACT_MAX
-    error_rate: float = DEFAULT_ERROR_RATE
+    exact_max: int
+    error_rate: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SeenSetSettings:
         return cls(
-            exact_max=settings.getint("SEENSET_EXACT_MAX", DEFAULT_EXACT_MAX),
-            error_rate=settings.getfloat("SEENSET_ERROR_RATE", DEFAULT_ERROR_RATE),
+            exact_max=setting(settings, "SEENSET_EXACT_MAX"),
+            error_rate=setting(settings, "SEENSET_ERROR_RATE"),
         )
 
 

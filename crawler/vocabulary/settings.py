@@ -203,6 +203,11 @@ def setting(settings: BaseSettings, name: str) -> Any:
     return str(value)
 
 
+def default_of(name: str) -> Any:
+    """The default of our setting ``name`` (for Scrapy-free code that has no settings)."""
+    return SETTINGS[name].default
+
+
 def cpu_count() -> int:
     """Cores this process may use (the default of ``EXTRACT_WORKERS``)."""
     return os.cpu_count() or 1
