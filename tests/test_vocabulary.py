@@ -29,7 +29,8 @@ _DIRECT_READ = re.compile(r"settings\.get\w*\(\s*\"([A-Z0-9_]+)\"")
 
 def test_docs_settings_page_is_generated_from_the_registry() -> None:
     page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
-    assert page == markdown(), "run: python -m scrapy_maintext.vocabulary.settings > docs/settings.md"
+    regenerate = "python -m scrapy_maintext.vocabulary.settings > docs/settings.md"
+    assert page == markdown(), regenerate
 
 
 def test_our_settings_are_read_only_through_the_registry() -> None:

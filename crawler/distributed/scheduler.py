@@ -25,6 +25,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed.worker import DistributedWorker
+from scrapy_maintext.scrapy_internals import decode_request, encode_request, slot_key
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_redis import picklecompat
 from scrapy_redis.dupefilter import RFPDupeFilter
@@ -98,7 +99,7 @@ class DistributedScheduler(RedisScheduler):
             return True
         lease = self.worker.replaced_lease(request)
         try:
-            data = self.queue._encode_request(request)
+            data = encode_request(self.queue, request)
         except ValueError:
             # Not serializable (a callback that is no spider method): this worker keeps it,
             # as Scrapy keeps such requests in memory when its disk queue cannot take them.
@@ -128,7 +129,7 @@ class DistributedScheduler(RedisScheduler):
         lease = self.worker.state.pop(skip)
         if lease is None:
             return None
-        request = self.queue._decode_request(lease.data)
+        request = decode_request(self.queue, lease.data)
         request.meta[Meta.DISTRIBUTED_LEASE] = lease.id
         self.worker.leased(lease.id, lease.site)
         self._inc("scheduler/dequeued/redis")
@@ -136,7 +137,7 @@ class DistributedScheduler(RedisScheduler):
 
     def _site_key(self, request: Request) -> str:
         # The downloader's slot key: the unit of politeness is also the unit of fairness.
-        return str(self.crawler.engine.downloader.get_slot_key(request))
+        return slot_key(self.crawler, request)
 
     def _inc(self, key: str) -> None:
         if self.stats is not None:

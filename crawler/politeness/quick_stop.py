@@ -7,18 +7,18 @@ the requests still waiting in a slot queue (never one being transferred) with
 ``Stopping`` (an ``IgnoreRequest``); spiders treat them as not done, so a ``JOBDIR`` crawl
 fetches them when it resumes.
 
-Reads ``Downloader.slots`` and ``Slot.queue`` (Scrapy internals, present from 2.0 through
-the versions pinned in pyproject.toml); without them it does nothing.
+Reads the download slots' queues through :mod:`scrapy_maintext.scrapy_internals`; without
+them it does nothing.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy_maintext.scrapy_internals import take_queued
 from scrapy_maintext.vocabulary.reasons import Stopping
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task
@@ -52,7 +52,7 @@ class QuickStop:
     def check(self) -> None:
         if self.crawler.crawling:
             return
-        dropped = drop_queued(getattr(self.crawler.engine, "downloader", None))
+        dropped = drop_queued(self.crawler)
         if dropped and not self.dropped:
             logger.info("Stopping: %d queued requests left for a resumed crawl", dropped)
         self.dropped += dropped
@@ -64,13 +64,10 @@ class QuickStop:
             self.loop.stop()
 
 
-def drop_queued(downloader: Any) -> int:
+def drop_queued(crawler: Crawler) -> int:
     """Fail every request waiting in a download slot's queue; how many there were."""
     count = 0
-    for slot in list(getattr(downloader, "slots", {}).values()):
-        queue = getattr(slot, "queue", None)
-        while queue:
-            _request, deferred = queue.popleft()
-            deferred.errback(Failure(Stopping("Crawl is stopping")))
-            count += 1
+    for deferred in take_queued(crawler):
+        deferred.errback(Failure(Stopping("Crawl is stopping")))
+        count += 1
     return count

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy_maintext.scrapy_internals import live_slot, slot_key
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -124,8 +125,7 @@ class RetryAfterMiddleware:
         return retry
 
     def _pause_slot(self, request: Request, delay: float) -> None:
-        downloader = self.crawler.engine.downloader
-        slot = downloader.slots.get(downloader.get_slot_key(request))
+        slot = live_slot(self.crawler, slot_key(self.crawler, request))
         if slot is None:
             return
         slot.delay = max(slot.delay, _MIN_PAUSE_DELAY)

@@ -6,7 +6,6 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
@@ -18,10 +17,10 @@ from scrapy_maintext.politeness.site_failure import (
     robots_refusal,
 )
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
+from scrapy_maintext.scrapy_internals import RobotsTxtHooks, live_slot, slot_key, slot_settings
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
 from scrapy_maintext.vocabulary.settings import setting
-from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -62,7 +61,7 @@ def truncate_robots(body: bytes) -> bytes:
     return head[: cut + 1] if cut >= 0 else head
 
 
-class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
+class RobotsPolitenessMiddleware(RobotsTxtHooks):
     """Scrapy's RobotsTxtMiddleware plus Crawl-delay and a shared robots.txt body."""
 
     def __init__(self, crawler: Crawler) -> None:
@@ -110,7 +109,7 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             url=request.url, status=status, body=body, encoding="utf-8", request=request
         )
 
-    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+    def robots_received(self, response: Response, netloc: str) -> Response:
         if len(response.body) > MAX_ROBOTS_BYTES:
             response = response.replace(body=truncate_robots(response.body))
             self.stats.inc_value("politeness/robots_truncated")
@@ -127,19 +126,15 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
             delay = parser.crawl_delay(self.robots_agent)
             if delay:
                 self._record_delay(netloc, float(delay))
-        await super()._parse_robots(response, netloc, request)
+        return response
 
-    def _robots_error(self, exc: Exception, netloc: str) -> None:
+    def robots_failed(self, exc: Exception, netloc: str) -> bool:
         if isinstance(exc, IgnoreRequest) or not self.config.unreachable_disallows:
-            super()._robots_error(exc, netloc)
-            return
+            return False
         self.stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
         self._unreachable(netloc, describe_failure(exc, self._base_url(netloc)))
-        waiting = self._parsers[netloc]
-        parser = build_from_crawler(self.parser_cls, self.crawler, DISALLOW_ALL)
-        self._parsers[netloc] = parser
-        if isinstance(waiting, Deferred):
-            waiting.callback(parser)
+        self.settle_robots(netloc, build_from_crawler(self.parser_cls, self.crawler, DISALLOW_ALL))
+        return True
 
     def _unreachable(self, netloc: str, failure: SiteFailure) -> None:
         # RFC 9309, 2.3.1.4: when robots.txt is unreachable, assume complete disallow.
@@ -177,13 +172,10 @@ class RobotsPolitenessMiddleware(RobotsTxtMiddleware):
         # lowered (PoliteAutoThrottle reads the floor from the slot's settings), and
         # without random jitter, which could shorten a gap below it.
         delay = max(self._min_delay, crawl_delay)
-        downloader = self.crawler.engine.downloader
-        key = downloader.get_slot_key(request)
+        key = slot_key(self.crawler, request)
         # Read by the downloader when it creates (or re-creates) the slot for this key.
-        downloader.per_slot_settings.setdefault(key, {}).update(
-            {"delay": delay, "jitter": 0, FLOOR_KEY: delay}
-        )
-        slot = downloader.slots.get(key)
+        slot_settings(self.crawler, key).update({"delay": delay, "jitter": 0, FLOOR_KEY: delay})
+        slot = live_slot(self.crawler, key)
         if slot is not None:
             slot.delay = max(slot.delay, delay)
             slot.jitter = 0.0

@@ -32,6 +32,7 @@ from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.worker import DistributedWorker
 from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
+from scrapy_maintext.scrapy_internals import cancel_slot_timer, live_slot, slot_key, slot_settings
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet import defer, task
@@ -87,7 +88,7 @@ class SharedPolitenessMiddleware:
         return self.crawler.get_extension(DistributedWorker)
 
     async def process_request(self, request: Request) -> None:
-        key = str(self.crawler.engine.downloader.get_slot_key(request))
+        key = slot_key(self.crawler, request)
         lock = self._locks.setdefault(key, defer.DeferredLock())
         await maybe_deferred_to_future(lock.acquire())
         self._holding[request] = key
@@ -124,11 +125,9 @@ class SharedPolitenessMiddleware:
         """The downloader slot may still hold a timer set when its delay was longer (the
         AutoThrottle start delay before the first answer): the request would wait for it
         after its turn here. The slot's own delay check runs again when the request enters."""
-        slot = self.crawler.engine.downloader.slots.get(key)
-        timer = getattr(slot, "latercall", None)
-        if slot is not None and timer is not None and not slot.queue:
-            timer.cancel()
-            slot.latercall = None
+        slot = live_slot(self.crawler, key)
+        if slot is not None:
+            cancel_slot_timer(slot)
 
     def _dispatch_slot(self, key: str) -> int:
         delay, _floor = self._delays(key)
@@ -167,17 +166,16 @@ class SharedPolitenessMiddleware:
         """How long this worker's own download slot would still hold a request (its delay
         may have grown since the last reservation: AutoThrottle, a local Retry-After
         pause). The reservation starts no earlier, so no time reserved is lost there."""
-        slot = self.crawler.engine.downloader.slots.get(key)
+        slot = live_slot(self.crawler, key)
         if slot is None:
             return 0.0
         return max(0.0, slot.lastseen + slot.download_delay() - time.monotonic())
 
     def _delays(self, key: str) -> tuple[float, float]:
         """(this worker's delay for the site, its robots.txt floor)."""
-        downloader = self.crawler.engine.downloader
-        configured = downloader.per_slot_settings.get(key, {})
+        configured = slot_settings(self.crawler, key)
         floor = max(self.min_delay, float(configured.get(FLOOR_KEY) or 0.0))
-        slot = downloader.slots.get(key)
+        slot = live_slot(self.crawler, key)
         delay = max(floor, float(configured.get("delay") or 0.0), slot.delay if slot else 0.0)
         return delay, floor
 
@@ -206,7 +204,7 @@ class SharedPolitenessMiddleware:
         pause = request.meta.get(Meta.RETRY_AFTER_PAUSE)
         if not pause:
             return
-        key = str(self.crawler.engine.downloader.get_slot_key(request))
+        key = slot_key(self.crawler, request)
         self._pause(
             [self._key(key, "next"), self._key(key, "pause")],
             [int(float(pause) * 1000), KEY_LIFETIME_MS],

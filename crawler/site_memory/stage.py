@@ -22,6 +22,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.core import PageResult
+from scrapy_maintext.scrapy_internals import crawl_is_drained
 from scrapy_maintext.site_memory.memory import (
     SiteMemoryOptions,
 )
@@ -214,17 +215,4 @@ class SiteMemoryStage:
         something is still on its way: a response between the downloader and the scraper
         (a hop of the event loop, long on a loaded machine), or a callback still running.
         """
-        engine = self.crawler.engine
-        slot = getattr(getattr(engine, "scraper", None), "slot", None)
-        if engine is None or slot is None or engine.downloader.active or slot.queue:
-            return False
-        held = self.memories.held_pages
-        inprogress = getattr(getattr(engine, "_slot", None), "inprogress", ())
-        if max(slot.itemproc_size, len(slot.active), len(inprogress)) > held:
-            return False
-        if getattr(engine, "_start", None) is not None and not engine.needs_backout():
-            return False
-        scheduler = getattr(engine, "scheduler", None)
-        if scheduler is None:  # the engine is closing
-            return True
-        return not scheduler.has_pending_requests() or engine.needs_backout()
+        return crawl_is_drained(self.crawler, self.memories.held_pages)

@@ -1,0 +1,137 @@
+"""Every private hook of Scrapy and scrapy-redis that scrapy-maintext uses, in one module.
+
+Scrapy has no public API for what polite crawling needs: a download slot's delay, its last
+request time and its queue, the per-slot settings the downloader reads when it creates a
+slot, the robots middleware's parse step, AutoThrottle's adjustment, the engine's state
+(for the site memory's drain check, off by default), a response's explicit encoding, and
+scrapy-redis's request codec. Components call the functions and base classes here and
+nothing private of Scrapy's elsewhere; ``tests/test_scrapy_internals.py`` checks each by its
+behaviour on the installed Scrapy, and ``.ci/newest-scrapy`` runs those tests against the
+newest Scrapy release before the bound in pyproject.toml is raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from scrapy.extensions.throttle import AutoThrottle
+from twisted.internet.defer import Deferred
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.core.downloader import Slot
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+
+def slot_key(crawler: Crawler, request: Request) -> str:
+    """The download slot a request goes through (``download_slot`` meta, else its host)."""
+    assert crawler.engine is not None
+    return str(crawler.engine.downloader.get_slot_key(request))
+
+
+def live_slot(crawler: Crawler, key: str) -> Slot | None:
+    """The downloader's slot ``key`` if it exists now (``delay``, ``lastseen``, ``queue``)."""
+    assert crawler.engine is not None
+    return crawler.engine.downloader.slots.get(key)
+
+
+def slot_settings(crawler: Crawler, key: str) -> dict[str, Any]:
+    """The settings the downloader gives slot ``key`` when it (re)creates it; mutable."""
+    assert crawler.engine is not None
+    return crawler.engine.downloader.per_slot_settings.setdefault(key, {})
+
+
+def cancel_slot_timer(slot: Slot) -> None:
+    """Drop the timer of an idle slot (set for a longer delay than the slot has now)."""
+    timer = getattr(slot, "latercall", None)
+    if timer is not None and not slot.queue:
+        timer.cancel()
+        slot.latercall = None
+
+
+def take_queued(crawler: Crawler) -> Iterator[Deferred]:
+    """Remove every request waiting in a download slot's queue; yield their Deferreds."""
+    downloader = getattr(crawler.engine, "downloader", None)
+    for slot in list(getattr(downloader, "slots", {}).values()):
+        queue = getattr(slot, "queue", None)
+        while queue:
+            _request, deferred = queue.popleft()
+            yield deferred
+
+
+def explicit_encoding(response: Any) -> str | None:
+    """The encoding a response was built with (``encoding=``), which Scrapy puts first."""
+    return getattr(response, "_encoding", None)
+
+
+def encode_request(queue: Any, request: Request) -> bytes:
+    """scrapy-redis's serialisation of a request (its queue's codec)."""
+    return queue._encode_request(request)
+
+
+def decode_request(queue: Any, data: bytes) -> Request:
+    """A request back from :func:`encode_request`'s bytes."""
+    return queue._decode_request(data)
+
+
+def crawl_is_drained(crawler: Crawler, held: int) -> bool:
+    """Whether nothing but ``held`` items is left in the crawl: nothing downloading, no
+    response waiting for the spider or in its callback, nothing scheduled that the engine
+    is willing to send. A held item keeps its request in the engine's ``inprogress`` and
+    its response in the scraper's ``active`` set, so more of either than ``held`` means
+    something is still on its way."""
+    engine = crawler.engine
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    if engine is None or slot is None or engine.downloader.active or slot.queue:
+        return False
+    inprogress = getattr(getattr(engine, "_slot", None), "inprogress", ())
+    if max(slot.itemproc_size, len(slot.active), len(inprogress)) > held:
+        return False
+    if getattr(engine, "_start", None) is not None and not engine.needs_backout():
+        return False
+    scheduler = getattr(engine, "scheduler", None)
+    if scheduler is None:  # the engine is closing
+        return True
+    return not scheduler.has_pending_requests() or engine.needs_backout()
+
+
+class RobotsTxtHooks(RobotsTxtMiddleware):
+    """Scrapy's robots middleware with its private steps as named hooks."""
+
+    def robots_received(self, response: Response, netloc: str) -> Response:
+        """A robots.txt answer before it is parsed; returns the response to parse."""
+        return response
+
+    def robots_failed(self, exc: Exception, netloc: str) -> bool:
+        """A robots.txt download error; True if handled (else Scrapy's handling runs)."""
+        return False
+
+    def settle_robots(self, netloc: str, parser: Any) -> None:
+        """Make ``parser`` the robots.txt of ``netloc``, releasing requests waiting for it."""
+        waiting = self._parsers.get(netloc)
+        self._parsers[netloc] = parser
+        if isinstance(waiting, Deferred):
+            waiting.callback(parser)
+
+    async def _parse_robots(self, response: Response, netloc: str, request: Request) -> None:
+        await super()._parse_robots(self.robots_received(response, netloc), netloc, request)
+
+    def _robots_error(self, exc: Exception, netloc: str) -> None:
+        if not self.robots_failed(exc, netloc):
+            super()._robots_error(exc, netloc)
+
+
+class AutoThrottleHooks(AutoThrottle):
+    """Scrapy's AutoThrottle with a hook after each adjustment of a slot's delay."""
+
+    def delay_adjusted(self, key: str, slot: Slot) -> None:
+        """Called right after AutoThrottle set ``slot.delay`` from a response."""
+
+    def _response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
+        super()._response_downloaded(response, request, spider)
+        key, slot = self._get_slot(request, spider)
+        if key is not None and slot is not None:
+            self.delay_adjusted(key, slot)
