@@ -22,14 +22,13 @@ from scrapy_maintext.site_memory.memory import (
     block_signature,
 )
 from scrapy_maintext.site_memory.registry import (
-    JOURNAL_FILE,
-    MemoryJournal,
     Pending,
     SiteMemories,
     SiteMemoriesOptions,
     site_key,
 )
 from scrapy_maintext.site_memory.stage import SiteMemoryConfig, SiteMemoryStage
+from scrapy_maintext.state.site_memory_journal import JOURNAL_FILE, MemoryJournal
 
 WORDS = [
     "harbour", "lagoon", "tidal", "ferry", "council", "bridge", "orchard", "valley",
@@ -301,7 +300,7 @@ def _engine(inprogress: int, active: int, itemproc: int) -> SimpleNamespace:
 def test_the_drain_check_waits_for_anything_still_on_its_way(
     inprogress: int, active: int, itemproc: int, drained: bool
 ) -> None:
-    crawler = get_crawler(settings_dict={})
+    crawler = get_crawler(settings_dict={"SITE_MEMORY_ENABLED": True})
     stage = SiteMemoryStage(crawler, SiteMemoryConfig.from_settings(crawler.settings))
     stage.memories.held_pages = 2
     crawler.engine = _engine(inprogress, active, itemproc)  # type: ignore[assignment]

@@ -17,16 +17,12 @@ Bounded: at most ``max_sites`` memories, least recently used evicted first, each
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
-import numpy as np
 from scrapy_maintext.document import Document
 from scrapy_maintext.site_memory.memory import (
     DEFAULT_WARMUP,
@@ -34,9 +30,8 @@ from scrapy_maintext.site_memory.memory import (
     PageSignatures,
     SiteMemory,
     SiteMemoryOptions,
-    decode_array,
-    encode_array,
 )
+from scrapy_maintext.state.site_memory_journal import MemoryJournal
 from scrapy_maintext.vocabulary.settings import default_of
 
 logger = logging.getLogger(__name__)
@@ -197,78 +192,6 @@ class SiteMemories(Generic[T]):
         )
 
 
-#: Snapshot and journal file names in a JOBDIR.
-SNAPSHOT_FILE = "site-memory.json"
-JOURNAL_FILE = "site-memory.journal"
 #: Journal records (about 3 KB each) after which the state is snapshotted and the journal
 #: emptied, so a long crawl's journal stays under about 60 MB.
 JOURNAL_COMPACT_RECORDS = 20_000
-
-
-class MemoryJournal:
-    """Persists :class:`SiteMemories` in a directory: a snapshot plus an append-only journal.
-
-    Every learnt page is appended (flushed) to the journal as it is learnt, so even a killed
-    crawl resumes with every page it learnt; :meth:`snapshot` (at a clean close) writes the
-    whole state atomically and empties the journal. Records carry a sequence number, so a
-    journal left over from a crash during :meth:`snapshot` is not applied twice.
-    """
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = None
-        #: Records in the journal file now.
-        self.records = 0
-
-    def restore(self, memories: SiteMemories[Any]) -> int:
-        """Load the snapshot and replay the journal into ``memories``; pages replayed."""
-        snapshot = self.directory / SNAPSHOT_FILE
-        if snapshot.exists():
-            memories.load_state(json.loads(snapshot.read_text(encoding="utf-8")))
-        replayed = 0
-        journal = self.directory / JOURNAL_FILE
-        if journal.exists():
-            for line in journal.read_text(encoding="utf-8").splitlines():
-                record = _record(line)
-                self.records += 1
-                if record is None or record[0] <= memories.seq:
-                    continue
-                memories.learn(record[1], record[2])
-                replayed += 1
-        memories.journal = self
-        self._file = journal.open("a", encoding="utf-8")
-        return replayed
-
-    def append(self, seq: int, key: str, page: PageSignatures) -> None:
-        if self._file is None:
-            return
-        record = {"seq": seq, "site": key, "sigs": encode_array(page.page, "<u8")}
-        self._file.write(json.dumps(record) + "\n")
-        self._file.flush()
-        self.records += 1
-
-    def snapshot(self, memories: SiteMemories[Any]) -> None:
-        path = self.directory / SNAPSHOT_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(memories.state()), encoding="utf-8")
-        os.replace(tmp, path)
-        if self._file is not None:
-            self._file.close()
-        self._file = (self.directory / JOURNAL_FILE).open("w", encoding="utf-8")
-        self.records = 0
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
-def _record(line: str) -> tuple[int, str, PageSignatures] | None:
-    """A journal line, or None for a torn last line (the crawl was killed mid-write)."""
-    try:
-        data = json.loads(line)
-        sigs = decode_array(data["sigs"], "<u8", np.uint64)
-        return int(data["seq"]), str(data["site"]), PageSignatures(sigs, np.zeros(0, np.uint64))
-    except (ValueError, KeyError, TypeError):
-        return None

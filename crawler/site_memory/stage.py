@@ -28,12 +28,12 @@ from scrapy_maintext.site_memory.memory import (
 )
 from scrapy_maintext.site_memory.registry import (
     Decided,
-    MemoryJournal,
     Pending,
     SiteMemories,
     SiteMemoriesOptions,
     site_key,
 )
+from scrapy_maintext.state.site_memory_journal import MemoryJournal
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
