@@ -19,7 +19,7 @@ every round:
   adds (``warm_mib``), and the CPU saved per fresh worker in each round. Workers are recycled
   every ``MAX_TASKS_PER_WORKER`` pages, so the saving recurs per worker and per recycling.
 * ``memory`` (``--pages`` default 400, ``--rounds`` default 1): a process that starts the
-  crawl's worker pool (``pipeline.ExtractionRunner``, fork server and all, ``--workers``
+  crawl's worker pool (``pipelines.runner.ExtractionRunner``, fork server and all, ``--workers``
   workers), extracts ``--pages`` pages through it, and reads from Linux's
   ``/proc/PID/smaps_rollup`` the fork server's and each worker's resident memory (RSS), its
   proportional share (PSS: a page shared by n processes counts 1/n in each) and its private
@@ -38,6 +38,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from scrapy.settings import Settings
+from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.pipelines.runner import MAX_TASKS_PER_WORKER, ExtractionRunner
+
 from benchmarks.common import load_pages, memory_mib, run_child, variant_parser
 
 MODULE = "benchmarks.worker_warmup"
@@ -53,25 +57,8 @@ def _rss_mib() -> float:
     return memory_mib(os.getpid())["rss"]
 
 
-def _pool() -> Any:
-    """The module of the crawl's worker pool (``ExtractionRunner``, ``MAX_TASKS_PER_WORKER``):
-    ``pipelines.runner``, or ``pipelines.extraction`` before that module was split."""
-    try:
-        from scrapy_maintext.pipelines import runner
-    except ImportError:
-        from scrapy_maintext.pipelines import extraction as runner
-    return runner
-
-
-def _config(workers: int) -> Any:
-    """The pipeline's ``ExtractConfig`` as a crawl with ``EXTRACT_WORKERS=workers`` reads it
-    (``pipelines.config``'s, or before the split ``pipelines.extraction``'s)."""
-    from scrapy.settings import Settings
-
-    try:
-        from scrapy_maintext.pipelines.config import ExtractConfig
-    except ImportError:
-        from scrapy_maintext.pipelines.extraction import ExtractConfig
+def _config(workers: int) -> ExtractConfig:
+    """The pipeline's ``ExtractConfig`` as a crawl with ``EXTRACT_WORKERS=workers`` reads it."""
     return ExtractConfig.from_settings(Settings({"EXTRACT_WORKERS": workers}))
 
 
@@ -119,7 +106,7 @@ def child_memory(data: Path, count: int, workers: int, variant: str) -> dict[str
     if variant == "cold":
         worker.FORKSERVER_PRELOAD = COLD_PRELOAD
     pages = load_pages(data, count)
-    runner = _pool().ExtractionRunner(_config(workers))
+    runner = ExtractionRunner(_config(workers))
     assert runner.pool is not None
     runner.pool.schedule(worker.warm_up, args=(runner.options,)).result()
     futures = [
@@ -150,7 +137,7 @@ def measure_cpu(argv: list[str], rounds: int) -> None:
     saved = [c["pages_s"] - w["pages_s"] for c, w in zip(runs["cold"], runs["warmed"], strict=True)]
     print(
         f"CPU saved per fresh worker, per round: {', '.join(f'{s:.2f} s' for s in saved)}; "
-        f"workers are recycled every {_pool().MAX_TASKS_PER_WORKER} pages"
+        f"workers are recycled every {MAX_TASKS_PER_WORKER} pages"
     )
 
 

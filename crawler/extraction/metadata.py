@@ -38,7 +38,7 @@ MAX_DATE_SEARCH_ELEMENTS = 30_000
 #: Text that no locale reads as a date: parsing it makes dateparser compile the word
 #: regexes of all its locales, which it otherwise does on the first page whose date only
 #: htmldate's external parser finds (1.66 s of CPU and 40.7 MiB, once per process, in
-#: ``python -m benchmarks.date_warmup --data ../shared/data``).
+#: ``python -m benchmarks.worker_warmup --data ../shared/data --measure cpu``).
 WARM_DATE_TEXT = "xq 2021"
 _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")

@@ -20,7 +20,8 @@ import numpy as np
 from scrapy_maintext.neural.segment import RawBlock
 
 #: Shortest run of repeats dropped. Chosen on the training and validation sites with v4's
-#: kept blocks (``python -m scrapy_maintext.models.repeats`` prints the table): runs of 1
+#: kept blocks (the table is in ``models/CHANGELOG.md``; its driver, since removed, is
+#: recovered with ``git show cb1247c:models/repeats.py``): runs of 1
 #: gained a little more on wcxb-dev pages but lost 0.1-0.4 points on the 2007-2013 sets
 #: (headings repeated from a table of contents, captions); runs of 2 left those level.
 MIN_RUN_BLOCKS = 2

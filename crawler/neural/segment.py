@@ -209,7 +209,8 @@ def _is_popup(el: Any) -> bool:
 #: training sites 0.4-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites' did not
 #: move, and the pages it changes swing widely both ways (React's streamed ``<div hidden>``
 #: chunks and app shells' hidden error messages are not wrappers; ``models/CHANGELOG.md``).
-#: Compare with ``python -m scrapy_maintext.models.repeats --reveal-share S``.
+#: Compared with the former ``models.repeats --reveal-share S`` (figures in ``models/CHANGELOG.md``;
+#: ``git show cb1247c:models/repeats.py`` recovers the driver).
 REVEAL_SHARE = 1.0
 #: Elements that may be hidden by markup (``_is_hidden`` decides).
 _HIDDEN_CANDIDATES = etree.XPath("descendant-or-self::*[@hidden or @style]")

@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: Sites remembered at once: 10,000 memories full to ``max_blocks`` take about 160 MB
-#: (benchmarks/site_memory_footprint.py measures it).
+#: (``python -m benchmarks.crawl_memory --part site-memory --sites 10000`` measures it).
 DEFAULT_MAX_SITES: int = default_of("SITE_MEMORY_MAX_SITES")
 #: HTML held in warm-up buffers of all sites together. Half of Scrapy's default
 #: SCRAPER_SLOT_MAX_ACTIVE_SIZE (5 MB): the responses of held items count there, and over
