@@ -78,8 +78,7 @@ class FeedDiscoveryMixin(_Base):
             self.inc_stat(f"discovery/feeds/{result.kind}")
         if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
-        for entry in result.entries:
-            site.plan.add_feed_entry(entry, response.url)
+        site.plan.add_feed_result(result, response.url)
         return iter(())
 
     def _widen_to_feed_site(self, site: SiteState, feed_url: str, home: str | None) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from scrapy.http import Response, TextResponse
+from scrapy_maintext.extraction.body import looks_binary
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
 #: Content types a page may have; anything else (images, PDFs, archives) is skipped.
 HTML_TYPES = ("text/html", "application/xhtml+xml", "text/plain", "application/xml", "text/xml")
-_SNIFF_BYTES = 1024
 
 
 def declares_encoding(response: TextResponse) -> bool:
@@ -37,5 +37,7 @@ def is_html_response(response: Response) -> bool:
     # UTF-16/32 text (by its BOM or declared charset) is full of NUL bytes.
     if response.encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
         return True
-    # Scrapy trusts a ".html" URL over the body; a NUL byte says it is binary after all.
-    return b"\x00" not in response.body[:_SNIFF_BYTES]
+    # Scrapy trusts a ".html" URL over the body; a magic number or binary bytes (more than a
+    # few stray NULs) say it is binary after all. UTF-16 without a BOM, whatever charset it
+    # declares, is text by its NUL pattern (CharsetRepairMiddleware gives it its encoding).
+    return not looks_binary(response.body)

@@ -109,3 +109,97 @@ def test_is_text_encoding() -> None:
     assert is_text_encoding("cp1252") and is_text_encoding("utf-16")
     assert not any(map(is_text_encoding, ("base64", "hex", "zlib", "rot13", "no-such")))
     assert not is_text_encoding("idna") and not is_text_encoding("punycode")
+
+
+UTF16_PAGE = (
+    "<html><head><title>T</title></head><body><p>Caf\u00e9 cr\u00e8me \u20ac</p></body></html>"
+)
+ASCII_UTF16_PAGE = "<html><head><title>T</title></head><body><p>Plain words.</p></body></html>"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "encoding"),
+    [
+        # Little-endian without a BOM declared as "utf-16", which w3lib reads big-endian.
+        ("text/html; charset=utf-16", UTF16_PAGE.encode("utf-16-le"), "utf-16-le"),
+        # UTF-16 declared as UTF-8 (by the header or a <meta>), or not declared at all.
+        ("text/html; charset=utf-8", UTF16_PAGE.encode("utf-16-le"), "utf-16-le"),
+        ("text/html; charset=utf-8", UTF16_PAGE.encode("utf-16-be"), "utf-16-be"),
+        # Undeclared: Scrapy's guess takes UTF-16 whose every byte is ASCII (English or
+        # Cyrillic text) for ASCII, NUL bytes and all. (A <meta> in UTF-16 goes unread.)
+        (
+            "text/html",
+            ASCII_UTF16_PAGE.replace("<head>", '<head><meta charset="utf-8">').encode("utf-16-le"),
+            "utf-16-le",
+        ),
+        ("text/html", ASCII_UTF16_PAGE.encode("utf-16-be"), "utf-16-be"),
+        (
+            "text/html",
+            ASCII_UTF16_PAGE.replace("Plain", "\u0416\u0443\u0440").encode("utf-16-le"),
+            "utf-16-le",
+        ),
+    ],
+)
+def test_utf16_without_a_bom_is_read_in_its_byte_order(
+    middleware: CharsetRepairMiddleware, content_type: str, body: bytes, encoding: str
+) -> None:
+    from scrapy_maintext.spiders.pages import is_html_response
+
+    response = HtmlResponse("http://a.test/", body=body, headers={"Content-Type": content_type})
+    text = body.decode(encoding)
+    assert response.text != text
+    repaired = _answer(middleware, response)
+    assert isinstance(repaired, HtmlResponse)
+    assert repaired.encoding == encoding
+    assert repaired.text == text
+    assert is_html_response(repaired) and is_html_response(response)
+    assert middleware.crawler.stats.get_value(REPAIRED_STAT) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/html; charset=utf-16le", UTF16_PAGE.encode("utf-16-le")),
+        ("text/html; charset=UTF-16BE", UTF16_PAGE.encode("utf-16-be")),
+        # Without a BOM, "utf-16" is big-endian (RFC 2781), as w3lib decodes it.
+        ("text/html; charset=utf-16", UTF16_PAGE.encode("utf-16-be")),
+        # With a BOM Scrapy reads it right, whatever the charset says.
+        ("text/html; charset=utf-8", UTF16_PAGE.encode("utf-16")),
+    ],
+)
+def test_utf16_read_right_already_passes_untouched(
+    middleware: CharsetRepairMiddleware, content_type: str, body: bytes
+) -> None:
+    response = HtmlResponse("http://a.test/", body=body, headers={"Content-Type": content_type})
+    assert response.text == UTF16_PAGE
+    assert _answer(middleware, response) is response
+    assert middleware.crawler.stats.get_value(REPAIRED_STAT) is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("body", "encoding"),
+    [
+        (UTF16_PAGE.encode("utf-16-le"), "utf-16-le"),
+        (UTF16_PAGE.encode("utf-16-be"), "utf-16-be"),
+        # Markup is ASCII even where the text is not.
+        (UTF16_PAGE.replace("Caf", "\u0416\u0443\u0440" * 10).encode("utf-16-le"), "utf-16-le"),
+    ],
+)
+def test_utf16_without_a_bom_sniffs_by_its_nul_bytes(body: bytes, encoding: str) -> None:
+    assert sniffed_encoding(body) == encoding
+    assert decode_bytes(body) == body.decode(encoding)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\x00" + UTF16_PAGE.encode(),
+        "\u0416\u0443\u0440\u043d\u0430\u043b".encode("utf-16-le") * 50,  # no ASCII at all
+        b"\x00\x01\x00\x02\x00\x03" * 100,  # 16-bit numbers, not text
+        "<\x00".encode("utf-32-le") * 20,
+    ],
+)
+def test_other_bodies_with_nul_bytes_are_no_utf16(body: bytes) -> None:
+    from scrapy_maintext.extraction.body import utf16_by_nuls
+
+    assert utf16_by_nuls(body) is None

@@ -318,3 +318,113 @@ def test_policy_widened_by_registrable_domain() -> None:
     assert not wide.on_site("https://notexample.org/a.html")
     assert registrable_domain("https://news.bbc.co.uk/x") == "bbc.co.uk"
     assert registrable_domain("http://127.0.0.1:8080/feed") is None
+
+
+def test_a_child_sitemap_mixed_into_a_urlset_is_listed() -> None:
+    # Some generators put <sitemap> references in a <urlset>: followed like an index's.
+    body = (
+        b'<?xml version="1.0" encoding="UTF-8"?>'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>https://site.example/a.html</loc></url>"
+        b"<sitemap><loc>https://site.example/more.xml</loc><lastmod>2026-03-01</lastmod></sitemap>"
+        b"<sitemap><loc>/relative.xml</loc></sitemap>"
+        b"<sitemap><loc>javascript:alert(1)</loc></sitemap>"
+        b"<url><loc>https://site.example/b.html</loc></url></urlset>"
+    )
+    result = parse_sitemap(body, "https://site.example/sitemap.xml")
+    assert result.kind == "urlset"
+    assert [e.url for e in result.entries] == [
+        "https://site.example/a.html",
+        "https://site.example/b.html",
+    ]
+    assert [(s.url, s.lastmod) for s in result.sitemaps] == [
+        ("https://site.example/more.xml", datetime(2026, 3, 1, tzinfo=UTC)),
+        ("https://site.example/relative.xml", None),
+    ]
+
+
+def _json_feed(*urls: bytes) -> bytes:
+    items = b",".join(b'{"url": "' + url + b'", "title": "caf\xc3"}' for url in urls)
+    return b'{"version": "https://jsonfeed.org/version/1.1", "title": "T\xff", "items": [' + (
+        items + b"]}"
+    )
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b"\xff\xfe", b"\xc3", b"\xe2\x80", b"\xef\xbb\xbf", b"\x00 \t", b"\\u0000"],
+)
+def test_junk_before_a_json_feed_url_is_no_relative_path(junk: bytes) -> None:
+    body = _json_feed(junk + b"https://news.example/a.html")
+    result = parse_feed(body, "https://feeds.example/feed.json")
+    assert result.kind == "json"
+    assert [e.url for e in result.entries] == ["https://news.example/a.html"]
+    assert not result.rejected
+
+
+def test_a_json_feed_url_broken_beyond_cleaning_is_rejected_and_counted() -> None:
+    body = _json_feed(
+        b"https://news.example/good.html",
+        b"\xffttps://news.example/lost-its-h.html",  # "ttps:" is a scheme, not http(s)
+        b"ht\xfftps://news.example/inside.html",
+        b"https://news.\xffexample/host.html",
+        b"h ttps://news.example/space.html",
+        b"/relative/ok.html",
+    )
+    result = parse_feed(body, "https://feeds.example/feed.json")
+    assert [e.url for e in result.entries] == [
+        "https://news.example/good.html",
+        "https://feeds.example/relative/ok.html",
+    ]
+    assert result.rejected == {"invalid": 4}
+    # The crawl plan counts them with its own rejections (discovery/rejected/invalid).
+    plan = CrawlPlan(UrlPolicy.for_urls(["https://news.example", "https://feeds.example"]))
+    plan.add_feed_result(result, "https://feeds.example/feed.json")
+    assert [c.url for c in plan.ordered()] == [e.url for e in result.entries]
+    assert plan.rejected == {"invalid": 4}
+
+
+def test_a_bad_byte_elsewhere_in_a_json_feed_spoils_nothing() -> None:
+    # A raw control byte in a title no longer makes the whole feed malformed JSON, and a
+    # bad byte just before a closing quote does not swallow the quote.
+    body = (
+        b'{"version": "https://jsonfeed.org/version/1.1", "title": "T\x01\xc3", "items": ['
+        b'{"title": "x\x00\xe2", "url": "https://news.example/a.html"},'
+        b'{"url": "https://news.example/b.html\xe2"}]}'
+    )
+    result = parse_feed(body)
+    assert [e.url for e in result.entries] == [
+        "https://news.example/a.html",
+        "https://news.example/b.html",
+    ]
+    utf16 = '{"version": "https://jsonfeed.org/version/1", "items": [{"url": "/a"}]}'
+    for encoded in (utf16.encode("utf-16-le"), utf16.encode("utf-16-be"), utf16.encode("utf-16")):
+        assert [e.url for e in parse_feed(encoded, "https://x.example/f").entries] == [
+            "https://x.example/a"
+        ]
+
+
+def test_broken_absolute_urls_never_become_relative_ones() -> None:
+    base = "https://site.example/feeds/rss.xml"
+    rss = (
+        b"<rss version='2.0'><channel><title>T</title>"
+        b"<item><link>\xef\xbf\xbdhttps://site.example/a.html</link></item>"
+        b"<item><link>ht tp://site.example/b.html</link></item>"
+        b"<item><link>relative.html</link></item></channel></rss>"
+    )
+    result = parse_feed(rss, base)
+    assert [e.url for e in result.entries] == [
+        "https://site.example/a.html",
+        "https://site.example/feeds/relative.html",
+    ]
+    assert result.rejected == {"invalid": 1}
+    sitemap = (
+        b"<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>"
+        b"<url><loc>\xef\xbf\xbd\xef\xbf\xbdhttps://site.example/c.html</loc></url>"
+        b"<url><loc>https://site.example/d\xef\xbf\xbd.html</loc></url>"
+        b"<url><loc>/e.html?next=https://other.example/</loc></url></urlset>"
+    )
+    assert [e.url for e in parse_sitemap(sitemap, base).entries] == [
+        "https://site.example/c.html",
+        "https://site.example/e.html?next=https://other.example/",
+    ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import time
+from typing import Any
 
 import lxml.html
 import pytest
@@ -123,3 +125,53 @@ def test_huge_pages_get_only_the_markup_date_search() -> None:
     assert extract(page, "https://big.example/a").date == "2024-02-03"  # markup still read
     small = lxml.html.fromstring(f"<html><body>{paragraphs[:2000]}</body></html>")
     assert date_config(small)["extensive_search"] is True
+
+
+def _bytes_cases() -> list[Any]:
+    """Text pages with NUL bytes, as bytes with the encoding a crawl would give (or none)."""
+    page = _page("<title>T</title>", "<h1>Heading</h1>")
+    utf8 = page.encode()
+    stray = utf8.replace(b"<h1>", b"<h1>\x00", 1).replace(b"<p>", b"<p>\x00\x00", 1)
+    cases = {
+        "leading-nul": (b"\x00" + utf8, None),
+        "leading-nul-declared": (b"\x00" + utf8, "utf-8"),
+        "stray-nuls": (stray, None),
+        "stray-nuls-declared": (stray, "cp1252"),
+        "utf16le": (page.encode("utf-16-le"), None),
+        "utf16le-as-utf8": (page.encode("utf-16-le"), "utf-8"),
+        "utf16le-as-utf16": (page.encode("utf-16-le"), "utf-16"),
+        "utf16be-as-utf8": (page.encode("utf-16-be"), "utf-8"),
+        "utf16-bom-as-utf8": (page.encode("utf-16"), "utf-8"),
+    }
+    return [pytest.param(raw, encoding, id=name) for name, (raw, encoding) in cases.items()]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("raw", "encoding"), _bytes_cases())
+def test_nul_bytes_of_text_pages_lose_no_text(
+    engine: str, raw: bytes, encoding: str | None
+) -> None:
+    from scrapy_maintext.extraction.core import extract_page
+
+    doc = extract_page(raw, URL, ExtractOptions(engine=engine), encoding=encoding).doc
+    assert doc.reason is None
+    assert "perfectly normal paragraph" in doc.text and "Heading" in doc.text
+    assert "\x00" not in doc.text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8,
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj <</Type /Catalog>> endobj\n" * 20,
+        random.Random(5).randbytes(8192),
+        b"<html>" + b"\x00" * 64 + _page().encode(),
+        (b"<p>" + b"\x01\x02\x03\x00\x04\x05" * 10) * 20,
+    ],
+    ids=["png", "pdf", "random", "many-nuls", "control-bytes"],
+)
+def test_binary_bodies_are_still_refused(raw: bytes) -> None:
+    from scrapy_maintext.extraction.body import looks_binary, parse_page
+
+    assert looks_binary(raw)
+    assert parse_page(raw, ExtractOptions()).reason == "binary"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,7 +12,7 @@ from typing import Any
 import lxml.html
 from lxml import etree
 from scrapy_maintext.discovery.dates import parse_date
-from scrapy_maintext.discovery.safexml import child_text, decode_text, load_document, local_name
+from scrapy_maintext.discovery.safexml import child_text, load_document, local_name
 from scrapy_maintext.discovery.urls import absolute_http_url
 
 #: Entries kept from one feed; real feeds hold tens, a hostile one could hold millions.
@@ -24,6 +25,10 @@ FEED_TYPES = {
     "application/feed+json": "json",
     "application/json": "json",
 }
+
+#: Why a feed item was refused, in :attr:`FeedParseResult.rejected` (the crawl plan's
+#: reason for a URL that is none): its link is there but no http(s) URL, even cleaned.
+INVALID_URL = "invalid"
 
 #: Where feeds usually live when a home page does not announce one.
 USUAL_FEED_PATHS = ("/feed", "/rss.xml", "/feed.xml", "/atom.xml", "/index.xml", "/feed.json")
@@ -48,6 +53,9 @@ class FeedParseResult:
     error: str | None = None
     #: The site the feed belongs to, by its own home-page link.
     home: str | None = None
+    #: Items refused, by reason (:data:`INVALID_URL`): ``CrawlPlan.add_feed_result`` counts
+    #: them with the plan's own rejections.
+    rejected: Counter[str] = field(default_factory=Counter)
 
 
 def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
@@ -66,6 +74,17 @@ def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
 def _add(result: FeedParseResult, entry: FeedEntry | None) -> None:
     if entry is not None and len(result.entries) < MAX_FEED_ENTRIES:
         result.entries.append(entry)
+
+
+def _item_url(result: FeedParseResult, link: object, base_url: str | None) -> str | None:
+    """An item's page URL (:func:`absolute_http_url`); a link that is there but is no
+    http(s) URL, even cleaned, is counted as :data:`INVALID_URL`."""
+    if link is None or (isinstance(link, str) and not link.strip()):
+        return None
+    url = absolute_http_url(link, base_url)
+    if url is None:
+        result.rejected[INVALID_URL] += 1
+    return url
 
 
 def _item_date(el: etree._Element) -> datetime | None:
@@ -88,7 +107,7 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
             guid = next((c for c in item if local_name(c) == "guid"), None)
             if guid is not None and guid.get("isPermaLink", "true") != "false":
                 link = (guid.text or "").strip()
-        url = absolute_http_url(link, base_url)
+        url = _item_url(result, link, base_url)
         if url:
             _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
     return result
@@ -113,27 +132,28 @@ def _parse_rdf(root: etree._Element, base_url: str | None) -> FeedParseResult:
         if local_name(item) != "item":
             continue
         about = next((v for k, v in item.attrib.items() if str(k).endswith("about")), None)
-        url = absolute_http_url(child_text(item, "link") or about, base_url)
+        url = _item_url(result, child_text(item, "link") or about, base_url)
         if url:
             _add(result, FeedEntry(url, _item_date(item), child_text(item, "title")))
     return result
 
 
-def _atom_link(entry: etree._Element, base_url: str | None) -> str | None:
+def _atom_href(entry: etree._Element) -> str | None:
+    """The ``href`` of the entry's (or feed's) first alternate ``<link>``, as written."""
     links = [c for c in entry if local_name(c) == "link"]
     for link in links:
         if link.get("rel", "alternate") == "alternate" and link.get("href"):
-            return absolute_http_url(link.get("href"), base_url)
+            return link.get("href")
     return None
 
 
 def _parse_atom(root: etree._Element, base_url: str | None) -> FeedParseResult:
-    home = _atom_link(root, base_url)
+    home = absolute_http_url(_atom_href(root), base_url)
     result = FeedParseResult(kind="atom", title=child_text(root, "title"), home=home)
     for entry in root:
         if local_name(entry) != "entry":
             continue
-        url = _atom_link(entry, base_url)
+        url = _item_url(result, _atom_href(entry), base_url)
         if url:
             _add(result, FeedEntry(url, _item_date(entry), child_text(entry, "title")))
     return result
@@ -141,7 +161,7 @@ def _parse_atom(root: etree._Element, base_url: str | None) -> FeedParseResult:
 
 def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     try:
-        doc: Any = json.loads(decode_text(data))
+        doc: Any = json.loads(decode_json(data), strict=False)
     except (ValueError, RecursionError):
         return FeedParseResult(kind="invalid", error="malformed_json")
     if not isinstance(doc, dict) or "jsonfeed.org" not in str(doc.get("version", "")):
@@ -153,11 +173,20 @@ def _parse_json_feed(data: bytes, base_url: str | None) -> FeedParseResult:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
-        url = absolute_http_url(_json_item_url(item), base_url)
+        url = _item_url(result, _json_item_url(item), base_url)
         if url:
             date = parse_date(_str(item.get("date_published")) or _str(item.get("date_modified")))
             _add(result, FeedEntry(url, date, _str(item.get("title"))))
     return result
+
+
+def decode_json(data: bytes) -> str:
+    """A JSON Feed's text: UTF-8, or UTF-16/32 by BOM or NUL pattern (as ``json`` sniffs
+    bytes, after RFC 4627). A bad byte becomes U+FFFD and nothing more: the decoder never
+    swallows the ASCII after it (a quote, a bracket), so one bad byte spoils no other string
+    and no structure, and :func:`absolute_http_url` cleans or refuses the string it is in.
+    Raw control characters in strings are taken as they are (``strict=False``)."""
+    return data.decode(json.detect_encoding(data), errors="replace")
 
 
 def _json_item_url(item: dict[str, Any]) -> Any:
@@ -167,7 +196,7 @@ def _json_item_url(item: dict[str, Any]) -> Any:
     if url:
         return url
     item_id = _str(item.get("id"))
-    return item_id if item_id and item_id.lower().startswith(("http://", "https://")) else None
+    return item_id if item_id and "://" in item_id else None
 
 
 def _str(value: Any) -> str | None:

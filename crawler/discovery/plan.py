@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from scrapy_maintext.discovery.feeds import FeedEntry
+from scrapy_maintext.discovery.feeds import FeedEntry, FeedParseResult
 from scrapy_maintext.discovery.sitemaps import SitemapEntry
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
@@ -95,6 +95,13 @@ class CrawlPlan:
 
     def add_feed_entry(self, entry: FeedEntry, source_url: str) -> None:
         self.add(Candidate(entry.url, "feed", source_url, entry.date, entry.title))
+
+    def add_feed_result(self, result: FeedParseResult, source_url: str) -> None:
+        """Every entry of a parsed feed, and the items it refused counted with the plan's
+        own rejections (an item whose link is no http(s) URL: ``invalid``)."""
+        for entry in result.entries:
+            self.add_feed_entry(entry, source_url)
+        self.rejected.update(result.rejected)
 
     def ordered(self) -> list[Candidate]:
         """Newest first (undated last, in discovery order)."""

@@ -70,20 +70,34 @@ def maybe_gunzip(data: bytes, limit: int = MAX_DECOMPRESSED_BYTES) -> bytes:
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+def utf16_codec(data: bytes) -> str | None:
+    """The codec of a UTF-16 document: ``utf-16`` with a BOM; without one, ``utf-16-le``
+    or ``-be`` when its first two characters are ASCII (``<``, ``{``, white space: a NUL
+    byte beside each, as RFC 4627 sniffs JSON); else None."""
+    if data[:2] in UTF16_BOMS:
+        return "utf-16"
+    if len(data) < 4:
+        return None
+    if data[0] and data[2] and not data[1] and not data[3]:
+        return "utf-16-le"
+    if data[1] and data[3] and not data[0] and not data[2]:
+        return "utf-16-be"
+    return None
+
+
 def leading_bytes(data: bytes, size: int) -> bytes:
     """The first bytes of a document after a BOM and whitespace, to sniff its format
     (UTF-16 is decoded, so a UTF-16 document sniffs like a UTF-8 one)."""
-    if data[:2] in UTF16_BOMS:
-        head = data[: size * 2].decode("utf-16", errors="replace")
+    codec = utf16_codec(data)
+    if codec:
+        head = data[: size * 2].decode(codec, errors="replace")
         return head.encode("utf-8", errors="replace")[:size].lstrip(b" \t\r\n")
     return data[:size].lstrip(b"\xef\xbb\xbf \t\r\n")
 
 
 def decode_text(data: bytes) -> str:
-    """Plain text (a text sitemap) in UTF-8 or BOM-marked UTF-16."""
-    if data[:2] in UTF16_BOMS:
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8-sig", errors="replace")
+    """Plain text (a text sitemap) in UTF-8 or UTF-16 (:func:`utf16_codec`)."""
+    return data.decode(utf16_codec(data) or "utf-8-sig", errors="replace")
 
 
 def _parser(recover: bool) -> etree.XMLParser:
@@ -108,7 +122,7 @@ def escape_bare_ampersands(data: bytes) -> bytes:
     """``?page=1&cat=2`` as ``?page=1&amp;cat=2``: an unescaped "&" in a sitemap URL is
     common, and lxml's recovery would drop "&cat" as an unknown entity. (Not for UTF-16,
     where the bytes of "&" differ.)"""
-    if data[:2] in UTF16_BOMS:
+    if utf16_codec(data):
         return data
     return _BARE_AMPERSAND.sub(b"&amp;", data)
 
@@ -116,10 +130,11 @@ def escape_bare_ampersands(data: bytes) -> bytes:
 def parse_xml(data: bytes) -> etree._Element:
     """Parse untrusted XML, refusing entity declarations; recover from minor breakage."""
     # The whole document is scanned: a long comment can push a DOCTYPE far down.
-    text_for_scan = data.decode("utf-16", "replace").encode() if data[:2] in UTF16_BOMS else data
+    codec = utf16_codec(data)
+    text_for_scan = data.decode(codec, "replace").encode() if codec else data
     if _ENTITY_DECL.search(text_for_scan):
         raise XmlError("hostile_xml", "entity declarations are refused")
-    if data[:2] not in UTF16_BOMS:
+    if not codec:
         data = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     try:
         root = etree.fromstring(data, parser=_parser(recover=False))

@@ -90,18 +90,28 @@ def _parse_text(data: bytes, base_url: str | None) -> SitemapParseResult:
 def _parse_index(root: etree._Element, base_url: str | None) -> SitemapParseResult:
     result = SitemapParseResult(kind="index")
     for el in root:
-        if local_name(el) != "sitemap":
-            continue
-        url = absolute_http_url(child_text(el, "loc"), base_url)
-        if url:
-            result.sitemaps.append(SitemapRef(url, parse_date(child_text(el, "lastmod"))))
+        if local_name(el) == "sitemap":
+            _add_ref(result, el, base_url)
     return result
 
 
+def _add_ref(result: SitemapParseResult, el: etree._Element, base_url: str | None) -> None:
+    """A ``<sitemap>`` element's child sitemap, once (the spider limits depth and count)."""
+    url = absolute_http_url(child_text(el, "loc"), base_url)
+    if url and len(result.sitemaps) < MAX_URLS_PER_SITEMAP:
+        result.sitemaps.append(SitemapRef(url, parse_date(child_text(el, "lastmod"))))
+
+
 def _parse_urlset(root: etree._Element, base_url: str | None) -> SitemapParseResult:
+    """Pages of a ``<urlset>``, and the child sitemaps some mix in as ``<sitemap>``
+    elements (followed like an index's, within the same depth and count limits)."""
     result = SitemapParseResult(kind="urlset")
     for el in root:
-        if local_name(el) != "url":
+        name = local_name(el)
+        if name == "sitemap":
+            _add_ref(result, el, base_url)
+            continue
+        if name != "url":
             continue
         entry = _parse_url(el, base_url)
         if entry is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from urllib.parse import urljoin, urlsplit
 
@@ -22,17 +23,41 @@ def normalize_url(url: str) -> str | None:
     return cleaned.split("#", 1)[0]
 
 
+#: What decoding and careless templates leave around a URL: white space and C0 controls
+#: (which the WHATWG URL parser strips too), a stray BOM, and U+FFFD for undecodable bytes.
+_EDGE_JUNK = "".join(map(chr, range(0x21))) + "\x7f\ufeff\ufffd"
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+
 def absolute_http_url(url: object, base_url: str | None) -> str | None:
-    """``url`` resolved against ``base_url``; None unless it is an http(s) URL."""
+    """``url`` cleaned and resolved against ``base_url``; None unless it is an http(s) URL.
+
+    Cleaning strips :data:`_EDGE_JUNK` from both ends (bad bytes before ``http://`` in a
+    feed decode to U+FFFD). A URL that still holds U+FFFD (bytes lost inside it), or whose
+    ``://`` follows something that is no scheme (``"\ufffdhttp://..."`` uncleaned,
+    ``"ht tp://..."``), is None: an absolute URL with a broken prefix is never resolved as a
+    relative path into a wrong URL on the base's site."""
     if not url or not isinstance(url, str):
         return None
+    url = url.strip(_EDGE_JUNK)
+    if not url or "\ufffd" in url or _broken_scheme(url):
+        return None
     try:
-        url = urljoin(base_url, url.strip()) if base_url else url.strip()
+        url = urljoin(base_url, url) if base_url else url
         parts = urlsplit(url)
         parts.port  # noqa: B018 -- raises ValueError on a malformed port
     except ValueError:  # e.g. "http://[bad": an unbalanced IPv6 bracket
         return None
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
+
+
+def _broken_scheme(url: str) -> bool:
+    """Whether ``url`` has a ``://`` that no path, query or fragment precedes (it is meant
+    to be absolute) after something that is no URL scheme."""
+    prefix, sep, _ = url.partition("://")
+    if not sep or any(c in prefix for c in "/?#"):
+        return False
+    return _SCHEME.fullmatch(prefix) is None
 
 
 def registrable_domain(url: str) -> str | None:

@@ -39,6 +39,22 @@ _MAGIC = (
     b"wOF2",
     b"\x7fELF",
 )
+#: NUL bytes a text body may hold in its sniffed start (one before ``<html>``, a few stray
+#: ones in a template) and still be text; binary formats hold many more.
+MAX_STRAY_NULS = 8
+#: Share of control bytes (NUL, other C0 controls but white space) in the start of a body
+#: with NUL bytes above which it is binary: text holds next to none, compressed or random
+#: data about 10%.
+MAX_CONTROL_BYTE_SHARE = 0.02
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20)])
+#: Bytes ASCII text in UTF-16 holds beside its NUL bytes: printable ASCII and white space.
+_TEXT_BYTES = frozenset(b"\t\n\r\x0c" + bytes(range(0x20, 0x7F)))
+#: Least share of UTF-16 code units that are NUL-and-ASCII for a body without a BOM to
+#: sniff as UTF-16 (markup is ASCII even where the text is not); the other byte order's
+#: units may have a NUL in the other half at most this rarely.
+_UTF16_ASCII_SHARE = 0.5
+_UTF16_OTHER_SHARE = 0.05
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.I)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.I)
 _TAG = re.compile(r"<\s*(?:[a-zA-Z][a-zA-Z0-9]*|!doctype|!--)", re.I)
@@ -103,7 +119,8 @@ def parse_page(
     ``encoding`` (bytes only) is the body's declared character encoding, as a crawl's
     ``response.encoding`` gives it: the body is then decoded exactly as Scrapy's
     ``response.text`` would be, without the sniffing for binary bodies (the crawl's own
-    checks, of content type and NUL bytes, stand for it, as they did for text).
+    checks, of content type, magic numbers and binary bytes, stand for it, as they did for
+    text).
     """
     size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
     if size > options.max_bytes:
@@ -123,19 +140,65 @@ def decode_declared(data: bytes, encoding: str) -> str:
     """``data`` decoded as Scrapy's ``TextResponse.text`` decodes it once it knows the
     encoding: w3lib's ``html_to_unicode`` with that charset (a BOM still wins; undecodable
     bytes become U+FFFD). A name that is no text encoding (unknown, or ``base64`` from a
-    hostile header) is ignored: the body is sniffed like any other."""
+    hostile header) is ignored: the body is sniffed like any other. So is a charset that a
+    body without a BOM belies by its NUL pattern: UTF-16 text declared as UTF-8, or as
+    ``utf-16`` (which w3lib reads big-endian) in little-endian order, is decoded as the
+    UTF-16 it is (:func:`utf16_by_nuls`, as ``CharsetRepairMiddleware`` does in a crawl)."""
     if not is_text_encoding(encoding):
         return decode_bytes(data)
+    if not data.startswith(_UTF16_BOMS):
+        utf16 = utf16_by_nuls(data)
+        if utf16 is not None:
+            encoding = utf16
     return html_to_unicode(f"charset={encoding}", data)[1]
 
 
 def looks_binary(data: bytes) -> bool:
-    """Magic numbers of common non-HTML formats, or NUL bytes near the start."""
+    """Magic numbers of common non-HTML formats, or binary bytes near the start: more
+    than a few NUL bytes, or NUL bytes among many control bytes. A UTF-16 body (by its BOM
+    or :func:`utf16_by_nuls`) is text, NUL bytes and all."""
     head = data[:SNIFF_BYTES]
     # UTF-16/32 pages legitimately hold NUL bytes; their BOM says so.
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if head.startswith(_UTF16_BOMS):
         return False
-    return head.startswith(_MAGIC) or b"\x00" in head
+    if head.startswith(_MAGIC):
+        return True
+    return has_binary_bytes(head) and utf16_by_nuls(head) is None
+
+
+def has_binary_bytes(head: bytes) -> bool:
+    """Whether ``head`` (the start of a body) holds bytes that text does not: more than
+    :data:`MAX_STRAY_NULS` NUL bytes, or NUL bytes among more control bytes than
+    :data:`MAX_CONTROL_BYTE_SHARE` of it. One NUL before ``<html>`` is not binary."""
+    nuls = head.count(0)
+    if not nuls:
+        return False
+    if nuls > MAX_STRAY_NULS:
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls > max(MAX_STRAY_NULS, MAX_CONTROL_BYTE_SHARE * len(head))
+
+
+def utf16_by_nuls(data: bytes) -> str | None:
+    """``"utf-16-le"`` or ``"utf-16-be"`` when the start of ``data`` reads as UTF-16 without
+    a BOM: most code units an ASCII byte and a NUL, in one byte order (HTML markup is ASCII
+    in any language); else None."""
+    units = min(len(data), SNIFF_BYTES) // 2
+    head = data[: 2 * units]
+    # A cheap test first: text in one-byte encodings holds no NUL byte.
+    if units < 2 or head.count(0) < _UTF16_ASCII_SHARE * units:
+        return None
+    low, high = head[0::2], head[1::2]
+    for ascii_half, nul_half, name in ((low, high, "utf-16-le"), (high, low, "utf-16-be")):
+        ascii_units = sum(
+            1 for a, n in zip(ascii_half, nul_half, strict=True) if n == 0 and a in _TEXT_BYTES
+        )
+        if (
+            ascii_units >= _UTF16_ASCII_SHARE * units
+            and ascii_half.count(0) <= _UTF16_OTHER_SHARE * units
+        ):
+            return name
+    return None
 
 
 def decode_bytes(data: bytes) -> str:
@@ -144,7 +207,8 @@ def decode_bytes(data: bytes) -> str:
 
 
 def sniffed_encoding(data: bytes) -> str:
-    """The BOM's encoding, else UTF-8, else the declared charset, else Windows-1252.
+    """The BOM's encoding, else UTF-16 by its NUL pattern (:func:`utf16_by_nuls`), else
+    UTF-8, else the declared charset, else Windows-1252.
 
     UTF-8 is tried before the declared charset because pages that lie about their
     charset almost always are UTF-8, and strict UTF-8 decoding of other text fails fast.
@@ -166,6 +230,9 @@ def _sniffed(data: bytes) -> _Sniffed:
     ):
         if data.startswith(bom):
             return _Sniffed(encoding, data.decode(encoding, errors="replace"))
+    utf16 = utf16_by_nuls(data)
+    if utf16 is not None:
+        return _Sniffed(utf16, data.decode(utf16, errors="replace"))
     try:
         return _Sniffed("utf-8", data.decode("utf-8"))
     except UnicodeDecodeError:
