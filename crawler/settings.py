@@ -21,12 +21,15 @@ ADDONS = {"scrapy_maintext.Addon": 500}
 FEED_EXPORTERS = dict(_FEED_EXPORTERS)
 
 #: Who to contact about this crawler (URL or mailto:); it goes into the User-Agent so that
-#: site owners can reach you. Set yours: ``-s CRAWLER_CONTACT=mailto:you@example.org``.
+#: site owners can reach you. Set yours: ``-s CRAWLER_CONTACT=mailto:you@example.org`` (a
+#: crawl of a site that is not on this machine warns once without it).
 CRAWLER_CONTACT = ""
 
 FEED_EXPORT_ENCODING = "utf-8"
 #: A crawl that exports nothing (no site reachable, nothing new) leaves an earlier ``-O``
 #: output as it was instead of truncating it to an empty file.
 FEED_STORE_EMPTY = False
+#: The level of ``-v`` (Scrapy's whole log). Without ``-v`` or ``-L``, the crawl command shows
+#: the short console instead: progress lines, the report, warnings and errors.
 LOG_LEVEL = "INFO"
 TELNETCONSOLE_ENABLED = False

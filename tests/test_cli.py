@@ -118,6 +118,23 @@ def test_extract_warc_takes_urls_from_records(tmp_path: Path) -> None:
     assert urls == {f"{BASE}/news/article.html", f"{BASE}/news/syndicated.html"}
 
 
+def test_warc_source_names_the_record_without_angle_brackets(tmp_path: Path) -> None:
+    warc = tmp_path / "one.warc.gz"
+    with warc.open("wb") as handle:
+        writer = WARCWriter(handle, gzip=True)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        body = io.BytesIO((SITE / "article.html").read_bytes())
+        record = writer.create_warc_record(f"{BASE}/a", "response", payload=body, http_headers=http)
+        writer.write_record(record)
+    record_id = record.rec_headers.get_header("WARC-Record-ID")
+    assert record_id.startswith("<urn:uuid:") and record_id.endswith(">")
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(warc), "-o", str(out), "--workers", "0", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    (extracted,) = jsonl(out)
+    assert extracted["source"] == f"{warc}#{record_id[1:-1]}"
+
+
 def test_damaged_inputs_are_reported_not_fatal(tmp_path: Path) -> None:
     whole = tmp_path / "whole.warc.gz"
     _warc(whole)

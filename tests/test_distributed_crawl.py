@@ -139,6 +139,9 @@ def test_discovery_of_a_killed_worker_is_taken_over(
     settings = {"REDIS_URL": redis_url}
     first = start_worker("first", tmp_path, "sitemap", crawl_args(site), settings)
     assert wait_for(lambda: server.hlen("maintext:sitemap:discovery") == 1, timeout=60)
+    # Its robots.txt read (a kill before that leaves the robots.txt fetch lease to run out,
+    # 30 s), it has asked for its first sitemap.
+    assert wait_for(lambda: "/sitemap_index.xml" in site.paths(), timeout=60)
     second = start_worker("second", tmp_path, "sitemap", crawl_args(site), settings)
     # Killed during discovery (its sitemaps take a Crawl-delay each), before any page.
     first.kill()

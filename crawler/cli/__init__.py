@@ -31,13 +31,19 @@ common Scrapy options (all of `scrapy crawl`'s are accepted; see `maintext crawl
   -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt, csv, xml)
   -o FILE[:FORMAT]   append items to FILE
   -s NAME=VALUE      set a setting (CRAWLER_CONTACT, JOBDIR, EXTRACT_ENGINE, ... see README)
-  --loglevel LEVEL   DEBUG, INFO (default), WARNING, ERROR
+  -v, --verbose      Scrapy's whole log: settings, components, the stats dump
+  -L, --loglevel LEVEL
+                     DEBUG, INFO (Scrapy's whole log), WARNING or ERROR
+
+output: progress lines, warnings, errors and the end-of-crawl report (shown at every
+log level; -s CRAWL_REPORT=FILE also writes it as JSON).
 
 exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
-2 wrong arguments (one line names the argument; nothing is written).
+2 wrong arguments or a missing extra (one line says which; nothing is written).
 
 examples:
-  maintext crawl sitemap -a domain=example.com -O corpus.xml:tei
+  maintext crawl sitemap -a domain=example.com -s CRAWLER_CONTACT=mailto:me@example.org \\
+      -O corpus.xml:tei
   maintext crawl feed -a url=https://example.com/feed.xml -a since=2026-01-01 -O news.jsonl
   maintext crawl sitemap -a domains_file=sites.txt -s JOBDIR=state/ -O items.jsonl
 """
@@ -101,6 +107,9 @@ def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    crawl.add_argument(
+        "-v", "--verbose", action="store_true", help="Scrapy's whole log (also after SPIDER)"
+    )
     crawl.add_argument("spider", choices=SPIDERS, help="sitemap or feed")
     crawl.add_argument("scrapy_args", nargs=argparse.REMAINDER, help="-a, -O, -o, -s, ...")
 
@@ -143,7 +152,7 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "crawl":
-        return run_crawl(args.spider, args.scrapy_args)
+        return run_crawl(args.spider, args.scrapy_args, verbose=args.verbose)
     if args.command == "extract":
         return run_extract(args)
     from scrapy_maintext.demo.__main__ import main as demo_main
@@ -153,15 +162,27 @@ def main(argv: list[str] | None = None) -> int:
 
 def spider_arguments(scrapy_args: list[str]) -> dict[str, str]:
     """The ``-a NAME=VALUE`` arguments among ``scrapy crawl``'s, read as Scrapy reads them."""
+    try:
+        return _name_values(scrapy_args, "-a")
+    except ValueError:
+        raise ValueError("invalid -a value: use -a NAME=VALUE") from None
+
+
+def command_line_settings(scrapy_args: list[str]) -> dict[str, str]:
+    """The ``-s NAME=VALUE`` (``--set``) settings among ``scrapy crawl``'s arguments."""
+    try:
+        return _name_values(scrapy_args, "-s", "--set")
+    except ValueError:
+        raise ValueError("invalid -s value: use -s NAME=VALUE") from None
+
+
+def _name_values(scrapy_args: list[str], *flags: str) -> dict[str, str]:
     from scrapy.utils.conf import arglist_to_dict
 
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("-a", dest="spargs", action="append", default=[])
+    parser.add_argument(*flags, dest="values", action="append", default=[])
     known, _ = parser.parse_known_args(scrapy_args)
-    try:
-        return arglist_to_dict(known.spargs)
-    except ValueError:
-        raise ValueError("invalid -a value: use -a NAME=VALUE") from None
+    return arglist_to_dict(known.values)
 
 
 def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
@@ -177,6 +198,20 @@ def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
     return None
 
 
+def check_settings(scrapy_args: list[str]) -> str | None:
+    """The error line for ``-s`` settings this Python cannot crawl with, or None."""
+    from scrapy.settings import Settings
+    from scrapy_maintext.distributed.components import missing_dependency
+    from scrapy_maintext.vocabulary.settings import setting
+
+    try:
+        settings = Settings(command_line_settings(scrapy_args))
+    except ValueError as exc:
+        return f"maintext crawl: error: {exc}"
+    missing = missing_dependency() if setting(settings, "REDIS_URL") else None
+    return f"maintext crawl: error: {missing}" if missing else None
+
+
 def spider_help(spider: str) -> str:
     """What ``maintext crawl SPIDER -h`` shows before Scrapy's own list of options."""
     forms = {**ARGUMENT_FORMS, **(FEED_ARGUMENT_FORMS if spider == "feed" else {})}
@@ -189,12 +224,12 @@ def spider_help(spider: str) -> str:
     )
 
 
-def run_crawl(spider: str, scrapy_args: list[str]) -> int:
+def run_crawl(spider: str, scrapy_args: list[str], verbose: bool = False) -> int:
     """``scrapy crawl SPIDER ...`` with the bundled settings, wherever it is run from."""
     if "-h" in scrapy_args or "--help" in scrapy_args:
         print(spider_help(spider), flush=True)
     else:
-        error = check_spider_arguments(spider, scrapy_args)
+        error = check_spider_arguments(spider, scrapy_args) or check_settings(scrapy_args)
         if error:
             print(error, file=sys.stderr)
             return 2
@@ -202,7 +237,7 @@ def run_crawl(spider: str, scrapy_args: list[str]) -> int:
     from scrapy.cmdline import execute
 
     try:
-        execute(["maintext", "crawl", spider, *scrapy_args])
+        execute(["maintext", "crawl", spider, *(["-v"] if verbose else []), *scrapy_args])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     return 0

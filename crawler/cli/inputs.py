@@ -32,7 +32,8 @@ class SourceDocument:
     url: str
     #: Bytes as read (a file), or text decoded with the charset its HTTP header declared.
     html: str | bytes
-    #: Where it came from: a file path, or ``file.warc.gz#record-id``.
+    #: Where it came from: a file path, or ``file.warc.gz#urn:uuid:...`` (the record's
+    #: WARC-Record-ID, without the angle brackets the header puts around it).
     source: str
 
 
@@ -178,9 +179,17 @@ def _warc_document(record: Any, name: str) -> SourceDocument | None:
     if not _is_html_response(record):
         return None
     url = record.rec_headers.get_header("WARC-Target-URI") or ""
-    record_id = record.rec_headers.get_header("WARC-Record-ID") or url
+    record_id = record_id_of(record) or url
     body = record.content_stream().read()
     return SourceDocument(url, decode_payload(record, body), f"{name}#{record_id}")
+
+
+def record_id_of(record: Any) -> str:
+    """The record's WARC-Record-ID as a plain URI: ``<urn:uuid:...>`` is ``urn:uuid:...``."""
+    record_id = (record.rec_headers.get_header("WARC-Record-ID") or "").strip()
+    if record_id.startswith("<") and record_id.endswith(">"):
+        return record_id[1:-1].strip()
+    return record_id
 
 
 def decode_payload(record: Any, body: bytes) -> str | bytes:

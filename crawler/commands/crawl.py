@@ -1,32 +1,88 @@
-"""``scrapy crawl`` / ``maintext crawl``: Scrapy's crawl command, with clear failures.
+"""``scrapy crawl`` / ``maintext crawl``: Scrapy's crawl command, short and with clear failures.
 
 Spider arguments are checked before anything starts (a typo costs one line, no traceback,
 and leaves an earlier ``-O`` output alone); the exit status is 1 when no site of the crawl
-could be crawled, so scripts and schedulers notice.
+could be crawled, so scripts and schedulers notice. ``REDIS_URL`` without the distributed
+extra installed is one line and exit status 2.
+
+Without ``-v`` the crawl writes the short console to stderr (progress lines, the report,
+warnings and errors; see :mod:`scrapy_maintext.logformatter`); ``-v``, or a level asked for
+with ``-L``, gives Scrapy's log. The end report is shown at every level.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
+from scrapy_maintext.distributed.components import missing_dependency
+from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
+from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
 
-#: Exit status of a crawl in which no site could be reached (argument errors give 2).
+#: Exit status of a crawl in which no site could be reached.
 EXIT_NO_SITE = 1
+#: Exit status of a command line that cannot run (as ``scrapy`` exits on a usage error).
+EXIT_USAGE = 2
 
 
 class Command(ScrapyCrawlCommand):
+    #: What its one-line errors start with (``maintext crawl`` checks its own beforehand).
+    prog = "scrapy crawl"
+    #: The short console's filter, None for Scrapy's log (decided by ``process_options``).
+    shown: ConsoleFilter | None = None
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="Scrapy's whole log at INFO (settings, components, the stats dump) instead "
+            "of the short console (progress lines, the report, warnings and errors)",
+        )
+        parser.add_argument(
+            "-L",
+            "--loglevel",
+            "--log-level",
+            dest="loglevel",
+            metavar="LEVEL",
+            default=None,
+            help="log level: DEBUG, INFO (Scrapy's whole log), WARNING or ERROR; the end "
+            "report is shown at every level (default: the short console)",
+        )
+
+    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        self.shown = console_filter(self.settings, getattr(opts, "verbose", False))
+        if self.shown is not None:
+            # The short console replaces Scrapy's root handler (installed by run()).
+            self.settings.set("LOG_INSTALL_ROOT_HANDLER", False, priority="cmdline")
+
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.settings is not None
+        with contextlib.ExitStack() as stack:
+            # A log file set after the options were read (an embedding test harness) gets
+            # Scrapy's handler as usual.
+            if self.shown is not None and not self.settings.get("LOG_FILE"):
+                stack.enter_context(console(self.settings, self.shown))
+            self._run(args, opts)
+
+    def _run(self, args: list[str], opts: argparse.Namespace) -> None:
+        assert self.settings is not None
         if len(args) != 1:
-            return super().run(args, opts)
+            super().run(args, opts)
+            return
         assert self.crawler_process
         spidercls = self.crawler_process.spider_loader.load(args[0])
         check = getattr(spidercls, "check_arguments", None)
@@ -35,7 +91,12 @@ class Command(ScrapyCrawlCommand):
                 check(opts.spargs)
             except ValueError as exc:
                 raise UsageError(str(exc), print_help=False) from None
-        assert self.settings is not None
+        if setting(self.settings, "REDIS_URL"):
+            missing = missing_dependency()
+            if missing is not None:
+                print(f"{self.prog}: error: {missing}", file=sys.stderr, flush=True)
+                self.exitcode = EXIT_USAGE
+                return
         continue_feeds(self.settings)
         # Scrapy's own crawl command creates its crawler the same way.
         crawler = self._create_crawler(args[0])
@@ -45,7 +106,6 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 1
         elif _no_site_crawled(crawler.spider):
             self.exitcode = EXIT_NO_SITE
-        return None
 
 
 def continue_feeds(settings: BaseSettings) -> None:
@@ -67,7 +127,12 @@ def continue_feeds(settings: BaseSettings) -> None:
         if feeds[uri].get("format") == "json":
             logger.warning("Resuming: a JSON array cannot be continued (%s); use jsonl", uri)
     settings.set("FEEDS", feeds, priority="cmdline")
-    logger.info("Resuming JOBDIR %s: appending to %s", jobdir, ", ".join(map(str, replaced)))
+    logger.info(
+        "Resuming JOBDIR %s: appending to %s",
+        jobdir,
+        ", ".join(map(str, replaced)),
+        extra=PROGRESS,
+    )
 
 
 def _no_site_crawled(spider: Any) -> bool:

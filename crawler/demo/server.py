@@ -17,6 +17,13 @@ from scrapy_maintext.demo.site import Route, Site, SiteOptions, build_site
 NOT_FOUND = Route(b"<h1>Not found</h1>", status=404)
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    #: Connections the kernel holds until they are accepted (socketserver's default is 5):
+    #: a busy accept loop then delays a connection instead of refusing it.
+    request_queue_size = 128
+
+
 @dataclass
 class SiteServer:
     """Serve a site on 127.0.0.1 in a background thread: ``with SiteServer() as srv: ...``."""
@@ -32,8 +39,7 @@ class SiteServer:
     keep_alive: bool = False
 
     def __post_init__(self) -> None:
-        self._httpd = ThreadingHTTPServer((self.host, self.port), self._handler())
-        self._httpd.daemon_threads = True
+        self._httpd = _HTTPServer((self.host, self.port), self._handler())
         self.port = self._httpd.server_address[1]
         self.site = build_site(self.base_url, self.options)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

@@ -4,6 +4,12 @@ Every ``CRAWL_REPORT_INTERVAL`` seconds, one INFO line per active site (planned,
 extracted, dropped, ETA); at the end, a table per site (planned, fetched, skipped by reason,
 extracted by engine, dropped by reason, mean text length), also written as JSON to
 ``CRAWL_REPORT``. Sites are the discovery spiders' sites, else the host of each URL.
+
+The discovery spiders plan their pages; for a spider without a plan of its own (a
+project's spider using the add-on), every page it fetched counts as planned, so that
+planned, fetched and extracted make one funnel. The report's lines are marked for the short
+console of ``maintext crawl`` (:mod:`scrapy_maintext.logformatter`): progress lines show
+without ``-v``, the report at every log level.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +29,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
+from scrapy_maintext.logformatter import PROGRESS, REPORT
+from scrapy_maintext.report.contact import ContactCheck
 from scrapy_maintext.vocabulary.names import Meta, Signal
 from scrapy_maintext.vocabulary.reasons import drop_reason
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task
 
 logger = logging.getLogger(__name__)
@@ -35,20 +45,23 @@ DISCOVERY_META_KEYS = (Meta.SKIP_URL_FILTER, Meta.ROBOTS_DISCOVERY, "dont_obey_r
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """The ``CRAWL_REPORT*`` settings."""
+    """The ``CRAWL_REPORT*`` settings (defaults in :mod:`scrapy_maintext.vocabulary.settings`)."""
 
-    enabled: bool = True
+    enabled: bool
     #: Seconds between progress lines; 0 turns them off (the final report stays).
-    interval: float = 30.0
+    interval: float
     #: Where to write the final report as JSON ("" for nowhere).
-    path: str = ""
+    path: str
+    #: Scrapy's JOBDIR ("" without): where a stopped crawl keeps what is left.
+    jobdir: str
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ReportSettings:
         return cls(
-            enabled=settings.getbool("CRAWL_REPORT_ENABLED", True),
-            interval=settings.getfloat("CRAWL_REPORT_INTERVAL", 30.0),
-            path=settings.get("CRAWL_REPORT") or "",
+            enabled=setting(settings, "CRAWL_REPORT_ENABLED"),
+            interval=setting(settings, "CRAWL_REPORT_INTERVAL"),
+            path=setting(settings, "CRAWL_REPORT"),
+            jobdir=settings.get("JOBDIR") or "",
         )
 
 
@@ -118,6 +131,17 @@ def _is_discovery(request: Request) -> bool:
     return any(request.meta.get(key) for key in DISCOVERY_META_KEYS)
 
 
+def spider_plan(spider: Spider | None) -> Mapping[str, Any] | None:
+    """The discovery spiders' sites (base URL to a state with ``scheduled`` pages and a
+    ``failure``), or None for a spider without a plan of its own."""
+    sites = getattr(spider, "sites", None)
+    if not isinstance(sites, Mapping):
+        return None
+    if not all(hasattr(state, "scheduled") for state in sites.values()):
+        return None
+    return sites
+
+
 class CrawlReport:
     """Extension: progress lines per site while crawling, a per-site report at the end."""
 
@@ -128,6 +152,10 @@ class CrawlReport:
             raise NotConfigured("CRAWL_REPORT_ENABLED is off")
         self.sites: dict[str, SiteReport] = {}
         self.loop: task.LoopingCall | None = None
+        #: Whether the spider plans its pages (else fetched pages count as planned).
+        self.spider_plans = False
+        #: Warns once when a crawl of a real site gives no contact.
+        self.contact = ContactCheck.from_crawler(crawler)
         self._last_line: dict[str, tuple[int, int]] = {}
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
@@ -147,13 +175,18 @@ class CrawlReport:
         return self.sites[key]
 
     def spider_opened(self, spider: Spider) -> None:
+        self.spider_plans = spider_plan(spider) is not None
         if self.config.interval > 0:
             self.loop = task.LoopingCall(self.log_progress)
             self.loop.start(self.config.interval, now=False)
 
     def response_received(self, response: Response, request: Request, spider: Spider) -> None:
-        if not _is_discovery(request):
-            self.site(site_of_request(request)).fetched += 1
+        if _is_discovery(request):
+            return
+        report = self.site(site_of_request(request))
+        report.fetched += 1
+        if not self.spider_plans:
+            report.planned += 1
 
     def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
         report = self.site(site_of_request(getattr(response, "request", None), response.url))
@@ -175,7 +208,7 @@ class CrawlReport:
 
     def _sync_with_spider(self) -> None:
         """Planned pages and failures of the discovery spiders' sites."""
-        for key, state in (getattr(self.crawler.spider, "sites", None) or {}).items():
+        for key, state in (spider_plan(self.crawler.spider) or {}).items():
             report = self.site(key)
             report.planned = len(getattr(state, "scheduled", ()))
             report.failure = getattr(state, "failure", None)
@@ -199,13 +232,14 @@ class CrawlReport:
                 sum(report.dropped.values()),
                 sum(report.skipped.values()),
                 format_seconds(report.eta_seconds(now)),
+                extra=PROGRESS,
             )
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
         self._sync_with_spider()
-        logger.info("%s", format_report(self.sites, reason))
+        logger.info("%s", format_report(self.sites, reason), extra=REPORT)
         if reason == "shutdown":
             self._log_resume_hint()
         if self.config.path:
@@ -220,17 +254,18 @@ class CrawlReport:
         except OSError as exc:
             logger.error("Crawl report not written to %s: %s", path, exc)
             return
-        logger.info("Crawl report written to %s", path)
+        logger.info("Crawl report written to %s", path, extra=REPORT)
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)
-        jobdir = self.crawler.settings.get("JOBDIR")
+        jobdir = self.config.jobdir
         if jobdir:
             logger.info(
                 "Stopped early: %d planned pages not done yet are kept in JOBDIR %s; "
                 "run the same command again to resume",
                 left,
                 jobdir,
+                extra=REPORT,
             )
         else:
             logger.warning(
