@@ -40,6 +40,8 @@ SPIDER_MIDDLEWARES = {
 EXTENSIONS = {
     # Progress lines per site and the end-of-crawl report (CRAWL_REPORT_*).
     "scrapy_maintext.report.extension.CrawlReport": 500,
+    # One warning when a crawl of a real site names no contact.
+    "scrapy_maintext.politeness.contact.ContactCheck": 500,
     # Ctrl-C stops within a second instead of after the pages queued per site.
     "scrapy_maintext.politeness.quick_stop.QuickStop": 500,
 }

@@ -83,16 +83,13 @@ PROGRESS: Final = {CONSOLE_ATTRIBUTE: "progress"}
 #: ``logger.info(..., extra=REPORT)``: the crawl's result, shown at every log level.
 REPORT: Final = {CONSOLE_ATTRIBUTE: "report"}
 
-#: Progress lines of components that do not mark their records: (logger, start of the
-#: message's format string). Scrapy's feed export names where the items went; a Ctrl-C is
-#: acknowledged; discovery and resuming say what the crawl is about to do.
+#: Progress lines of Scrapy's, which cannot be marked where they are logged: (logger, start
+#: of the message's format string). The feed export names where the items went; a Ctrl-C is
+#: acknowledged. Every line of the distributed worker is progress (workers joining, leaving,
+#: sites claimed). Our own components mark theirs with ``extra=PROGRESS``.
 PROGRESS_LINES: Final = (
     ("scrapy.crawler", "Received "),
     ("scrapy.extensions.feedexport", "Stored "),
-    ("scrapy_maintext.spiders.base", "Discovery done"),
-    ("scrapy_maintext.spiders.sitemap", "No sitemap on"),
-    ("scrapy_maintext.state.resume", "Resuming"),
-    ("scrapy_maintext.politeness.quick_stop", "Stopping"),
     ("scrapy_maintext.distributed.worker", ""),
 )
 

@@ -18,6 +18,7 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -261,7 +262,9 @@ class DiscoverySpider(scrapy.Spider):
             if site.failure is None:
                 yield from self.nothing_found(site)
             return
-        logger.info("Discovery done: %d pages to fetch from %s", len(pages), site.base_url)
+        logger.info(
+            "Discovery done: %d pages to fetch from %s", len(pages), site.base_url, extra=PROGRESS
+        )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
         for candidate in pages:
             yield self.page_request(site, candidate)

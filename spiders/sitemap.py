@@ -12,6 +12,7 @@ from scrapy.http import Response
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.discovery.urls import host_of
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.base import DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
@@ -128,7 +129,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
-            logger.info("No sitemap on %s: looking for feeds, then links", site.base_url)
+            logger.info(
+                "No sitemap on %s: looking for feeds, then links", site.base_url, extra=PROGRESS
+            )
             yield from self.start_explore(site)
             return
         logger.warning("No sitemap with pages on %s (try -a explore=1)", site.base_url)

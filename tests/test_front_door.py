@@ -26,7 +26,7 @@ from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.distributed.components import INSTALL_EXTRA
 from scrapy_maintext.logformatter import PROGRESS, REPORT, ConsoleFilter, console_filter
-from scrapy_maintext.report.contact import ContactSettings, is_loopback
+from scrapy_maintext.politeness.contact import ContactSettings, is_loopback
 from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.vocabulary.settings import SETTINGS
 
@@ -132,7 +132,9 @@ def test_console_filter_follows_the_command_line() -> None:
     assert not default.filter(record(info, "scrapy_maintext.spiders.base", "Page %s not fetched"))
     assert default.filter(record(warning, "scrapy.core.scraper", "anything"))
     assert default.filter(record(info, "scrapy_maintext.report.extension", "Progress", **PROGRESS))
-    assert default.filter(record(info, "scrapy_maintext.spiders.base", "Discovery done: %d"))
+    # Marked where it is logged, as the spider's line is.
+    done = record(info, "scrapy_maintext.spiders.base", "Discovery done: %d", **PROGRESS)
+    assert default.filter(done)
     assert quiet.filter(record(info, "scrapy_maintext.report.extension", "%s", **REPORT))
     assert not quiet.filter(record(warning, "x", "a warning"))
     assert not quiet.filter(record(info, "x", "Progress", **PROGRESS))

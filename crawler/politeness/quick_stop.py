@@ -18,6 +18,7 @@ import logging
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.scrapy_internals import take_queued
 from scrapy_maintext.vocabulary.reasons import Stopping
 from scrapy_maintext.vocabulary.settings import setting
@@ -54,7 +55,9 @@ class QuickStop:
             return
         dropped = drop_queued(self.crawler)
         if dropped and not self.dropped:
-            logger.info("Stopping: %d queued requests left for a resumed crawl", dropped)
+            logger.info(
+                "Stopping: %d queued requests left for a resumed crawl", dropped, extra=PROGRESS
+            )
         self.dropped += dropped
         if self.crawler.stats is not None and dropped:
             self.crawler.stats.inc_value("shutdown/dropped_queued", dropped)

@@ -30,7 +30,6 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
 from scrapy_maintext.logformatter import PROGRESS, REPORT
-from scrapy_maintext.report.contact import ContactCheck
 from scrapy_maintext.vocabulary.names import Meta, Signal
 from scrapy_maintext.vocabulary.reasons import drop_reason
 from scrapy_maintext.vocabulary.settings import setting
@@ -154,8 +153,6 @@ class CrawlReport:
         self.loop: task.LoopingCall | None = None
         #: Whether the spider plans its pages (else fetched pages count as planned).
         self.spider_plans = False
-        #: Warns once when a crawl of a real site gives no contact.
-        self.contact = ContactCheck.from_crawler(crawler)
         self._last_line: dict[str, tuple[int, int]] = {}
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.vocabulary.names import Meta
 from scrapy_maintext.vocabulary.reasons import EarlierRun
 
@@ -58,5 +59,7 @@ class ResumeMiddleware:
 
 def clear_queue(path: Path) -> None:
     if path.is_dir():
-        logger.info("Resuming: the page plan is rebuilt; old queue %s cleared", path)
+        logger.info(
+            "Resuming: the page plan is rebuilt; old queue %s cleared", path, extra=PROGRESS
+        )
         shutil.rmtree(path)

@@ -3,8 +3,8 @@
 The add-on puts ``CRAWLER_CONTACT`` into the User-Agent, so that whoever runs a site can
 reach whoever crawls it. Without one, the first request to a host that is not loopback
 (``localhost``, ``127.0.0.0/8``, ``::1``: tests, the demo) logs one line saying how to set it.
-A project's own ``USER_AGENT`` is its own business: no warning then. The crawl report
-(:class:`~scrapy_maintext.report.extension.CrawlReport`, enabled by the add-on) runs it.
+A project's own ``USER_AGENT`` is its own business: no warning then. An extension of its
+own (the add-on enables it), off when a contact is set.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 from scrapy.settings import BaseSettings
 from scrapy_maintext.politeness.defaults import user_agent
@@ -59,10 +60,11 @@ class ContactCheck:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.config = ContactSettings.from_settings(crawler.settings)
-        if self.config.missing:
-            crawler.signals.connect(
-                self.request_reached_downloader, signal=signals.request_reached_downloader
-            )
+        if not self.config.missing:
+            raise NotConfigured("a contact or a User-Agent of the project's is set")
+        crawler.signals.connect(
+            self.request_reached_downloader, signal=signals.request_reached_downloader
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ContactCheck:
