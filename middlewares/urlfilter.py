@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -70,16 +70,16 @@ class UrlFilterMiddleware:
         assert stats is not None
         url = normalize_url(obj.url)
         if url is None:
-            stats.inc_value("urlfilter/dropped/invalid")
+            stats.inc_value(Stat.URLS_DROPPED + "invalid")
             logger.debug("Dropped invalid URL %s", obj.url)
             return None
         policy: UrlPolicy | None = getattr(self.crawler.spider, "url_policy", None)
         reason = policy.reject_reason(url) if policy else None
         if reason:
-            stats.inc_value(f"urlfilter/dropped/{reason}")
+            stats.inc_value(Stat.URLS_DROPPED + reason)
             logger.debug("Dropped %s URL %s", reason, url)
             return None
         if url != obj.url:
-            stats.inc_value("urlfilter/normalized")
+            stats.inc_value(Stat.URLS_NORMALIZED)
             return obj.replace(url=url)
         return obj

@@ -302,10 +302,12 @@ class DiscoverySpider(scrapy.Spider):
         site.scheduled.add(candidate.url)
         self.inc_stat(Stat.PAGES_VIA + str(candidate.discovered_via))
         meta.update(
-            discovered_via=candidate.discovered_via,
-            source_url=candidate.source_url,
-            source_date=to_iso(candidate.date),
-            source_title=candidate.title,
+            {
+                Meta.DISCOVERED_VIA: candidate.discovered_via,
+                Meta.SOURCE_URL: candidate.source_url,
+                Meta.SOURCE_DATE: to_iso(candidate.date),
+                Meta.SOURCE_TITLE: candidate.title,
+            }
         )
         meta.update({Meta.SITE: site.base_url, Meta.RUN: self.run_id, Meta.PAGE_URL: candidate.url})
         return scrapy.Request(
@@ -335,10 +337,10 @@ class DiscoverySpider(scrapy.Spider):
             "url": (meta.get("redirect_urls") or [response.url])[0],
             "final_url": response.url,
             "status": response.status,
-            "discovered_via": meta.get("discovered_via"),
-            "source_url": meta.get("source_url"),
-            "source_date": meta.get("source_date"),
-            "source_title": meta.get("source_title"),
+            "discovered_via": meta.get(Meta.DISCOVERED_VIA),
+            "source_url": meta.get(Meta.SOURCE_URL),
+            "source_date": meta.get(Meta.SOURCE_DATE),
+            "source_title": meta.get(Meta.SOURCE_TITLE),
             "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "content_type": (response.headers.get("Content-Type") or b"").decode("latin-1"),
             "encoding": response.encoding,

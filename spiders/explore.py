@@ -11,7 +11,7 @@ from scrapy.http import Response, TextResponse
 from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class FeedDiscoveryMixin(_Base):
         links = []
         if isinstance(response, TextResponse):
             links = find_feed_links(response.body, response.url)
-        self.inc_stat("discovery/feeds/announced", len(links))
+        self.inc_stat(Stat.FEEDS_ANNOUNCED, len(links))
         if links:
             for link in links:
                 yield self.feed_request(site, link.url)
@@ -69,13 +69,13 @@ class FeedDiscoveryMixin(_Base):
         result = parse_feed(response.body, response.url)
         if result.error:
             if site.guessing and result.error == "not_a_feed":
-                self.inc_stat("discovery/feeds/not_found")
+                self.inc_stat(Stat.FEEDS_NOT_FOUND)
             else:
-                self.inc_stat(f"discovery/invalid/{result.error}")
+                self.inc_stat(Stat.DISCOVERY_INVALID + result.error)
                 logger.warning("Skipped feed %s: %s", response.url, result.error)
         else:
-            self.inc_stat("discovery/feeds")
-            self.inc_stat(f"discovery/feeds/{result.kind}")
+            self.inc_stat(Stat.FEEDS)
+            self.inc_stat(Stat.FEEDS_BY_KIND + result.kind)
         if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
         site.plan.add_feed_result(result, response.url)
@@ -117,11 +117,11 @@ class ExploreMixin(FeedDiscoveryMixin):
         site.links_seen.add(normalized)
         # Breadth first: shallower pages get higher priority.
         candidate = Candidate(normalized, "link", source)
-        yield self.page_request(site, candidate, priority=-depth, link_depth=depth)
+        yield self.page_request(site, candidate, priority=-depth, **{Meta.LINK_DEPTH: depth})
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         yield from super().parse_page(response)
-        depth = response.meta.get("link_depth")
+        depth = response.meta.get(Meta.LINK_DEPTH)
         if depth is None or not isinstance(response, TextResponse):
             return
         if depth >= self.discovery.explore_max_depth:

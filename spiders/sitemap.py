@@ -16,7 +16,7 @@ from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.base import DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
-        self.inc_stat("discovery/robots_sitemaps", len(found))
+        self.inc_stat(Stat.ROBOTS_SITEMAPS, len(found))
         # The site vouches for the hosts its robots.txt names (a CDN, a sitemap service).
         self.sitemap_hosts[site.base_url] = {host_of(url) for url in found}
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
@@ -78,10 +78,10 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         if url in site.sitemaps_seen:
             return
         if len(site.sitemaps_seen) >= self.discovery.max_sitemaps:
-            self.inc_stat("discovery/sitemaps/over_limit")
+            self.inc_stat(Stat.SITEMAPS_OVER_LIMIT)
             return
         site.sitemaps_seen.add(url)
-        yield self.discovery_request(site, url, self.parse_sitemap, sitemap_depth=depth)
+        yield self.discovery_request(site, url, self.parse_sitemap, **{Meta.SITEMAP_DEPTH: depth})
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_sitemap)
@@ -91,21 +91,21 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         if result.error:
             self._count_invalid(site, response, result.error)
         else:
-            self.inc_stat("discovery/sitemaps")
-            self.inc_stat(f"discovery/sitemaps/{result.kind}")
+            self.inc_stat(Stat.SITEMAPS)
+            self.inc_stat(Stat.SITEMAPS_BY_KIND + result.kind)
             if result.truncated:
-                self.inc_stat("discovery/sitemaps/truncated")
+                self.inc_stat(Stat.SITEMAPS_TRUNCATED)
                 logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
-        depth = response.meta.get("sitemap_depth", 0)
+        depth = response.meta.get(Meta.SITEMAP_DEPTH, 0)
         for ref in result.sitemaps:
             if not self._may_follow(site, ref.url):
-                self.inc_stat("discovery/sitemaps/offsite")
+                self.inc_stat(Stat.SITEMAPS_OFFSITE)
                 logger.info(
                     "Not following sitemap %s listed by %s: another site", ref.url, response.url
                 )
                 continue
             if depth + 1 > self.discovery.sitemap_max_depth:
-                self.inc_stat("discovery/sitemaps/too_deep")
+                self.inc_stat(Stat.SITEMAPS_TOO_DEEP)
                 logger.warning("Sitemap index nesting too deep at %s", response.url)
                 break
             yield from self._sitemap_request(site, ref.url, depth + 1)
@@ -122,9 +122,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def _count_invalid(self, site: SiteState, response: Response, error: str) -> None:
         # A guessed location answering with an HTML page is common and harmless.
         if site.guessing and error == "not_a_sitemap":
-            self.inc_stat("discovery/sitemaps/not_found")
+            self.inc_stat(Stat.SITEMAPS_NOT_FOUND)
             return
-        self.inc_stat(f"discovery/invalid/{error}")
+        self.inc_stat(Stat.DISCOVERY_INVALID + error)
         logger.warning("Skipped sitemap %s: %s", response.url, error)
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:

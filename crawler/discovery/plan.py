@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from scrapy_maintext.discovery.feeds import FeedEntry, FeedParseResult
+from scrapy_maintext.discovery.feeds import INVALID_URL, FeedEntry, FeedParseResult
 from scrapy_maintext.discovery.sitemaps import SitemapEntry
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 
@@ -48,7 +48,7 @@ class CrawlPlan:
     def add(self, candidate: Candidate) -> bool:
         """Add a page; False (and a counted reason) when it is refused or already known."""
         url = normalize_url(candidate.url)
-        reason = "invalid" if url is None else self.policy.reject_reason(url)
+        reason = INVALID_URL if url is None else self.policy.reject_reason(url)
         if reason is None and url is not None:
             if self._too_old(candidate.date):
                 reason = "before_since"

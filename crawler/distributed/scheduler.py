@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed.worker import DistributedWorker
 from scrapy_maintext.scrapy_internals import decode_request, encode_request, slot_key
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_redis import picklecompat
 from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import Base as RedisQueueBase
@@ -95,7 +95,7 @@ class DistributedScheduler(RedisScheduler):
     def enqueue_request(self, request: Request) -> bool:
         if is_local(request):
             heapq.heappush(self._local, (-request.priority, next(self._order), request))
-            self._inc("scheduler/enqueued/local")
+            self._inc(Stat.SCHEDULER_ENQUEUED_LOCAL)
             return True
         lease = self.worker.replaced_lease(request)
         try:
@@ -105,7 +105,7 @@ class DistributedScheduler(RedisScheduler):
             # as Scrapy keeps such requests in memory when its disk queue cannot take them.
             if lease:
                 request.meta[Meta.DISTRIBUTED_LEASE] = lease
-            self._inc("scheduler/unserializable")
+            self._inc(Stat.SCHEDULER_UNSERIALIZABLE)
             heapq.heappush(self._local, (-request.priority, next(self._order), request))
             return True
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
@@ -115,12 +115,12 @@ class DistributedScheduler(RedisScheduler):
         if not added:
             self.df.log(request, self.spider)
             return False
-        self._inc("scheduler/enqueued/redis")
+        self._inc(Stat.SCHEDULER_ENQUEUED_REDIS)
         return True
 
     def next_request(self) -> Request | None:
         if self._local:
-            self._inc("scheduler/dequeued/local")
+            self._inc(Stat.SCHEDULER_DEQUEUED_LOCAL)
             return heapq.heappop(self._local)[2]
         if not self.worker.joined:
             return None
@@ -132,7 +132,7 @@ class DistributedScheduler(RedisScheduler):
         request = decode_request(self.queue, lease.data)
         request.meta[Meta.DISTRIBUTED_LEASE] = lease.id
         self.worker.leased(lease.id, lease.site)
-        self._inc("scheduler/dequeued/redis")
+        self._inc(Stat.SCHEDULER_DEQUEUED_REDIS)
         return request
 
     def _site_key(self, request: Request) -> str:

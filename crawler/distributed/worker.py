@@ -20,7 +20,7 @@ from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.state import CrawlState, new_worker_id
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet.task import LoopingCall
 
@@ -119,13 +119,13 @@ class DistributedWorker:
         handed_back = self.state.leave()
         if handed_back:
             logger.info("%d unfinished requests handed back to the shared queue", handed_back)
-        self._inc("distributed/requeued_at_close", handed_back)
+        self._inc(Stat.DISTRIBUTED_REQUEUED_AT_CLOSE, handed_back)
 
     def _tick(self) -> None:
         try:
             self.state.heartbeat()
             self._ack_failed()
-            self._inc("distributed/reaped", self.state.reap())
+            self._inc(Stat.DISTRIBUTED_REAPED, self.state.reap())
             self._check_claims()
         except RedisError:
             # Redis unreachable for a moment: the next tick tries again.
@@ -175,7 +175,7 @@ class DistributedWorker:
         self._flush_feeds()
         self.state.ack(lease)
         self._forget(lease)
-        self._inc("distributed/acked")
+        self._inc(Stat.DISTRIBUTED_ACKED)
 
     def _forget(self, lease: str) -> None:
         site = self.leases.pop(lease)
@@ -191,7 +191,7 @@ class DistributedWorker:
             if lease in self.leases:
                 self.state.ack(lease)
                 self._forget(lease)
-                self._inc("distributed/acked")
+                self._inc(Stat.DISTRIBUTED_ACKED)
         self._failed.clear()
 
     def _flush_feeds(self) -> None:
@@ -211,7 +211,7 @@ class DistributedWorker:
         if result:
             self.claimed.add(site)
             logger.info("This worker discovers %s", site)
-            self._inc("distributed/discovery_claimed")
+            self._inc(Stat.DISTRIBUTED_DISCOVERY_CLAIMED)
         return bool(result)
 
     def discovery_finished(self, site: str) -> None:

@@ -22,6 +22,7 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.exporters.records import to_record
 from scrapy_maintext.exporters.tei import tei_bytes
 from scrapy_maintext.exporters.txt import format_document
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -116,5 +117,5 @@ class DocDirPipeline:
             return item
         write_atomic(self.directory / name, render(item, self.config.format))
         if self.crawler.stats is not None:
-            self.crawler.stats.inc_value("extract/docdir/written")
+            self.crawler.stats.inc_value(Stat.DOCDIR_WRITTEN)
         return item

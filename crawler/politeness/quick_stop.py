@@ -20,6 +20,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.scrapy_internals import take_queued
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.reasons import Stopping
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task
@@ -60,7 +61,7 @@ class QuickStop:
             )
         self.dropped += dropped
         if self.crawler.stats is not None and dropped:
-            self.crawler.stats.inc_value("shutdown/dropped_queued", dropped)
+            self.crawler.stats.inc_value(Stat.QUICK_STOP_DROPPED, dropped)
 
     def spider_closed(self) -> None:
         if self.loop.running:

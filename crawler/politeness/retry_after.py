@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.scrapy_internals import live_slot, slot_key
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -112,12 +112,12 @@ class RetryAfterMiddleware:
         assert stats is not None
         retries = request.meta.get(Meta.RETRY_AFTER_TIMES, 0)
         if retries >= self.config.max_retries:
-            stats.inc_value("politeness/retry_after/gave_up")
+            stats.inc_value(Stat.RETRY_AFTER_GAVE_UP)
             logger.warning("Gave up on %s after %d Retry-After pauses", request.url, retries)
             # Scrapy's RetryMiddleware would retry it again, without any pause.
             request.meta["dont_retry"] = True
             return response
-        stats.inc_value("politeness/retry_after")
+        stats.inc_value(Stat.RETRY_AFTER)
         delay = request.meta.pop(Meta.RETRY_AFTER_PAUSE, self.config.default_delay)
         logger.info("%s answered %d: pausing its domain %.1fs", request.url, response.status, delay)
         retry = request.replace(dont_filter=True, priority=request.priority + 1)

@@ -18,7 +18,7 @@ from scrapy_maintext.politeness.site_failure import (
 )
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import RobotsTxtHooks, live_slot, slot_key, slot_settings
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -112,7 +112,7 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
     def robots_received(self, response: Response, netloc: str) -> Response:
         if len(response.body) > MAX_ROBOTS_BYTES:
             response = response.replace(body=truncate_robots(response.body))
-            self.stats.inc_value("politeness/robots_truncated")
+            self.stats.inc_value(Stat.ROBOTS_TRUNCATED)
             logger.warning(
                 "robots.txt of %s is over %d bytes: the rest is ignored", netloc, MAX_ROBOTS_BYTES
             )
@@ -138,8 +138,8 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
 
     def _unreachable(self, netloc: str, failure: SiteFailure) -> None:
         # RFC 9309, 2.3.1.4: when robots.txt is unreachable, assume complete disallow.
-        self.stats.inc_value("politeness/robots_unreachable")
-        self.stats.inc_value(f"politeness/site_failed/{failure.reason}")
+        self.stats.inc_value(Stat.ROBOTS_UNREACHABLE)
+        self.stats.inc_value(Stat.SITE_FAILED + failure.reason)
         self.failures[netloc] = failure
         logger.error("%s", failure.line(self._base_url(netloc)))
 
@@ -161,7 +161,7 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
             )
             delay = self.config.max_crawl_delay
         logger.info("Crawl-delay of %.2fs applied to %s", delay, netloc)
-        self.stats.set_value(f"politeness/crawl_delay/{netloc}", delay)
+        self.stats.set_value(Stat.CRAWL_DELAY + netloc, delay)
         self._delays[netloc] = delay
 
     def _apply_crawl_delay(self, request: Request) -> None:

@@ -33,7 +33,7 @@ from scrapy_maintext.distributed.worker import DistributedWorker
 from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import cancel_slot_timer, live_slot, slot_key, slot_settings
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet import defer, task
 
@@ -108,10 +108,10 @@ class SharedPolitenessMiddleware:
         while True:
             if wait > 0:
                 await sleep(wait)
-                self._inc("politeness/shared/waits")
+                self._inc(Stat.SHARED_WAITS)
             paused = int(self.server.pttl(self._key(key, "pause")))
             if paused > 0:
-                self._inc("politeness/shared/paused_waits")
+                self._inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(paused / 1000)
                 wait = self._reserve_slot(key) / 1000
                 continue
@@ -119,7 +119,7 @@ class SharedPolitenessMiddleware:
             if wait <= 0:
                 self._drop_stale_timer(key)
                 return
-            self._inc("politeness/shared/late_waits")
+            self._inc(Stat.SHARED_LATE_WAITS)
 
     def _drop_stale_timer(self, key: str) -> None:
         """The downloader slot may still hold a timer set when its delay was longer (the
@@ -209,7 +209,7 @@ class SharedPolitenessMiddleware:
             [self._key(key, "next"), self._key(key, "pause")],
             [int(float(pause) * 1000), KEY_LIFETIME_MS],
         )
-        self._inc("politeness/shared/retry_after_pauses")
+        self._inc(Stat.SHARED_RETRY_AFTER_PAUSES)
         logger.info("Paused %s for every worker: %.1fs", key, float(pause))
 
     def _inc(self, key: str) -> None:

@@ -19,7 +19,7 @@ from weakref import WeakSet
 
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import SiteStalled, SkipReason, download_error
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -86,7 +86,7 @@ class StallBudgetMiddleware:
         netloc = urlparse_cached(request).netloc
         if request.meta.get(Meta.STALL_LAST_CHANCE):
             raise SiteStalled(f"site stalled: {netloc}")
-        self._inc("politeness/stalled")
+        self._inc(Stat.STALLED)
         timeout = request.meta.get("download_timeout", self.config.download_timeout)
         self.spent[netloc] += float(timeout)
         if netloc not in self.stalled and self.spent[netloc] >= self.config.budget:
@@ -96,7 +96,7 @@ class StallBudgetMiddleware:
 
     def _give_up(self, netloc: str) -> None:
         self.stalled.add(netloc)
-        self._inc("politeness/stalled_sites")
+        self._inc(Stat.STALLED_SITES)
         logger.warning(
             "%s spent %.0fs on requests that timed out (STALL_BUDGET): its remaining "
             "requests are dropped",

@@ -120,8 +120,8 @@ def format_seconds(seconds: float | None) -> str:
 
 def site_of_request(request: Request | None, url: str = "") -> str:
     """The spider's site (meta ``site``), else scheme and host of the URL."""
-    if request is not None and request.meta.get("site"):
-        return str(request.meta["site"])
+    if request is not None and request.meta.get(Meta.SITE):
+        return str(request.meta[Meta.SITE])
     parts = urlsplit(url or (request.url if request is not None else ""))
     return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "-"
 

@@ -34,6 +34,7 @@ from scrapy_maintext.site_memory.registry import (
     site_key,
 )
 from scrapy_maintext.state.site_memory_journal import MemoryJournal
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
@@ -153,12 +154,12 @@ class SiteMemoryStage:
         ticket = Ticket(url)
         pending = Pending(site_key(url), result.doc, result.signatures, ticket, size)
         self._settle(self.memories.arrive(pending), judge)
-        self._inc("extract/site_memory/pages", result.signatures is not None)
+        self._inc(Stat.SITE_MEMORY_PAGES, result.signatures is not None)
         stats = self.crawler.stats
         if stats is not None:
-            stats.set_value("extract/site_memory/sites", len(self.memories))
-            stats.set_value("extract/site_memory/evicted", self.memories.evicted)
-            stats.max_value("extract/site_memory/max_held", self.memories.held_pages)
+            stats.set_value(Stat.SITE_MEMORY_SITES, len(self.memories))
+            stats.set_value(Stat.SITE_MEMORY_EVICTED, self.memories.evicted)
+            stats.max_value(Stat.SITE_MEMORY_MAX_HELD, self.memories.held_pages)
         if self.memories.held and not self._drain.running:
             self._idle_checks = 0
             self._drain.start(DRAIN_INTERVAL, now=False)
@@ -171,9 +172,9 @@ class SiteMemoryStage:
         for item in decided:
             ticket, doc, removed = item.pending.token, item.pending.doc, item.outcome.removed
             if item.trigger != "arrival":
-                self._inc(f"extract/site_memory/held/{item.trigger}")
-            self._inc("extract/site_memory/blocks_removed", removed)
-            self._inc("extract/site_memory/pages_changed", removed > 0)
+                self._inc(Stat.SITE_MEMORY_HELD + item.trigger)
+            self._inc(Stat.SITE_MEMORY_BLOCKS_REMOVED, removed)
+            self._inc(Stat.SITE_MEMORY_PAGES_CHANGED, removed > 0)
             try:
                 judge(doc, ticket.url)
             # Whatever the judge raises belongs to that page's item (DropItem: dropped), not

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy_maintext.logformatter import PROGRESS
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import EarlierRun
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class ResumeMiddleware:
         if run is None or current is None or run == current:
             return
         if self.crawler.stats is not None:
-            self.crawler.stats.inc_value("discovery/stale_requests")
+            self.crawler.stats.inc_value(Stat.STALE_REQUESTS)
         logger.debug("Dropped %s: queued by an earlier run", request.url)
         raise EarlierRun("queued by an earlier run")
 
