@@ -39,9 +39,18 @@ from scrapy_maintext.spiders.sites import (
     feed_url,
     split_list,
 )
+from scrapy_maintext.state.crawl_state import Validators
 from scrapy_maintext.state.page_journal import PageJournal
+from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
+from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
-from scrapy_maintext.vocabulary.reasons import QUIET_SKIPS, SkipReason
+from scrapy_maintext.vocabulary.reasons import (
+    QUIET_SKIPS,
+    RECRAWL_SKIPS,
+    NotModified,
+    RecrawlOutcome,
+    SkipReason,
+)
 from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
@@ -49,6 +58,9 @@ logger = logging.getLogger(__name__)
 #: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
+#: Pages sent while a site still has many sitemaps to read (DISCOVERY_PAGES_EARLY_AFTER)
+#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
+EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
 #: A discovery callback's work: parse one response of a site, yield further requests.
 DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 #: CONCURRENT_ITEMS of these spiders (Scrapy's default: 100). Scrapy starts that many tasks
@@ -105,6 +117,10 @@ class DiscoverySpider(scrapy.Spider):
         # cache is keyed by the bound method, new with every request): about 0.3 ms of the
         # crawl process per page, for callbacks that never return a value.
         settings.set("WARN_ON_GENERATOR_RETURN_VALUE", False, priority="addon")
+
+    #: The crawl state of a recurring crawl (``CRAWL_STATE``), from ``start()`` on.
+    recrawl: Recrawl | None = None
+    discovery_memory: DiscoveryMemory | None = None
 
     #: The ``-a`` arguments this spider takes, with their accepted forms.
     argument_forms: Mapping[str, str] = MappingProxyType(ARGUMENT_FORMS)
@@ -185,6 +201,27 @@ class DiscoverySpider(scrapy.Spider):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
         connect(self._request_dropped, signal=signals.request_dropped)
+        self.recrawl = crawl_state_of(self.crawler)
+        if self.recrawl is not None:
+            self.discovery_memory = DiscoveryMemory(self.recrawl.state)
+
+    def closed(self, reason: str) -> None:
+        """A recurring crawl that finished keeps the sitemaps and feeds of every site that
+        ended cleanly (before the state closes: this handler was connected first)."""
+        if self.discovery_memory is None or reason != "finished":
+            return
+        for base, site in self.sites.items():
+            if not site.incomplete and site.failure is None:
+                self.discovery_memory.save(base)
+
+    def read_document(self, site: SiteState, response: Response, parent: str | None) -> None:
+        """A sitemap or feed was read: remember it (saved at a clean end)."""
+        if self.discovery_memory is None:
+            return
+        headers = response.headers
+        validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
+        lastmod = response.meta.get(Meta.SITEMAP_LASTMOD)
+        self.discovery_memory.read(site.base_url, response.url, validators, lastmod, parent)
 
     def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
         """A page redirected to a URL this crawl already requested: the duplicate filter
@@ -216,6 +253,7 @@ class DiscoverySpider(scrapy.Spider):
         url: str,
         callback: Any,
         errback: Any = None,
+        priority: int = DISCOVERY_PRIORITY,
         **meta: Any,
     ) -> scrapy.Request:
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
@@ -224,7 +262,7 @@ class DiscoverySpider(scrapy.Spider):
             url,
             callback=callback,
             errback=errback or self.discovery_error,
-            priority=DISCOVERY_PRIORITY,
+            priority=priority,
             dont_filter=True,  # discovery re-runs when a JOBDIR crawl resumes
             meta=meta,
         )
@@ -253,12 +291,15 @@ class DiscoverySpider(scrapy.Spider):
         site.outstanding -= 1
         if site.outstanding > 0:
             return
+        self.say_discovery_limits(site)
         for reason, count in site.plan.rejected.items():
             self.inc_stat(Stat.REJECTED + reason, count)
             self.report_skip(site.base_url, reason, count, planned=False)
+        if site.plan.rejected.get("before_since"):
+            site.incomplete = True
         site.plan.rejected.clear()
-        pages = site.plan.to_fetch(site.scheduled)
-        if not pages and not site.scheduled:
+        pages = self.pages_to_fetch(site)
+        if not pages and not site.scheduled and not site.unchanged and not site.remembered:
             if site.failure is None:
                 yield from self.nothing_found(site)
             return
@@ -269,17 +310,81 @@ class DiscoverySpider(scrapy.Spider):
         for candidate in pages:
             yield self.page_request(site, candidate)
 
+    def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
+        """The plan's pages to request now; in a recurring crawl, without those whose
+        sitemap lastmod or feed date says they did not change (counted)."""
+        memory = self.discovery_memory
+        if memory is not None:
+            done = site.scheduled | site.unchanged
+            dated = {u: c.date for u, c in site.plan.candidates.items() if u not in done}
+            unchanged = memory.unchanged(dated)
+            if unchanged and self.recrawl is not None:
+                site.unchanged |= unchanged
+                self.recrawl.outcome(site.base_url, RecrawlOutcome.SKIPPED_BY_DATE, len(unchanged))
+                reason = SkipReason.UNCHANGED_BY_DATE
+                self.report_skip(site.base_url, reason, len(unchanged), planned=False)
+        pages = site.plan.to_fetch(site.scheduled, site.unchanged)
+        if site.plan.truncated:
+            site.incomplete = True
+        return pages
+
+    def early_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
+        """After DISCOVERY_PAGES_EARLY_AFTER sitemaps read, a site with more still to read
+        sends the pages found so far ahead of them: a tree of thousands of sitemaps does
+        not hold every page back until the last is read."""
+        site.documents_read += 1
+        threshold = self.discovery.pages_early_after
+        if threshold <= 0 or site.documents_read < threshold or site.outstanding <= 1:
+            return
+        for candidate in self.pages_to_fetch(site):
+            yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)
+
+    def say_discovery_limits(self, site: SiteState) -> None:
+        """One line per site for the sitemaps its discovery limits left unread."""
+        if site.too_deep:
+            logger.warning(
+                "Sitemap index nesting too deep on %s: %d sitemaps not read "
+                "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
+                site.base_url,
+                site.too_deep,
+                self.discovery.sitemap_max_depth,
+            )
+            site.too_deep = 0
+        if site.over_limit:
+            logger.warning(
+                "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
+                site.base_url,
+                site.over_limit,
+                self.discovery.max_sitemaps,
+            )
+            site.over_limit = 0
+
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         logger.warning("No pages found on %s", site.base_url)
+        return iter(())
+
+    def discovery_not_modified(
+        self, site: SiteState, request: scrapy.Request
+    ) -> Iterator[scrapy.Request]:
+        """A sitemap or feed answered 304: what it lists is what this crawl had last time."""
+        site.remembered += 1
+        if self.discovery_memory is not None:
+            self.discovery_memory.read(site.base_url, request.url, None, None, None)
+        self.inc_stat(Stat.RECRAWL_FEEDS_NOT_MODIFIED)
         return iter(())
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
+        site = self.site_of(request)
+        if isinstance(failure.value, NotModified):
+            yield from self.discovery_not_modified(site, request)
+            yield from self.discovery_done(site)
+            return
+        site.incomplete = True
         reason = failure_reason(failure)
         self.inc_stat(Stat.DISCOVERY_ERRORS + reason)
-        site = self.site_of(request)
         if reason == SkipReason.SITE_UNREACHABLE:
             site.failure = str(failure.value)
         elif reason != SkipReason.STOPPING:
@@ -362,6 +467,13 @@ class DiscoverySpider(scrapy.Spider):
         if self.is_stale(request):
             return
         reason = failure_reason(failure)
+        site = self.sites.get(request.meta.get(Meta.SITE, ""))
+        if reason in RECRAWL_SKIPS:
+            # Not modified, or gone: counted as recrawl/ outcomes, no failure.
+            self._page_decided(request, reason)
+            return
+        if site is not None:
+            site.incomplete = True
         if reason == SkipReason.STOPPING:
             # Not done: the journal leaves it for a resumed crawl.
             self.inc_stat(Stat.LEFT_FOR_RESUME)
@@ -373,3 +485,9 @@ class DiscoverySpider(scrapy.Spider):
         # Routine, or said once for the whole site (unreachable, stalled).
         log = logger.info if reason in QUIET_SKIPS else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
+
+    def _page_decided(self, request: scrapy.Request, reason: str) -> None:
+        if Meta.PAGE_URL in request.meta:
+            self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+        self.report_skip(request.meta.get(Meta.SITE, ""), reason)
+        logger.debug("Page %s: %s", request.url, reason)

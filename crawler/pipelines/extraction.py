@@ -64,6 +64,7 @@ class ExtractionPipeline:
         # the workers finish in, so which near-duplicate is kept does not depend on timing.
         self._last_turn: Deferred = succeed(None)
         self._neural_warned = False
+        self._closed = False
         # Connected after the feed exporter (extensions exist before pipelines).
         crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
 
@@ -100,6 +101,11 @@ class ExtractionPipeline:
             report(status, logger)
 
     def _workers_failed(self, failure: Any) -> None:
+        if self._closed:
+            # A crawl with nothing to extract (a recurring crawl where nothing changed)
+            # closes before its workers are up: their warm-up is cancelled, no failure.
+            logger.debug("Extraction workers stopped before they started")
+            return
         logger.warning("Extraction workers failed to start: %s", failure.getErrorMessage())
 
     def _open_fingerprints(self) -> Any:
@@ -115,6 +121,7 @@ class ExtractionPipeline:
             self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
     def close_spider(self) -> None:
+        self._closed = True
         if self.config.gc_freeze:
             HEAP_FREEZE.release()
         if self.site_memory is not None:

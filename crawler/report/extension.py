@@ -78,6 +78,8 @@ class SiteReport:
     not_planned: Counter[str] = field(default_factory=Counter)
     text_chars: int = 0
     failure: str | None = None
+    #: Recurring crawl (``CRAWL_STATE``): pages by outcome (new, changed, unchanged, ...).
+    recrawl: Counter[str] = field(default_factory=Counter)
     first_seen: float = field(default_factory=time.monotonic)
 
     @property
@@ -98,7 +100,7 @@ class SiteReport:
         return remaining * elapsed / self.done
 
     def to_dict(self) -> dict[str, Any]:
-        counters = ("skipped", "extracted", "dropped", "not_planned")
+        counters = ("skipped", "extracted", "dropped", "not_planned", "recrawl")
         data: dict[str, Any] = {
             "site": self.site,
             "planned": self.planned,
@@ -161,6 +163,7 @@ class CrawlReport:
         connect(self.item_scraped, signal=signals.item_scraped)
         connect(self.item_dropped, signal=signals.item_dropped)
         connect(self.page_skipped, signal=Signal.PAGE_SKIPPED)
+        connect(self.recrawl_outcome, signal=Signal.RECRAWL_OUTCOME)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlReport:
@@ -202,6 +205,9 @@ class CrawlReport:
     def page_skipped(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
         report = self.site(site)
         (report.skipped if planned else report.not_planned)[reason] += count
+
+    def recrawl_outcome(self, site: str, outcome: str, count: int = 1) -> None:
+        self.site(site).recrawl[outcome] += count
 
     def _sync_with_spider(self) -> None:
         """Planned pages and failures of the discovery spiders' sites."""
@@ -296,6 +302,7 @@ def format_report(sites: dict[str, SiteReport], reason: str) -> str:
             ("dropped", r.dropped),
             ("skipped", r.skipped),
             ("not planned", r.not_planned),
+            ("recrawl", r.recrawl),
         ):
             if counter:
                 details.append(

@@ -44,6 +44,13 @@ class Meta:
     #: Distributed crawl: the Redis lease of a request, and requests kept on this worker.
     DISTRIBUTED_LEASE: Final = "distributed_lease"
     DISTRIBUTED_LOCAL: Final = "distributed_local"
+    # Recurring crawls (CRAWL_STATE).
+    #: Conditional headers were added from the crawl state (a 304 is expected, not an error).
+    CONDITIONAL: Final = "recrawl_conditional"
+    #: A sitemap or feed request ("sitemap" or "feed"): conditional with CRAWL_STATE.
+    DISCOVERY_DOCUMENT: Final = "discovery_document"
+    #: A child sitemap's ``lastmod`` in the index that listed it (ISO 8601), or None.
+    SITEMAP_LASTMOD: Final = "sitemap_lastmod"
 
 
 class Stat:
@@ -120,6 +127,20 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
+    # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``).
+    RECRAWL: Final = "recrawl/"
+    RECRAWL_NEW: Final = "recrawl/new"
+    RECRAWL_CHANGED: Final = "recrawl/changed"
+    RECRAWL_UNCHANGED: Final = "recrawl/unchanged"
+    RECRAWL_NOT_MODIFIED: Final = "recrawl/not_modified"
+    RECRAWL_GONE: Final = "recrawl/gone"
+    RECRAWL_SKIPPED_BY_DATE: Final = "recrawl/skipped_by_date"
+    RECRAWL_CONDITIONAL: Final = "recrawl/conditional_requests"
+    RECRAWL_UNLISTED_CHECKED: Final = "recrawl/unlisted_checked"
+    RECRAWL_SITEMAPS_NOT_MODIFIED: Final = "recrawl/sitemaps_not_modified"
+    RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
+    RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
+    RECRAWL_KNOWN: Final = "recrawl/known"
 
 
 class Signal:
@@ -128,3 +149,6 @@ class Signal:
     #: Pages of a site that will not become items: ``site``, ``reason`` (a
     #: :class:`~scrapy_maintext.vocabulary.reasons.SkipReason` value), ``count``, ``planned``.
     PAGE_SKIPPED: Final = object()
+    #: A page's outcome in a recurring crawl (``CRAWL_STATE``): ``site``, ``outcome`` (a
+    #: :class:`~scrapy_maintext.vocabulary.reasons.RecrawlOutcome`), ``count``.
+    RECRAWL_OUTCOME: Final = object()

@@ -37,6 +37,13 @@ class SkipReason(StrEnum):
     CONNECTION_REFUSED = "connection_refused"
     CONNECTION_LOST = "connection_lost"
     NON_HTML = "non_html"
+    # Recurring crawls (CRAWL_STATE): nothing new, not a failure.
+    #: A conditional request answered 304 Not Modified.
+    NOT_MODIFIED = "not_modified"
+    #: A page exported by an earlier run now answers 404 or 410.
+    GONE = "gone"
+    #: Not requested: its sitemap lastmod or feed date is not newer than when last decided.
+    UNCHANGED_BY_DATE = "unchanged_by_date"
 
 
 class DropReason(StrEnum):
@@ -48,12 +55,28 @@ class DropReason(StrEnum):
     ERROR = "error"
     #: A DropItem raised by a pipeline of the project's own.
     OTHER = "other"
+    #: Recurring crawl: the same text as the page's last export (not a failure).
+    UNCHANGED = "unchanged"
+
+
+class RecrawlOutcome(StrEnum):
+    """What a recurring crawl (``CRAWL_STATE``) made of a page; the ``recrawl/`` stats."""
+
+    NEW = "new"
+    CHANGED = "changed"
+    #: Fetched (200) with the same text as its last export.
+    UNCHANGED = "unchanged"
+    NOT_MODIFIED = "not_modified"
+    GONE = "gone"
+    SKIPPED_BY_DATE = "skipped_by_date"
 
 
 #: Reasons that are routine or said once for the whole site: logged at INFO, not WARNING.
 QUIET_SKIPS = frozenset(
     {SkipReason.ROBOTS_FORBIDDEN, SkipReason.SITE_UNREACHABLE, SkipReason.SITE_STALLED}
 )
+#: Outcomes of a recurring crawl that are no failure: counted apart from page errors.
+RECRAWL_SKIPS = frozenset({SkipReason.NOT_MODIFIED, SkipReason.GONE})
 
 
 class PageIgnored(IgnoreRequest):
@@ -82,6 +105,14 @@ class EarlierRun(PageIgnored):
     reason = SkipReason.EARLIER_RUN
 
 
+class NotModified(PageIgnored):
+    reason = SkipReason.NOT_MODIFIED
+
+
+class PageGone(PageIgnored):
+    reason = SkipReason.GONE
+
+
 class PageDropped(DropItem):
     """An item the extraction pipeline dropped, for :attr:`reason`."""
 
@@ -102,6 +133,10 @@ class ExtractionTimeout(PageDropped):
 
 class ExtractionFailed(PageDropped):
     reason = DropReason.ERROR
+
+
+class Unchanged(PageDropped):
+    reason = DropReason.UNCHANGED
 
 
 def drop_reason(exception: BaseException) -> DropReason:

@@ -70,6 +70,12 @@ _OURS = [
         ("DISCOVERY_MAX_SITEMAPS", 1000, int, "Sitemaps read from one site at most."),
         ("DISCOVERY_EXPLORE_MAX_DEPTH", 5, int, "Link depth limit of explore mode."),
         (
+            "DISCOVERY_PAGES_EARLY_AFTER",
+            25,
+            int,
+            "Sitemaps read by a site after which its pages go ahead of its unread sitemaps.",
+        ),
+        (
             "DISCOVERY_HTML_BYTES",
             True,
             bool,
@@ -146,6 +152,21 @@ _OURS = [
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
         ("CRAWL_REPORT", "", str, "Path of the report as JSON (none when empty)."),
+    ),
+    *_group(
+        "Recurring crawls",
+        (
+            "CRAWL_STATE",
+            "",
+            str,
+            "SQLite file remembering pages between runs: only new or changed ones are exported.",
+        ),
+        (
+            "CRAWL_STATE_COMMIT_DELAY",
+            0.25,
+            float,
+            "Seconds the crawl state gathers writes into one commit.",
+        ),
     ),
     *_group(
         "Distributed crawl",
