@@ -58,7 +58,7 @@ logger = logging.getLogger(__name__)
 #: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
-#: Pages sent while a site still has many sitemaps to read (DISCOVERY_PAGES_EARLY_AFTER)
+#: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
 #: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
 EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
 #: A discovery callback's work: parse one response of a site, yield further requests.
@@ -329,12 +329,11 @@ class DiscoverySpider(scrapy.Spider):
         return pages
 
     def early_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
-        """After DISCOVERY_PAGES_EARLY_AFTER sitemaps read, a site with more still to read
+        """A site with more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps still to read
         sends the pages found so far ahead of them: a tree of thousands of sitemaps does
         not hold every page back until the last is read."""
-        site.documents_read += 1
-        threshold = self.discovery.pages_early_after
-        if threshold <= 0 or site.documents_read < threshold or site.outstanding <= 1:
+        threshold = self.discovery.sitemaps_before_pages
+        if threshold <= 0 or site.outstanding <= threshold:
             return
         for candidate in self.pages_to_fetch(site):
             yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)

@@ -38,7 +38,7 @@ class DiscoverySettings:
     sitemap_max_depth: int
     max_sitemaps: int
     explore_max_depth: int
-    pages_early_after: int
+    sitemaps_before_pages: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
@@ -46,7 +46,7 @@ class DiscoverySettings:
             sitemap_max_depth=setting(settings, "DISCOVERY_SITEMAP_MAX_DEPTH"),
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
-            pages_early_after=setting(settings, "DISCOVERY_PAGES_EARLY_AFTER"),
+            sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
         )
 
 
@@ -70,8 +70,6 @@ class SiteState:
     #: Why the site cannot be crawled at all (unreachable, robots.txt 5xx), once known;
     #: the robots middleware has said so in one line, so nothing more is logged for it.
     failure: str | None = None
-    #: Sitemaps and feeds read (after DISCOVERY_PAGES_EARLY_AFTER, pages go out early).
-    documents_read: int = 0
     #: Sitemaps not read for DISCOVERY_SITEMAP_MAX_DEPTH / DISCOVERY_MAX_SITEMAPS, said
     #: in one line per site when its discovery is done.
     too_deep: int = 0

@@ -70,10 +70,10 @@ _OURS = [
         ("DISCOVERY_MAX_SITEMAPS", 1000, int, "Sitemaps read from one site at most."),
         ("DISCOVERY_EXPLORE_MAX_DEPTH", 5, int, "Link depth limit of explore mode."),
         (
-            "DISCOVERY_PAGES_EARLY_AFTER",
+            "DISCOVERY_SITEMAPS_BEFORE_PAGES",
             25,
             int,
-            "Sitemaps read by a site after which its pages go ahead of its unread sitemaps.",
+            "Unread sitemaps of a site above which the pages found so far go ahead of them.",
         ),
         (
             "DISCOVERY_HTML_BYTES",
