@@ -4,7 +4,9 @@ Scrapy-free. One row per canonical URL, pages and discovery documents (sitemaps,
 alike: the validators the server gave (``ETag``, ``Last-Modified``), the date a sitemap or
 feed listed it with, a hash of the exported text, first and last export time, revision,
 whether it is gone, and which sitemap listed it. Rows are keyed by a 64-bit hash of the URL
-(8 bytes instead of an index over the URL text); the URL is kept for people who look.
+(8 bytes instead of an index over the URL text); the URL is kept for people who look and for
+re-planning, its scheme and host (and the sitemap that listed it) as a number of table
+``names``: about 150 bytes per URL in all (``python -m benchmarks.crawl_state``).
 
 The file is opened in WAL mode with ``synchronous=NORMAL``: a commit reaches the OS at
 once (a SIGKILL loses nothing committed) without waiting for the disk. One process holds
@@ -33,9 +35,11 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CHUNK = 500
 
 _SCHEMA = """
+CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE urls (
     key INTEGER PRIMARY KEY,
-    url TEXT NOT NULL,
+    host INTEGER NOT NULL,
+    path TEXT NOT NULL,
     etag TEXT,
     last_modified INTEGER,
     listed INTEGER,
@@ -50,7 +54,8 @@ CREATE TABLE urls (
 CREATE INDEX urls_source ON urls(source) WHERE source IS NOT NULL;
 """
 _COLUMNS = (
-    "url, etag, last_modified, listed, text_hash, first_export, last_export, revision, gone, source"
+    "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
+    " gone, source"
 )
 
 
@@ -90,7 +95,8 @@ class UrlRecord:
     last_export: int | None
     revision: int
     gone: bool
-    source: int | None
+    #: The sitemap (or page) that listed it last, if any.
+    source: str | None
 
     @property
     def validators(self) -> Validators:
@@ -155,6 +161,16 @@ class CrawlState:
             self._unlock()
             raise
         self._dirty = 0
+        #: The ``names`` table in memory, both ways (URL prefixes and sitemaps: few).
+        self._names: dict[str, int] = {}
+        self._ids: dict[int, str] = {}
+        try:
+            for ident, name in self.db.execute("SELECT id, name FROM names"):
+                self._names[name] = ident
+                self._ids[ident] = name
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise CrawlStateError(f"crawl state {self.path} is corrupt: {exc}") from None
 
     # Opening: refuse what is not ours, and a second process.
 
@@ -227,7 +243,35 @@ class CrawlState:
     def get(self, url: str) -> UrlRecord | None:
         row = self.db.execute(f"SELECT {_COLUMNS} FROM urls WHERE key=?", (url_key(url),))
         found = row.fetchone()
-        return _record(found) if found and found[0] == url else None
+        record = self._record(found) if found else None
+        return record if record is not None and record.url == url else None
+
+    def _split(self, url: str) -> tuple[int, str]:
+        """``url`` as (the ``names`` id of its scheme and host, the rest)."""
+        cut = _prefix_length(url)
+        host = self._name_id(url[:cut])
+        assert host is not None
+        return host, url[cut:]
+
+    def _name_id(self, name: str | None) -> int | None:
+        """The ``names`` id of a URL prefix or a source URL (added when new)."""
+        if name is None:
+            return None
+        found = self._names.get(name)
+        if found is None:
+            cursor = self.db.execute("INSERT INTO names (name) VALUES (?)", (name,))
+            found = int(cursor.lastrowid or 0)
+            self._names[name] = found
+            self._ids[found] = name
+        return found
+
+    def _record(self, row: tuple) -> UrlRecord:
+        host, path, etag, modified, listed, hashed, first, last, revision, gone, source = row
+        url = self._ids[host] + path
+        source_url = self._ids.get(source) if source is not None else None
+        return UrlRecord(
+            url, etag, modified, listed, hashed, first, last, revision, bool(gone), source_url
+        )
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
         """The records of those of ``urls`` that are known, by URL."""
@@ -239,7 +283,7 @@ class CrawlState:
             marks = ",".join("?" * len(chunk))
             query = f"SELECT {_COLUMNS} FROM urls WHERE key IN ({marks})"
             for row in self.db.execute(query, chunk):
-                record = _record(row)
+                record = self._record(row)
                 found[record.url] = record
         wanted = set(by_key.values())
         return {u: r for u, r in found.items() if u in wanted}
@@ -249,11 +293,14 @@ class CrawlState:
     ) -> list[str]:
         """Pages (child sitemaps and feeds, with ``documents``) last listed by the sitemap
         or page ``source_url`` and not gone; with ``undated``, those listed without a date."""
-        query = "SELECT url FROM urls WHERE source=? AND gone=0 AND document=?"
+        source = self._names.get(source_url)
+        if source is None:
+            return []
+        query = "SELECT host, path FROM urls WHERE source=? AND gone=0 AND document=?"
         if undated:
             query += " AND listed IS NULL"
-        rows = self.db.execute(query, (url_key(source_url), int(documents)))
-        return [row[0] for row in rows]
+        rows = self.db.execute(query, (source, int(documents)))
+        return [self._ids[host] + path for host, path in rows]
 
     def known_pages(self) -> int:
         """Pages remembered (discovery documents not counted), gone ones included."""
@@ -272,8 +319,8 @@ class CrawlState:
     ) -> None:
         """``url`` exported with text hash ``hashed`` at ``when``: its revision goes up."""
         self.db.execute(
-            "INSERT INTO urls (key, url, etag, last_modified, listed, text_hash, first_export,"
-            " last_export, revision, gone, source) VALUES (?,?,?,?,?,?,?,?,1,0,?)"
+            "INSERT INTO urls (key, host, path, etag, last_modified, listed, text_hash,"
+            " first_export, last_export, revision, gone, source) VALUES (?,?,?,?,?,?,?,?,?,1,0,?)"
             " ON CONFLICT(key) DO UPDATE SET etag=excluded.etag,"
             " last_modified=excluded.last_modified, listed=excluded.listed,"
             " text_hash=excluded.text_hash,"
@@ -282,14 +329,14 @@ class CrawlState:
             " source=coalesce(excluded.source, source), document=0",
             (
                 url_key(url),
-                url,
+                *self._split(url),
                 validators.etag,
                 validators.last_modified,
                 listed,
                 hashed,
                 when,
                 when,
-                _key_or_none(source),
+                self._name_id(source),
             ),
         )
         self._dirty += 1
@@ -307,13 +354,21 @@ class CrawlState:
         etag = validators.etag if validators else None
         modified = validators.last_modified if validators else None
         self.db.execute(
-            "INSERT INTO urls (key, url, etag, last_modified, listed, gone, document, source)"
-            " VALUES (?,?,?,?,?,0,?,?) ON CONFLICT(key) DO UPDATE SET"
+            "INSERT INTO urls (key, host, path, etag, last_modified, listed, gone, document,"
+            " source) VALUES (?,?,?,?,?,?,0,?,?) ON CONFLICT(key) DO UPDATE SET"
             " etag=coalesce(excluded.etag, etag),"
             " last_modified=coalesce(excluded.last_modified, last_modified),"
             " listed=coalesce(excluded.listed, listed), gone=0,"
             " source=coalesce(excluded.source, source)",
-            (url_key(url), url, etag, modified, listed, int(document), _key_or_none(source)),
+            (
+                url_key(url),
+                *self._split(url),
+                etag,
+                modified,
+                listed,
+                int(document),
+                self._name_id(source),
+            ),
         )
         self._dirty += 1
 
@@ -354,13 +409,13 @@ class CrawlState:
         self.close()
 
 
-def _key_or_none(url: str | None) -> int | None:
-    return url_key(url) if url else None
-
-
-def _record(row: tuple) -> UrlRecord:
-    url, etag, modified, listed, hashed, first, last, revision, gone, source = row
-    return UrlRecord(url, etag, modified, listed, hashed, first, last, revision, bool(gone), source)
+def _prefix_length(url: str) -> int:
+    """Length of ``scheme://host[:port]`` at the start of ``url`` (0 when it has none)."""
+    scheme_end = url.find("://")
+    if scheme_end < 0:
+        return 0
+    path_start = url.find("/", scheme_end + 3)
+    return len(url) if path_start < 0 else path_start
 
 
 def check_state_file(path: str | os.PathLike[str]) -> None:
