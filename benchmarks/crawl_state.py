@@ -86,9 +86,8 @@ def build(path: Path, count: int, seed: int = 1) -> list[str]:
     size = path.stat().st_size
     mean_url = statistics.mean(map(len, urls))
     print(f"wrote {count} URLs in {elapsed:.1f} s ({count / elapsed:,.0f} rows/s, commits of 1000)")
-    print(
-        f"file {size / 1e6:.1f} MB: {size / count:.0f} bytes per URL (mean URL {mean_url:.0f} chars)"
-    )
+    per_url = size / count
+    print(f"file {size / 1e6:.1f} MB: {per_url:.0f} bytes per URL (mean URL {mean_url:.0f} chars)")
     return urls
 
 
