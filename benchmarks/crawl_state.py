@@ -7,7 +7,8 @@ lookup, and in crawl CPU per page?
 ``store``: a state of ``--urls`` URLs of realistic length (news URLs of 1000 sites, about 80
 characters), each exported once (validators, listed date, text hash, export times, revision,
 the sitemap that listed it), written in commits of 1000 rows as a crawl writes them. Prints the
-time to write them, the file's size per URL (after a checkpoint: the WAL folded in), point
+time to write them, the file's size per URL (after a checkpoint: the WAL folded in), the time
+of the check the crawl command runs first (``check_state_file``: integrity and lock), point
 lookups per second (:meth:`CrawlState.get` of random known and unknown URLs) and batch lookups
 per second (:meth:`CrawlState.get_many`, 500 URLs a query, as the spiders ask for a site's plan).
 
@@ -30,7 +31,12 @@ from pathlib import Path
 
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
-from scrapy_maintext.state.crawl_state import CrawlState, Validators, text_hash
+from scrapy_maintext.state.crawl_state import (
+    CrawlState,
+    Validators,
+    check_state_file,
+    text_hash,
+)
 
 from benchmarks.crawl_throughput import UNTHROTTLED, crawl, crawl_cpu_ms, rate
 
@@ -89,6 +95,12 @@ def build(path: Path, count: int, seed: int = 1) -> list[str]:
     per_url = size / count
     print(f"file {size / 1e6:.1f} MB: {per_url:.0f} bytes per URL (mean URL {mean_url:.0f} chars)")
     return urls
+
+
+def checked(path: Path) -> None:
+    started = time.perf_counter()
+    check_state_file(path)
+    print(f"check_state_file (run before every crawl): {time.perf_counter() - started:.2f} s")
 
 
 def lookups(path: Path, urls: list[str], count: int = 100_000) -> None:
@@ -151,6 +163,7 @@ def main() -> None:
         big = Path(tmp) / "state.sqlite"
         urls = build(big, args.urls)
         if args.part in ("store", "both"):
+            checked(big)
             lookups(big, urls)
         if args.part in ("crawl", "both"):
             crawls(big, args)

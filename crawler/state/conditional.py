@@ -86,7 +86,9 @@ class ConditionalRequestMiddleware:
         headers = response.headers
         validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
         listed = iso_to_epoch(request.meta.get(Meta.SOURCE_DATE))
-        self.recrawl.state.record_seen(url, validators, listed, request.meta.get(Meta.SOURCE_URL))
+        meta = request.meta
+        source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) == "sitemap" else None
+        self.recrawl.state.record_seen(url, validators, listed, source)
         self.recrawl.written()
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.NOT_MODIFIED)
 

@@ -36,6 +36,7 @@ PREVIOUS_EXPORT_FIELD = "previous_export"
 #: Item fields it reads: the page's text, and where and with which date it was listed.
 TEXT_FIELD = "text"
 SOURCE_URL_FIELD = "source_url"
+DISCOVERED_VIA_FIELD = "discovered_via"
 #: Unchanged pages are routine in a recurring crawl: not worth a warning.
 UNCHANGED_LOG_LEVEL = "DEBUG"
 
@@ -50,6 +51,8 @@ class RecrawlPipeline:
         self.recrawl: Recrawl = recrawl
         self.url_field = setting(crawler.settings, "EXTRACT_URL_FIELD")
         self.date_field = setting(crawler.settings, "EXTRACT_DATE_FALLBACK_FIELD")
+        #: Without extraction, the page itself is compared (any change is a revision).
+        self.html_field = setting(crawler.settings, "EXTRACT_HTML_FIELD")
         #: Text hashes of items on their way to the exporter, by URL.
         self._hashes: dict[str, int] = {}
         crawler.signals.connect(self._exported, signal=signals.item_scraped)
@@ -69,6 +72,10 @@ class RecrawlPipeline:
         adapter = ItemAdapter(item)
         url = self._url(adapter)
         text = adapter.get(TEXT_FIELD)
+        if not isinstance(text, str):
+            text = adapter.get(self.html_field)
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
         if url is None or not isinstance(text, str):
             return item
         hashed = text_hash(text)
@@ -132,6 +139,9 @@ def _validators(response: Response | None) -> Validators:
 
 
 def _source(adapter: ItemAdapter) -> str | None:
+    """The sitemap that listed the page (pages found otherwise have none kept)."""
+    if adapter.get(DISCOVERED_VIA_FIELD) != "sitemap":
+        return None
     source = adapter.get(SOURCE_URL_FIELD)
     return source if isinstance(source, str) and source else None
 
