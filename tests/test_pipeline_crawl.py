@@ -215,3 +215,20 @@ def test_a_model_that_cannot_load_is_logged_once_and_trafilatura_takes_over(
     assert crawled.log.count("Neural extractor unavailable") == 1
     assert crawled.stats["extract/trafilatura"] == 4
     assert "extract/neural" not in crawled.stats
+
+
+def test_recurring_crawl_through_the_addon(server: Server, tmp_path: Path) -> None:
+    """A project's own spider with CRAWL_STATE: the pages it exported are asked for
+    conditionally next time (this server answers If-Modified-Since) and nothing is exported
+    again."""
+    state = f"CRAWL_STATE={tmp_path / 'state.sqlite'}"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = crawl(server, tmp_path / "first", state)
+    exported = first["item_scraped_count"]
+    assert exported >= 2 and first["recrawl/new"] == exported
+    second = crawl(server, tmp_path / "second", state)
+    assert second.get("item_scraped_count", 0) == 0
+    # Every page the first run decided (exported or dropped for a reason) answers 304.
+    assert second["recrawl/not_modified"] == exported + first.get("item_dropped_count", 0)
+    assert (tmp_path / "second" / "items.jsonl").read_text("utf-8") == ""
