@@ -45,11 +45,13 @@ from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
+    FINAL_DROPS,
     QUIET_SKIPS,
     RECRAWL_SKIPS,
     NotModified,
     RecrawlOutcome,
     SkipReason,
+    drop_reason,
 )
 from twisted.python.failure import Failure
 
@@ -204,6 +206,19 @@ class DiscoverySpider(scrapy.Spider):
         self.recrawl = crawl_state_of(self.crawler)
         if self.recrawl is not None:
             self.discovery_memory = DiscoveryMemory(self.recrawl.state)
+            connect(self._item_not_final, signal=signals.item_dropped)
+            connect(self._item_not_final, signal=signals.item_error)
+
+    def _item_not_final(
+        self, response: Response | None = None, exception: Any = None, failure: Any = None, **_: Any
+    ) -> None:
+        """A page whose item failed or was dropped for a reason that may not hold next time
+        (a timeout): its site's sitemaps are not remembered, so the page is planned again."""
+        if exception is not None and drop_reason(exception) in FINAL_DROPS:
+            return
+        site = self.sites.get(getattr(response, "meta", {}).get(Meta.SITE, ""))
+        if site is not None:
+            site.incomplete = True
 
     def closed(self, reason: str) -> None:
         """A recurring crawl that finished keeps the sitemaps and feeds of every site that

@@ -30,9 +30,12 @@ GONE_STATUSES = (404, 410)
 
 
 def state_url(request: Request) -> str:
-    """The URL a request's row is kept under: the page as planned, canonical."""
-    url = request.meta.get(Meta.PAGE_URL) or request.url
-    return normalize_url(url) or url
+    """The URL a request's row is kept under: the page as the spiders planned it (canonical
+    already), else the request's URL made canonical."""
+    planned = request.meta.get(Meta.PAGE_URL)
+    if planned:
+        return str(planned)
+    return normalize_url(request.url) or request.url
 
 
 def is_discovery(request: Request) -> bool:
@@ -59,7 +62,11 @@ class ConditionalRequestMiddleware:
             return  # the validators belong to the URL first asked for
         if is_discovery(request) and not request.meta.get(Meta.DISCOVERY_DOCUMENT):
             return  # a home page read for its feed links, a spider's robots.txt
-        record = self.recrawl.state.get(state_url(request))
+        url = state_url(request)
+        record = self.recrawl.state.get(url)
+        if not is_discovery(request):
+            # The pipeline stage asks again once the page is extracted: answered from here.
+            self.recrawl.looked_up[url] = record
         if record is None or record.gone:
             return
         validators = record.validators
@@ -73,6 +80,8 @@ class ConditionalRequestMiddleware:
             self.recrawl.inc_stat(Stat.RECRAWL_CONDITIONAL)
 
     def process_response(self, request: Request, response: Response) -> Response:
+        if response.status != 200:
+            self.recrawl.looked_up.pop(state_url(request), None)
         if response.status == 304 and request.meta.get(Meta.CONDITIONAL):
             if not is_discovery(request):
                 self._not_modified(request, response)
@@ -80,6 +89,9 @@ class ConditionalRequestMiddleware:
         if response.status in GONE_STATUSES and not is_discovery(request):
             self._maybe_gone(request)
         return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        self.recrawl.looked_up.pop(state_url(request), None)
 
     def _not_modified(self, request: Request, response: Response) -> None:
         url = state_url(request)

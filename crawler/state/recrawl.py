@@ -20,7 +20,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import CallLaterOnce
 from scrapy_maintext.logformatter import REPORT
-from scrapy_maintext.state.crawl_state import CrawlState
+from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord
 from scrapy_maintext.vocabulary.names import Signal, Stat
 from scrapy_maintext.vocabulary.reasons import RecrawlOutcome
 from scrapy_maintext.vocabulary.settings import setting
@@ -53,6 +53,9 @@ class Recrawl:
         self.state = state
         self.config = config
         self._commit_later = CallLaterOnce(self.state.commit)
+        #: Records looked up for page requests in flight, until their item is judged (one
+        #: query per page instead of two); pages that fail take theirs out.
+        self.looked_up: dict[str, UrlRecord | None] = {}
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -64,6 +67,12 @@ class Recrawl:
         self.crawler.signals.send_catch_log(
             signal=Signal.RECRAWL_OUTCOME, site=site, outcome=outcome, count=count
         )
+
+    def record_of(self, url: str) -> UrlRecord | None:
+        """The state's record of ``url``, taken from those looked up for requests in flight."""
+        if url in self.looked_up:
+            return self.looked_up.pop(url)
+        return self.state.get(url)
 
     def inc_stat(self, name: str, count: int = 1) -> None:
         if self.crawler.stats is not None:

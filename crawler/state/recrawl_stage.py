@@ -27,7 +27,12 @@ from scrapy_maintext.state.crawl_state import (
     text_hash,
 )
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
-from scrapy_maintext.vocabulary.reasons import RecrawlOutcome, Unchanged
+from scrapy_maintext.vocabulary.reasons import (
+    FINAL_DROPS,
+    RecrawlOutcome,
+    Unchanged,
+    drop_reason,
+)
 from scrapy_maintext.vocabulary.settings import setting
 
 #: Item fields this stage sets (docs/formats.md).
@@ -66,6 +71,8 @@ class RecrawlPipeline:
         url = adapter.get(self.url_field)
         if not isinstance(url, str) or not url:
             return None
+        if adapter.get(DISCOVERED_VIA_FIELD):
+            return url  # planned by the spiders: canonical already
         return normalize_url(url) or url
 
     def process_item(self, item: Any) -> Any:
@@ -79,7 +86,7 @@ class RecrawlPipeline:
         if url is None or not isinstance(text, str):
             return item
         hashed = text_hash(text)
-        record = self.recrawl.state.get(url)
+        record = self.recrawl.record_of(url)
         if record is not None and record.text_hash == hashed and not record.gone:
             message = f"Unchanged since its last export: {url}"
             raise Unchanged(message, log_level=UNCHANGED_LOG_LEVEL)
@@ -117,13 +124,16 @@ class RecrawlPipeline:
     def _dropped(
         self, item: Any, response: Response | None = None, exception: Any = None, **_: Any
     ) -> None:
-        """Dropped for a reason (unchanged, no text, duplicate): decided, so its listed date
-        and validators are remembered; its text and revision are not."""
+        """Dropped for good (unchanged, no text, duplicate): decided, so its listed date and
+        validators are remembered; its text and revision are not."""
         adapter = ItemAdapter(item)
         url = self._url(adapter)
         if url is None:
             return
         self._hashes.pop(url, None)
+        self.recrawl.looked_up.pop(url, None)  # dropped before this stage asked for it
+        if drop_reason(exception) not in FINAL_DROPS:
+            return  # a timeout or an error: tried again next time
         listed = iso_to_epoch(adapter.get(self.date_field))
         self.recrawl.state.record_seen(url, _validators(response), listed, _source(adapter))
         self.recrawl.written()

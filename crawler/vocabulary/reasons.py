@@ -75,6 +75,9 @@ class RecrawlOutcome(StrEnum):
 QUIET_SKIPS = frozenset(
     {SkipReason.ROBOTS_FORBIDDEN, SkipReason.SITE_UNREACHABLE, SkipReason.SITE_STALLED}
 )
+#: Drops that decide a page for good (a recurring crawl remembers them); a timeout or an
+#: error may go otherwise next time.
+FINAL_DROPS = frozenset({DropReason.UNCHANGED, DropReason.NO_TEXT, DropReason.DUPLICATE})
 #: Outcomes of a recurring crawl that are no failure: counted apart from page errors.
 RECRAWL_SKIPS = frozenset({SkipReason.NOT_MODIFIED, SkipReason.GONE})
 
