@@ -54,6 +54,10 @@ def test_text_hash_folds_white_space_only() -> None:
 def test_http_dates() -> None:
     assert http_date_to_epoch(b"Thu, 01 Jan 1970 00:01:00 GMT") == 60
     assert http_date_to_epoch(b"yesterday") is None
+    # The obsolete forms (RFC 9110 5.6.7) too.
+    for form in ("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT"):
+        assert http_date_to_epoch(form) == 784111777
+    assert http_date_to_epoch("Sun Nov  6 08:49:37 1994") == 784111777
     assert Validators(None, 60).if_modified_since() == "Thu, 01 Jan 1970 00:01:00 GMT"
 
 

@@ -15,10 +15,12 @@ the file at a time (an ``flock`` on it); a second gets :class:`CrawlStateError`.
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -116,9 +118,18 @@ def text_hash(text: str) -> int:
 
 
 def http_date_to_epoch(value: bytes | str | None) -> int | None:
+    """An HTTP date in epoch seconds (None when it is none): the usual IMF-fixdate form
+    (``Sun, 06 Nov 1994 08:49:37 GMT``) read directly, the obsolete forms by the email
+    module (ten times slower, and rare)."""
     if not value:
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
+    fixed = _IMF_FIXDATE.fullmatch(text.strip())
+    if fixed is not None and fixed["month"] in _MONTHS:
+        day, year = int(fixed["day"]), int(fixed["year"])
+        hms = (int(fixed["h"]), int(fixed["m"]), int(fixed["s"]))
+        if 1 <= day <= 31 and hms[0] < 24 and hms[1] < 60 and hms[2] < 61:
+            return calendar.timegm((year, _MONTHS[fixed["month"]], day, *hms, 0, 0, 0))
     try:
         parsed = parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError):
@@ -126,6 +137,18 @@ def http_date_to_epoch(value: bytes | str | None) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp())
+
+
+_IMF_FIXDATE = re.compile(
+    r"[A-Za-z]{3}, (?P<day>\d\d) (?P<month>[A-Za-z]{3}) (?P<year>\d{4}) "
+    r"(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d) GMT"
+)
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
 
 
 def iso_to_epoch(value: object) -> int | None:

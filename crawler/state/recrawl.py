@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,10 @@ class Recrawl:
         self.crawler = crawler
         self.state = state
         self.config = config
-        self._commit_later = CallLaterOnce(self.state.commit)
+        self._commit_later = CallLaterOnce(self._commit)
+        #: Outcomes not told to the crawl report yet (told at each commit: one signal per
+        #: site and outcome instead of one per page).
+        self._untold: Counter[tuple[str, str]] = Counter()
         #: Records looked up for page requests in flight, until their item is judged (one
         #: query per page instead of two); pages that fail take theirs out.
         self.looked_up: dict[str, UrlRecord | None] = {}
@@ -64,9 +68,21 @@ class Recrawl:
             return
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(Stat.RECRAWL + outcome, count)
-        self.crawler.signals.send_catch_log(
-            signal=Signal.RECRAWL_OUTCOME, site=site, outcome=outcome, count=count
-        )
+        self._untold[(site, outcome)] += count
+        self._commit_later.schedule(self.config.commit_delay)
+
+    def flush(self) -> None:
+        """Commit now and tell the crawl report every outcome so far (before it reports)."""
+        self._commit_later.cancel()
+        self._commit()
+
+    def _commit(self) -> None:
+        self.state.commit()
+        untold, self._untold = self._untold, Counter()
+        for (site, outcome), count in untold.items():
+            self.crawler.signals.send_catch_log(
+                signal=Signal.RECRAWL_OUTCOME, site=site, outcome=outcome, count=count
+            )
 
     def record_of(self, url: str) -> UrlRecord | None:
         """The state's record of ``url``, taken from those looked up for requests in flight."""
@@ -83,8 +99,7 @@ class Recrawl:
         self._commit_later.schedule(self.config.commit_delay)
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
-        self._commit_later.cancel()
-        self.state.commit()
+        self.flush()
         known = self.state.known_pages()
         self.state.close()
         _OPEN.pop(self.crawler, None)

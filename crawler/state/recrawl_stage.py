@@ -67,6 +67,10 @@ class RecrawlPipeline:
     def from_crawler(cls, crawler: Crawler) -> RecrawlPipeline:
         return cls(crawler)
 
+    def close_spider(self) -> None:
+        # Before spider_closed, whose handlers include the crawl report.
+        self.recrawl.flush()
+
     def _url(self, adapter: ItemAdapter) -> str | None:
         url = adapter.get(self.url_field)
         if not isinstance(url, str) or not url:
