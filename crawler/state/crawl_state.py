@@ -6,7 +6,7 @@ feed listed it with, a hash of the exported text, first and last export time, re
 whether it is gone, and which sitemap listed it. Rows are keyed by a 64-bit hash of the URL
 (8 bytes instead of an index over the URL text); the URL is kept for people who look and for
 re-planning, its scheme and host (and the sitemap that listed it) as a number of table
-``names``: about 150 bytes per URL in all (``python -m benchmarks.crawl_state``).
+``names``: 172 bytes per URL in all at 1M URLs (``python -m benchmarks.crawl_state``).
 
 The file is opened in WAL mode with ``synchronous=NORMAL``: a commit reaches the OS at
 once (a SIGKILL loses nothing committed) without waiting for the disk. One process holds
