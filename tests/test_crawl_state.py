@@ -149,3 +149,26 @@ def test_crawl_state_with_redis_url_exits_2(
     assert result.returncode == 2
     assert "one machine's file" in capsys.readouterr().err
     assert not (tmp_path / "state.sqlite").exists()
+
+
+def test_maintext_crawl_says_it_in_one_line(tmp_path: Path) -> None:
+    from scrapy_maintext.cli import check_settings
+
+    notes = _bad_files(tmp_path)["not SQLite"]
+    error = check_settings(["-s", f"CRAWL_STATE={notes}", "-O", "out.jsonl"])
+    assert (
+        error
+        == f"maintext crawl: error: crawl state {notes} is not a crawl state file (not SQLite)"
+    )
+    assert check_settings(["-s", f"CRAWL_STATE={tmp_path / 'new.sqlite'}"]) is None
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_report_shows_recrawl_outcomes() -> None:
+    from scrapy_maintext.report.extension import SiteReport, format_report
+
+    report = SiteReport("https://example.org")
+    report.recrawl.update({"new": 2, "changed": 3, "unchanged": 15, "gone": 1})
+    text = format_report({report.site: report}, "finished")
+    assert "recrawl unchanged 15, changed 3, new 2, gone 1" in text
+    assert report.to_dict()["recrawl"] == {"changed": 3, "gone": 1, "new": 2, "unchanged": 15}

@@ -201,6 +201,7 @@ def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
 def check_settings(scrapy_args: list[str]) -> str | None:
     """The error line for ``-s`` settings this Python cannot crawl with, or None."""
     from scrapy.settings import Settings
+    from scrapy_maintext.commands.crawl import crawl_state_problem
     from scrapy_maintext.distributed.components import missing_dependency
     from scrapy_maintext.vocabulary.settings import setting
 
@@ -209,7 +210,8 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    return f"maintext crawl: error: {missing}" if missing else None
+    problem = missing or crawl_state_problem(settings)
+    return f"maintext crawl: error: {problem}" if problem else None
 
 
 def spider_help(spider: str) -> str:
