@@ -121,3 +121,24 @@ def test_feed_recrawl_exports_only_new_entries(news: ChangingSite, tmp_path: Pat
     )
     assert {path for path, _ in article_hits(news)} == {news.path(s) for s in added}
     assert outcomes(third) == {"new": 2, "skipped_by_date": FEED_SIZE - 2}
+
+
+def test_max_pages_counts_requested_pages_and_the_rest_comes_next_time(
+    news: ChangingSite, tmp_path: Path
+) -> None:
+    state = tmp_path / "state.sqlite"
+    crawl(news, tmp_path / "run1", state)
+    added = [news.add() for _ in range(4)]
+    news.publish()
+    settings = {**SETTINGS, "CRAWL_STATE": str(state)}
+    news.server.reset()
+    # Pages skipped by their sitemap date do not count against max_pages.
+    cut = run_crawl("sitemap", tmp_path / "run2", {"domain": news.base, "max_pages": "3"}, settings)
+    assert cut.returncode == 0, cut.log[-3000:]
+    first_half = {item["url"].removeprefix(news.base) for item in cut.items}
+    assert len(first_half) == 3  # the 3 newest pages, all new (undated ones come last)
+    # The cut plan leaves the site's sitemaps unremembered: the next run plans the rest.
+    rest = crawl(news, tmp_path / "run3", state)
+    second_half = {item["url"].removeprefix(news.base) for item in rest.items}
+    assert first_half | second_half == {news.path(s) for s in added}
+    assert not first_half & second_half
