@@ -31,12 +31,8 @@ from pathlib import Path
 
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
-from scrapy_maintext.state.crawl_state import (
-    CrawlState,
-    Validators,
-    check_state_file,
-    text_hash,
-)
+from scrapy_maintext.state.crawl_state import CrawlState, check_state_file
+from scrapy_maintext.state.validators import Validators, text_hash
 
 from benchmarks.crawl_throughput import UNTHROTTLED, crawl, crawl_cpu_ms, rate
 

@@ -32,6 +32,7 @@ from scrapy_maintext.spiders.args import (
 )
 from scrapy_maintext.spiders.failures import failure_reason
 from scrapy_maintext.spiders.pages import declares_encoding, is_html_response
+from scrapy_maintext.spiders.recrawl import RecrawlMixin
 from scrapy_maintext.spiders.sites import (
     DiscoverySettings,
     SiteState,
@@ -39,19 +40,13 @@ from scrapy_maintext.spiders.sites import (
     feed_url,
     split_list,
 )
-from scrapy_maintext.state.crawl_state import Validators
 from scrapy_maintext.state.page_journal import PageJournal
-from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
-from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
-    FINAL_DROPS,
     QUIET_SKIPS,
     RECRAWL_SKIPS,
     NotModified,
-    RecrawlOutcome,
     SkipReason,
-    drop_reason,
 )
 from twisted.python.failure import Failure
 
@@ -60,9 +55,6 @@ logger = logging.getLogger(__name__)
 #: Discovery requests (robots.txt, sitemaps, feeds) go before pages, so that the whole
 #: plan is known, and sorted newest first, before the first page is fetched.
 DISCOVERY_PRIORITY = 1_000_000
-#: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
-#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
-EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
 #: A discovery callback's work: parse one response of a site, yield further requests.
 DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 #: CONCURRENT_ITEMS of these spiders (Scrapy's default: 100). Scrapy starts that many tasks
@@ -93,7 +85,7 @@ class SpiderArguments:
     explore: bool
 
 
-class DiscoverySpider(scrapy.Spider):
+class DiscoverySpider(RecrawlMixin, scrapy.Spider):
     """Base: parses the common ``-a`` arguments and turns finished plans into page requests.
 
     Every site (``domain``, several comma-separated, or ``domains_file``) gets its own plan,
@@ -119,10 +111,6 @@ class DiscoverySpider(scrapy.Spider):
         # cache is keyed by the bound method, new with every request): about 0.3 ms of the
         # crawl process per page, for callbacks that never return a value.
         settings.set("WARN_ON_GENERATOR_RETURN_VALUE", False, priority="addon")
-
-    #: The crawl state of a recurring crawl (``CRAWL_STATE``), from ``start()`` on.
-    recrawl: Recrawl | None = None
-    discovery_memory: DiscoveryMemory | None = None
 
     #: The ``-a`` arguments this spider takes, with their accepted forms.
     argument_forms: Mapping[str, str] = MappingProxyType(ARGUMENT_FORMS)
@@ -203,40 +191,7 @@ class DiscoverySpider(scrapy.Spider):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
         connect(self._request_dropped, signal=signals.request_dropped)
-        self.recrawl = crawl_state_of(self.crawler)
-        if self.recrawl is not None:
-            self.discovery_memory = DiscoveryMemory(self.recrawl.state)
-            connect(self._item_not_final, signal=signals.item_dropped)
-            connect(self._item_not_final, signal=signals.item_error)
-
-    def _item_not_final(
-        self, response: Response | None = None, exception: Any = None, failure: Any = None, **_: Any
-    ) -> None:
-        """A page whose item failed or was dropped for a reason that may not hold next time
-        (a timeout): its site's sitemaps are not remembered, so the page is planned again."""
-        if exception is not None and drop_reason(exception) in FINAL_DROPS:
-            return
-        site = self.sites.get(getattr(response, "meta", {}).get(Meta.SITE, ""))
-        if site is not None:
-            site.incomplete = True
-
-    def closed(self, reason: str) -> None:
-        """A recurring crawl that finished keeps the sitemaps and feeds of every site that
-        ended cleanly (before the state closes: this handler was connected first)."""
-        if self.discovery_memory is None or reason != "finished":
-            return
-        for base, site in self.sites.items():
-            if not site.incomplete and site.failure is None:
-                self.discovery_memory.save(base)
-
-    def read_document(self, site: SiteState, response: Response, parent: str | None) -> None:
-        """A sitemap or feed was read: remember it (saved at a clean end)."""
-        if self.discovery_memory is None:
-            return
-        headers = response.headers
-        validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
-        lastmod = response.meta.get(Meta.SITEMAP_LASTMOD)
-        self.discovery_memory.read(site.base_url, response.url, validators, lastmod, parent)
+        self.open_recrawl()
 
     def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
         """A page redirected to a URL this crawl already requested: the duplicate filter
@@ -328,63 +283,17 @@ class DiscoverySpider(scrapy.Spider):
     def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
         """The plan's pages to request now; in a recurring crawl, without those whose
         sitemap lastmod or feed date says they did not change (counted)."""
-        memory = self.discovery_memory
-        if memory is not None:
-            done = site.scheduled | site.unchanged
-            dated = {u: c.date for u, c in site.plan.candidates.items() if u not in done}
-            unchanged = memory.unchanged(dated)
-            if unchanged and self.recrawl is not None:
-                site.unchanged |= unchanged
-                self.recrawl.outcome(site.base_url, RecrawlOutcome.SKIPPED_BY_DATE, len(unchanged))
-                reason = SkipReason.UNCHANGED_BY_DATE
-                self.report_skip(site.base_url, reason, len(unchanged), planned=False)
+        self.skip_unchanged(site)
         pages = site.plan.to_fetch(site.scheduled, site.unchanged)
         if site.plan.truncated:
             site.incomplete = True
         return pages
 
-    def early_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
-        """A site with more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps still to read
-        sends the pages found so far ahead of them: a tree of thousands of sitemaps does
-        not hold every page back until the last is read."""
-        threshold = self.discovery.sitemaps_before_pages
-        if threshold <= 0 or site.outstanding <= threshold:
-            return
-        for candidate in self.pages_to_fetch(site):
-            yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)
-
     def say_discovery_limits(self, site: SiteState) -> None:
-        """One line per site for the sitemaps its discovery limits left unread."""
-        if site.too_deep:
-            logger.warning(
-                "Sitemap index nesting too deep on %s: %d sitemaps not read "
-                "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
-                site.base_url,
-                site.too_deep,
-                self.discovery.sitemap_max_depth,
-            )
-            site.too_deep = 0
-        if site.over_limit:
-            logger.warning(
-                "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
-                site.base_url,
-                site.over_limit,
-                self.discovery.max_sitemaps,
-            )
-            site.over_limit = 0
+        """Called when a site's discovery is done: say what its limits left unread."""
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         logger.warning("No pages found on %s", site.base_url)
-        return iter(())
-
-    def discovery_not_modified(
-        self, site: SiteState, request: scrapy.Request
-    ) -> Iterator[scrapy.Request]:
-        """A sitemap or feed answered 304: what it lists is what this crawl had last time."""
-        site.remembered += 1
-        if self.discovery_memory is not None:
-            self.discovery_memory.read(site.base_url, request.url, None, None, None)
-        self.inc_stat(Stat.RECRAWL_FEEDS_NOT_MODIFIED)
         return iter(())
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:

@@ -24,6 +24,9 @@ from scrapy_maintext.vocabulary.names import Meta, Stat
 logger = logging.getLogger(__name__)
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
+#: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
+#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
+EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
 
 #: Where sitemaps usually live when robots.txt names none.
 USUAL_SITEMAP_PATHS = (
@@ -189,6 +192,36 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         for url in unlisted:
             site.plan.add(Candidate(url, "sitemap", sitemap))
         self.inc_stat(Stat.RECRAWL_UNLISTED_CHECKED, len(unlisted))
+
+    def early_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
+        """A site with more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps still to read
+        sends the pages found so far ahead of them: a tree of thousands of sitemaps does
+        not hold every page back until the last is read."""
+        threshold = self.discovery.sitemaps_before_pages
+        if threshold <= 0 or site.outstanding <= threshold:
+            return
+        for candidate in self.pages_to_fetch(site):
+            yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)
+
+    def say_discovery_limits(self, site: SiteState) -> None:
+        """One line per site for the sitemaps its discovery limits left unread."""
+        if site.too_deep:
+            logger.warning(
+                "Sitemap index nesting too deep on %s: %d sitemaps not read "
+                "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
+                site.base_url,
+                site.too_deep,
+                self.discovery.sitemap_max_depth,
+            )
+            site.too_deep = 0
+        if site.over_limit:
+            logger.warning(
+                "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
+                site.base_url,
+                site.over_limit,
+                self.discovery.max_sitemaps,
+            )
+            site.over_limit = 0
 
     def _may_follow(self, site: SiteState, url: str) -> bool:
         """A sitemap index may send the crawl to the site's own hosts, or to the hosts

@@ -7,14 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.state.crawl_state import (
-    CrawlState,
-    CrawlStateError,
-    Validators,
-    check_state_file,
-    http_date_to_epoch,
-    text_hash,
-)
+from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check_state_file
+from scrapy_maintext.state.validators import Validators, http_date_to_epoch, text_hash
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.sites import TestSiteServer

@@ -19,8 +19,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.report.extension import site_of_request
-from scrapy_maintext.state.crawl_state import Validators, iso_to_epoch
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
+from scrapy_maintext.state.validators import Validators, iso_to_epoch
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import NotModified, PageGone, RecrawlOutcome
 

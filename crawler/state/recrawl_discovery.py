@@ -22,7 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from scrapy_maintext.state.crawl_state import CrawlState, Validators, iso_to_epoch
+from scrapy_maintext.state.crawl_state import CrawlState
+from scrapy_maintext.state.validators import Validators, iso_to_epoch
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.report.extension import site_of_request
-from scrapy_maintext.state.crawl_state import (
-    Validators,
-    epoch_to_iso,
-    iso_to_epoch,
-    text_hash,
-)
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
+from scrapy_maintext.state.validators import Validators, epoch_to_iso, iso_to_epoch, text_hash
 from scrapy_maintext.vocabulary.reasons import (
     FINAL_DROPS,
     RecrawlOutcome,
