@@ -1,4 +1,5 @@
-"""``maintext``: crawl with the bundled spiders, extract files offline, run the demo.
+"""``maintext``: crawl with the bundled spiders, extract files offline, render a crawl report,
+run the demo.
 
 Also ``python -m scrapy_maintext``. Each subcommand has its own ``--help``.
 """
@@ -10,6 +11,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from scrapy_maintext.cli import report as report_command
 from scrapy_maintext.cli.outputs import OutputSpec
 from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_folder
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
@@ -36,7 +38,8 @@ common Scrapy options (all of `scrapy crawl`'s are accepted; see `maintext crawl
                      DEBUG, INFO (Scrapy's whole log), WARNING or ERROR
 
 output: progress lines, warnings, errors and the end-of-crawl report (shown at every
-log level; -s CRAWL_REPORT=FILE also writes it as JSON).
+log level; -s CRAWL_REPORT=report.json also writes it as JSON, -s CRAWL_REPORT=report.html
+as one HTML page with plots).
 
 exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
 2 wrong arguments or a missing extra (one line says which; nothing is written).
@@ -69,6 +72,7 @@ examples:
   maintext extract pages/ -o corpus.jsonl
   maintext extract crawl.warc.gz -o corpus.xml:tei --workers 8
   maintext extract site-mirror/ --base-url https://example.com -o docs/:txt --resume
+  maintext extract crawl.warc.gz -o corpus.jsonl --report report.html
   curl -s https://example.com/ | maintext extract - --base-url https://example.com/ -o page.jsonl
 """
 
@@ -85,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_crawl(commands)
     _add_extract(commands)
+    report_command.add_parser(commands)
     demo = commands.add_parser(
         "demo",
         help="crawl the bundled demo site, served on 127.0.0.1",
@@ -136,6 +141,12 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
     add("--no-progress", action="store_true", help="no progress bar")
+    add(
+        "--report",
+        type=report_command.report_path,
+        metavar="FILE",
+        help="also write the crawl report: FILE.html (a page with plots) or FILE.json",
+    )
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
     add(
         "--model",
@@ -155,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_crawl(args.spider, args.scrapy_args, verbose=args.verbose)
     if args.command == "extract":
         return run_extract(args)
+    if args.command == "report":
+        return report_command.run(args)
     from scrapy_maintext.demo.__main__ import main as demo_main
 
     return demo_main(["--out", args.out, "--spider", args.spider])
@@ -275,6 +288,10 @@ def run_extract(args: argparse.Namespace) -> int:
         print(f"maintext extract: error: {exc}", file=sys.stderr)
         return 2
     print(summary.line(job.output), file=sys.stderr)
+    if args.report and not report_command.write_extract_report(
+        summary.report_data(job), args.report
+    ):
+        return max(summary.exit_status, 1)
     return summary.exit_status
 
 

@@ -29,6 +29,8 @@ from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.worker import init_worker, report, warm_up
+from scrapy_maintext.report.header import run_header
+from scrapy_maintext.report.sites import RunReport, engine_of, site_of_url
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +40,8 @@ QUEUE_PER_WORKER = 4
 #: Workers are recycled after this many documents (lxml/onnxruntime memory growth), as
 #: in the crawl's extraction pool.
 MAX_TASKS_PER_WORKER = 500
+#: The report's site of documents without a host (files without --base-url).
+LOCAL_FILES = "local files"
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
 
@@ -70,6 +74,9 @@ class Summary:
     problems: InputProblems = field(default_factory=InputProblems)
     #: Stopped by Ctrl-C: what was written is complete and ``--resume`` goes on.
     interrupted: bool = False
+    #: The crawl report's numbers for this run (``--report``), one site per host.
+    report: RunReport = field(default_factory=RunReport)
+    model_versions: Counter[str] = field(default_factory=Counter)
 
     @property
     def exit_status(self) -> int:
@@ -96,6 +103,20 @@ class Summary:
         if self.interrupted:
             text += "; interrupted: the same command with --resume goes on"
         return text
+
+    def report_data(self, job: ExtractJob) -> dict[str, Any]:
+        """The crawl report of this run (``--report``): one site per host."""
+        settings = {
+            "engine": job.options.engine,
+            "model": job.options.model,
+            "workers": job.workers,
+            "timeout": job.timeout,
+            "resume": job.resume or None,
+            "keep_empty": job.keep_empty or None,
+        }
+        model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
+        self.report.header = run_header(settings, model)
+        return self.report.to_dict("interrupted" if self.interrupted else "finished")
 
 
 @dataclass
@@ -177,31 +198,39 @@ def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Docume
 
 def _finish(pending: _Pending, writer: Writer, job: ExtractJob, summary: Summary, bar: Any) -> None:
     bar.update(1)
-    doc = _result(pending, summary)
+    site = summary.report.site(site_of_url(pending.source.url, LOCAL_FILES))
+    site.planned += 1
+    site.fetched += 1
+    doc, failure = _result(pending)
+    if doc is not None and not doc.text.strip() and not job.keep_empty:
+        failure = doc.reason or "no-main-text"
+        doc = None
     if doc is None:
-        return
-    if not doc.text.strip() and not job.keep_empty:
-        summary.skipped[doc.reason or "no-main-text"] += 1
+        summary.skipped[failure] += 1
+        site.dropped[failure] += 1
         return
     record = doc.to_dict()
     record["url"] = pending.source.url or None
     record["source"] = pending.source.source
     writer.write(record)
     summary.written += 1
+    site.add_document(engine_of(doc.extractor, doc.model_version), doc.text, doc.language, doc.date)
+    if doc.model_version:
+        summary.model_versions[doc.model_version] += 1
 
 
-def _result(pending: _Pending, summary: Summary) -> Document | None:
+def _result(pending: _Pending) -> tuple[Document | None, str]:
+    """The document, or None and why there is none."""
     if isinstance(pending.result, Document):
-        return pending.result
+        return pending.result, ""
     try:
-        return pending.result.result()
+        return pending.result.result(), ""
     except FutureTimeout:
-        summary.skipped["timeout"] += 1
         logger.warning("Extraction timed out: %s", pending.source.source)
+        return None, "timeout"
     except Exception as exc:
-        summary.skipped["error"] += 1
         logger.warning("Extraction failed (%s): %s", type(exc).__name__, pending.source.source)
-    return None
+        return None, "error"
 
 
 def _progress_bar(job: ExtractJob) -> Any:

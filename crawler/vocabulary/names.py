@@ -120,6 +120,9 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
+    # Crawl report (issue 24): recurring crawls' outcomes, ``recrawl/<outcome>`` (new,
+    # changed, unchanged, not_modified, gone, skipped_by_date), shown when present.
+    RECRAWL: Final = "recrawl/"
 
 
 class Signal:

@@ -145,7 +145,12 @@ _OURS = [
         ("DOCDIR_NAMING", "url", str, "url (hash of the URL) or fingerprint: file names."),
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
-        ("CRAWL_REPORT", "", str, "Path of the report as JSON (none when empty)."),
+        (
+            "CRAWL_REPORT",
+            "",
+            str,
+            "Path of the end-of-crawl report: JSON, or an HTML page for .html (none when empty).",
+        ),
     ),
     *_group(
         "Distributed crawl",

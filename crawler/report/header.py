@@ -1,0 +1,44 @@
+"""The report's header: the command, versions and the settings that shape a run (Scrapy-free)."""
+
+from __future__ import annotations
+
+import platform
+import shlex
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+#: Distributions whose versions the header names.
+DISTRIBUTIONS = ("scrapy-maintext", "scrapy", "trafilatura", "onnxruntime")
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in DISTRIBUTIONS:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command as typed: the program's name, then its arguments, shell-quoted."""
+    argv = list(sys.argv if argv is None else argv)
+    if not argv:
+        return ""
+    return shlex.join([Path(argv[0]).name, *argv[1:]])
+
+
+def run_header(
+    settings: dict[str, Any], model_version: str | None = None, command: str | None = None
+) -> dict[str, Any]:
+    """What the report's header shows; ``settings`` are those that matter, already read."""
+    return {
+        "command": command_line() if command is None else command,
+        "versions": versions(),
+        "model_version": model_version,
+        "settings": {name: value for name, value in settings.items() if value not in (None, "")},
+    }
