@@ -53,7 +53,7 @@ def fixture_report(sites: int = 50, pages: int = 2000, seed: int = 24) -> dict[s
         report.delay = float(rng.choice([1, 1, 1, 2, 5]))
         language = rng.choice(LANGUAGES)
         when = rng.uniform(0, 30)
-        for request in range(3):  # robots.txt, the sitemap index, a sitemap
+        for _ in range(3):  # robots.txt, the sitemap index, a sitemap
             run.add_request(key, when)
             when += report.delay + rng.uniform(0, 0.2)
         for page in range(size):
@@ -91,7 +91,9 @@ def _page(
         return
     length = int(rng.lognormvariate(7.5, 0.9))
     year = rng.choice([2024, 2025, 2026])
-    date = None if rng.random() < 0.1 else f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    date = (
+        None if rng.random() < 0.1 else f"{year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    )
     lang = language if rng.random() < 0.9 else rng.choice(LANGUAGES)
     report.add_document(_pick(rng, ENGINES), "x" * length, lang, date)
 

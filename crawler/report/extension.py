@@ -30,6 +30,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
 from scrapy_maintext.report.files import write_report
@@ -161,8 +162,7 @@ class CrawlReport:
         slot_key = scrapy_internals.slot_key(self.crawler, request)
         slot = scrapy_internals.live_slot(self.crawler, slot_key)
         if slot is not None:
-            report = self.site(key)
-            report.delay = slot.delay if report.delay is None else min(report.delay, slot.delay)
+            self.site(key).delay = slot.delay
 
     def _site_of_download(self, request: Request) -> str:
         """The site of a download; a request without a site (Scrapy's own robots.txt)
@@ -223,7 +223,7 @@ class CrawlReport:
                 extra=PROGRESS,
             )
 
-    def spider_closed(self, spider: Spider, reason: str) -> Any:
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
         self._sync_with_spider()
@@ -231,10 +231,10 @@ class CrawlReport:
         if reason == "shutdown":
             self._log_resume_hint()
         if not self.config.path:
-            return None
+            return
         data = self.report_data(reason)
         # Drawing the HTML page's plots takes a second: off the reactor thread.
-        return threads.deferToThread(self._write, data)
+        await maybe_deferred_to_future(threads.deferToThread(self._write, data))
 
     def report_data(self, reason: str) -> dict[str, Any]:
         """The JSON report: the sites' numbers, the run's header, recrawl outcomes."""

@@ -31,7 +31,7 @@ SITE_COLUMNS: list[tuple[str, str]] = [
     ("not_planned", "URLs found but not planned (off-site, too old, ...)"),
     ("mean_text_length", "mean main text length (characters)"),
     ("requests", "requests sent (pages, robots.txt, sitemaps, feeds, retries)"),
-    ("delay", "the shortest delay (s) the site got between requests"),
+    ("delay", "the site's delay (s) between requests at its last request"),
     ("min_gap", "the shortest time (s) that passed between two requests"),
 ]
 
@@ -202,7 +202,7 @@ _COUNTERS = [
 
 def _plots(figures: list[plots.Figure] | None) -> str:
     if figures is None:
-        hint = f'<p class="hint" id="plots-hint">{escape(PLOTS_HINT)}</p>'
+        hint = f'<p class="hint" id="plots-hint">{escape(PLOTS_HINT, quote=False)}</p>'
         return f'<section id="plots"><h2>Plots</h2>{hint}</section>'
     drawn = "".join(
         f'<figure id="plot-{f.key}"><figcaption>{escape(f.caption)}</figcaption>{f.svg}</figure>'

@@ -27,6 +27,8 @@ WIDTH = 7.5
 CHAR_WIDTH = 0.075
 REST = "rest"
 
+#: matplotlib's SVG metadata, left out (None): a page of plots needs no RDF block each.
+_SVG_METADATA = ("Creator", "Date", "Format", "Type")
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 
 
@@ -117,7 +119,7 @@ def _svg(figure: Any) -> str:
 
     out = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "report"}):
-        figure.savefig(out, format="svg", metadata={"Date": None})
+        figure.savefig(out, format="svg", metadata=dict.fromkeys(_SVG_METADATA))
     return _XML_PROLOGUE.sub("", out.getvalue(), count=1)
 
 
