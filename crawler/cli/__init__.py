@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
     demo.add_argument("--spider", choices=SPIDERS, default="sitemap", help="spider to run")
+    demo.add_argument(
+        "--report",
+        type=report_command.report_path,
+        metavar="FILE",
+        help="also write the crawl report: FILE.html (a page with plots) or FILE.json",
+    )
     return parser
 
 
@@ -170,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         return report_command.run(args)
     from scrapy_maintext.demo.__main__ import main as demo_main
 
-    return demo_main(["--out", args.out, "--spider", args.spider])
+    report = ["--report", args.report] if args.report else []
+    return demo_main(["--out", args.out, "--spider", args.spider, *report])
 
 
 def spider_arguments(scrapy_args: list[str]) -> dict[str, str]:

@@ -34,7 +34,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
 from scrapy_maintext.report.files import write_report
-from scrapy_maintext.report.header import run_header
+from scrapy_maintext.report.header import command_line, run_header
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import drop_reason
@@ -85,6 +85,10 @@ def site_of_request(request: Request | None, url: str = "") -> str:
     if request is not None and request.meta.get(Meta.SITE):
         return str(request.meta[Meta.SITE])
     return site_of_url(url or (request.url if request is not None else ""))
+
+
+def spider_name(crawler: Crawler) -> str:
+    return str(getattr(crawler.spider, "name", "") or "")
 
 
 def _is_discovery(request: Request) -> bool:
@@ -245,7 +249,11 @@ class CrawlReport:
             if name.startswith(Stat.RECRAWL) and isinstance(value, (int, float))
         }
         model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
-        self.run.header = run_header(shown_settings(self.crawler.settings), model)
+        self.run.header = run_header(
+            shown_settings(self.crawler.settings),
+            model,
+            command_line(spider=spider_name(self.crawler)),
+        )
         return self.run.to_dict(reason)
 
     def _write(self, data: dict[str, Any]) -> None:

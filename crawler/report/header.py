@@ -24,18 +24,27 @@ def versions() -> dict[str, str]:
     return found
 
 
-def command_line(argv: Sequence[str] | None = None) -> str:
-    """The command as typed: the program's name, then its arguments, shell-quoted."""
+def command_line(argv: Sequence[str] | None = None, spider: str = "") -> str:
+    """The command as typed: the program's name, then its arguments, shell-quoted.
+
+    ``scrapy crawl`` takes its command's name out of ``sys.argv``: it is put back before
+    the ``spider``'s name."""
     argv = list(sys.argv if argv is None else argv)
     if not argv:
         return ""
-    return shlex.join([Path(argv[0]).name, *argv[1:]])
+    program = Path(argv[0])
+    name = f"python -m {program.parent.name}" if program.name == "__main__.py" else program.name
+    rest = argv[1:]
+    if spider and rest[:1] == [spider]:
+        rest.insert(0, "crawl")
+    return shlex.join([name, *rest]).replace(f"'{name}'", name, 1)
 
 
 def run_header(
     settings: dict[str, Any], model_version: str | None = None, command: str | None = None
 ) -> dict[str, Any]:
-    """What the report's header shows; ``settings`` are those that matter, already read."""
+    """What the report's header shows; ``settings`` are those that matter, already read;
+    ``command`` is the command line (this process's when None)."""
     return {
         "command": command_line() if command is None else command,
         "versions": versions(),

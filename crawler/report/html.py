@@ -165,7 +165,8 @@ def _whole_run(data: dict[str, Any]) -> str:
     if failed:
         rows.append(("sites not crawled", str(failed)))
     table = _kv_table(rows, "run-totals")
-    return f'<section id="run"><h2>Whole run ({len(sites)} sites)</h2>{table}</section>'
+    count = f"{len(sites)} site" + ("" if len(sites) == 1 else "s")
+    return f'<section id="run"><h2>Whole run ({count})</h2>{table}</section>'
 
 
 _SUMMED = ("planned", "fetched", "exported", "dropped", "skipped", "not_planned", "requests")
