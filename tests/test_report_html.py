@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import struct
 import subprocess
 import sys
 from collections import Counter
@@ -14,13 +15,14 @@ from typing import Any
 import pytest
 from lxml import html as lxml_html
 from scrapy_maintext.cli import main as maintext
+from scrapy_maintext.demo.content import make_articles
 from scrapy_maintext.report.files import load_report, write_report
 from scrapy_maintext.report.html import PLOTS_HINT, SITE_COLUMNS, embedded_data, site_values
 from scrapy_maintext.report.sites import month_of
 
 from benchmarks.report_fixture import fixture_report
 from tests.crawl import NO_WAITS, ROOT, run_crawl
-from tests.sites import SiteOptions, TestSiteServer
+from tests.sites import SiteOptions, TestSiteServer, page_html
 
 #: The plots the issue names, by their figure's id (``plot-<key>``).
 PLOTS = ("funnel", "engines", "text-lengths", "languages", "dates", "statuses", "requests")
@@ -213,3 +215,42 @@ def test_maintext_report_says_what_is_wrong_with_its_input(
     assert maintext(["report", str(source), "-o", str(tmp_path / "out.html")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out.html").exists()
+
+
+def test_extract_report_counts_the_offline_run(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    articles = make_articles(3, seed=24)
+    for article in articles:
+        page = page_html(article, articles)
+        (pages / f"{article.slug}.html").write_text(page, "utf-8")
+    (pages / "empty.html").write_text("<html><body></body></html>", "utf-8")
+    report = tmp_path / "report.html"
+    command = ["extract", str(pages), "-o", str(tmp_path / "out.jsonl"), "--workers", "0"]
+    assert maintext([*command, "--base-url", "https://a.example/", "--report", str(report)]) == 0
+    data = embedded_data(report.read_text("utf-8"))
+    assert data is not None
+    (only,) = data["sites"]
+    assert only["site"] == "https://a.example"
+    assert (only["planned"], only["fetched"]) == (4, 4)
+    assert sum(only["extracted"].values()) == 3 and sum(only["dropped"].values()) == 1
+    assert data["run"]["settings"] == {"engine": "auto", "workers": 0, "timeout": 30.0}
+    assert data["run"]["model_version"] and data["run"]["versions"]["scrapy-maintext"]
+
+
+@pytest.mark.slow
+def test_the_page_in_headless_chromium_and_printed(tmp_path: Path) -> None:
+    from scrapy_maintext.report.screenshot import find_chromium, print_to_pdf, screenshot
+
+    if find_chromium() is None:
+        pytest.skip("no chromium on PATH: apt-get install chromium (Debian's package)")
+    page = tmp_path / "report.html"
+    write_report(fixture_report(sites=50, pages=2000), page)
+    png = screenshot(page, tmp_path / "report.png", window=(1280, 900))
+    header = png.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", header[16:24]) == (1280, 900)
+    # A blank or unstyled page compresses to a few KB; text, tables and plots do not.
+    assert png.stat().st_size > 50_000
+    pdf = print_to_pdf(page, tmp_path / "report.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page>") > 1

@@ -12,12 +12,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from scrapy_maintext.cli import report as report_command
-from scrapy_maintext.cli.outputs import OutputSpec
-from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_folder
-from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 
 if TYPE_CHECKING:
     from scrapy_maintext.cli.inputs import InputFile
+    from scrapy_maintext.cli.outputs import OutputSpec
 
 #: Settings of the bundled project, used by ``maintext crawl`` from any directory.
 SETTINGS_MODULE = "scrapy_maintext.settings"
@@ -108,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+
     epilog = _CRAWL_EPILOG.format(
         arguments=_forms(ARGUMENT_FORMS), feed_arguments=_forms(FEED_ARGUMENT_FORMS)
     )
@@ -126,6 +126,8 @@ def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from scrapy_maintext.extraction.options import ENGINES
+
     extract = commands.add_parser(
         "extract",
         help="extract main text from HTML files, directories and WARC archives",
@@ -167,6 +169,10 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:
+        # Rendering a saved report needs neither Scrapy nor the extraction: it starts fast.
+        return report_command.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "crawl":
         return run_crawl(args.spider, args.scrapy_args, verbose=args.verbose)
@@ -234,6 +240,8 @@ def check_settings(scrapy_args: list[str]) -> str | None:
 
 def spider_help(spider: str) -> str:
     """What ``maintext crawl SPIDER -h`` shows before Scrapy's own list of options."""
+    from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+
     forms = {**ARGUMENT_FORMS, **(FEED_ARGUMENT_FORMS if spider == "feed" else {})}
     return (
         f"usage: maintext crawl {spider} -a NAME=VALUE [-a ...] [-O FILE[:FORMAT]] "
@@ -266,7 +274,8 @@ def run_crawl(spider: str, scrapy_args: list[str], verbose: bool = False) -> int
 def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.extract import ExtractJob, run
     from scrapy_maintext.cli.inputs import InputOptions, expand
-    from scrapy_maintext.cli.outputs import OutputError
+    from scrapy_maintext.cli.outputs import OutputError, OutputSpec
+    from scrapy_maintext.extraction.options import ExtractOptions
 
     try:
         inputs = expand(args.inputs)
@@ -326,6 +335,8 @@ def _seconds(text: str) -> float:
 
 
 def _model(text: str) -> str | None:
+    from scrapy_maintext.extraction.options import model_folder
+
     try:
         return model_folder(text, "--model")
     except ValueError as exc:

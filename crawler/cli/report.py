@@ -22,14 +22,36 @@ examples:
 """
 
 
+_HELP = "render a saved crawl report as HTML (or JSON)"
+_DESCRIPTION = "Render a saved crawl report: one standalone HTML page with plots."
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    report = commands.add_parser(
-        "report",
-        help="render a saved crawl report as HTML (or JSON)",
-        description="Render a saved crawl report: one standalone HTML page with plots.",
+    """``report`` among ``maintext``'s commands (its help; :func:`main` runs it)."""
+    _add_arguments(
+        commands.add_parser(
+            "report",
+            help=_HELP,
+            description=_DESCRIPTION,
+            epilog=_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
+
+
+def main(argv: list[str]) -> int:
+    """``maintext report ARGS``, parsed without the other commands' imports."""
+    parser = argparse.ArgumentParser(
+        prog="maintext report",
+        description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def _add_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("input", metavar="INPUT", help="report.json or report.html")
     report.add_argument(
         "-o", "--output", required=True, type=report_path, metavar="OUTPUT", help="where to write"
