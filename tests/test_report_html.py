@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import struct
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -254,3 +256,28 @@ def test_the_page_in_headless_chromium_and_printed(tmp_path: Path) -> None:
     assert png.stat().st_size > 50_000
     pdf = print_to_pdf(page, tmp_path / "report.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page>") > 1
+
+
+@pytest.mark.slow
+def test_maintext_crawl_stopped_by_ctrl_c_writes_its_report(tmp_path: Path) -> None:
+    out, report = tmp_path / "items.jsonl", tmp_path / "report.html"
+    with TestSiteServer(SiteOptions(articles=20, crawl_delay=1.0, feeds=False)) as server:
+        command = [
+            *(sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"),
+            *("-a", f"domain={server.base_url}", "-O", str(out)),
+            *("-s", "EXTRACT_WORKERS=0", "-s", f"CRAWL_REPORT={report}"),
+        ]
+        proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, log = proc.communicate(timeout=60)
+    assert proc.returncode == 0, log[-3000:]
+    data = embedded_data(report.read_text("utf-8"))
+    assert data is not None and data["reason"] == "shutdown"
+    assert data["run"]["command"].startswith("python -m scrapy_maintext crawl sitemap -a domain=")
+    (site,) = data["sites"]
+    items = out.read_text("utf-8").splitlines()
+    assert sum(site["extracted"].values()) == len(items) < site["planned"]
+    assert site["delay"] >= 1.0 and site["min_gap"] >= 0.9

@@ -33,11 +33,20 @@ def command_line(argv: Sequence[str] | None = None, spider: str = "") -> str:
     if not argv:
         return ""
     program = Path(argv[0])
-    name = f"python -m {program.parent.name}" if program.name == "__main__.py" else program.name
+    name = program.name
+    if name == "__main__.py":
+        name = f"python -m {_main_module() or program.parent.name}"
     rest = argv[1:]
     if spider and rest[:1] == [spider]:
         rest.insert(0, "crawl")
     return shlex.join([name, *rest]).replace(f"'{name}'", name, 1)
+
+
+def _main_module() -> str | None:
+    """The package ``python -m`` ran (its folder's name may differ: an editable install)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", None)
+    return name.removesuffix(".__main__") if isinstance(name, str) else None
 
 
 def run_header(
