@@ -9,7 +9,6 @@ own spider gets a report whose planned, fetched and extracted pages make one fun
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import subprocess
