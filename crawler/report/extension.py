@@ -22,6 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -263,7 +264,23 @@ class CrawlReport:
         except OSError as exc:
             logger.error("Crawl report not written to %s: %s", path, exc)
             return
+        except Exception as exc:  # a plot that cannot be drawn must not lose the numbers
+            fallback = Path(path).with_suffix(".json")
+            logger.error(
+                "Crawl report not drawn (%s: %s); its JSON goes to %s",
+                type(exc).__name__,
+                exc,
+                fallback,
+            )
+            self._write_json_fallback(data, fallback)
+            return
         logger.info("Crawl report written to %s", path, extra=REPORT)
+
+    def _write_json_fallback(self, data: dict[str, Any], path: Path) -> None:
+        try:
+            write_report(data, path)
+        except OSError as exc:
+            logger.error("Crawl report not written to %s: %s", path, exc)
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)
