@@ -20,7 +20,7 @@ from scrapy_maintext.cli import main as maintext
 from scrapy_maintext.demo.content import make_articles
 from scrapy_maintext.report.files import load_report, write_report
 from scrapy_maintext.report.html import PLOTS_HINT, SITE_COLUMNS, embedded_data, site_values
-from scrapy_maintext.report.sites import month_of
+from scrapy_maintext.report.sites import bin_labels, month_of
 
 from benchmarks.report_fixture import fixture_report
 from tests.crawl import NO_WAITS, ROOT, run_crawl
@@ -64,7 +64,17 @@ def _check_page_against_json(page_text: str, data: dict[str, Any]) -> Any:
             assert shown == expected, (site["site"], key)
         months = Counter(_parse_counts(details.get("months", "")))
         assert months == Counter(site["months"])
+        lengths = zip(bin_labels(data["text_length_bins"]), site["text_lengths"], strict=True)
+        assert _parse_counts(details.get("text_lengths", "")) == {k: n for k, n in lengths if n}
+    (funnel,) = page.xpath('//table[@id="run-totals"]//tr[td[1]="funnel"]/td[2]')
+    totals = [sum(site_values(site)[step] for site in data["sites"]) for step in _FUNNEL]
+    assert funnel.text_content() == " → ".join(
+        f"{s} {n}" for s, n in zip(_FUNNEL, totals, strict=False)
+    )
     return page
+
+
+_FUNNEL = ("planned", "fetched", "exported")
 
 
 def _parse_counts(text: str) -> dict[str, int]:

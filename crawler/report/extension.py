@@ -121,10 +121,13 @@ class CrawlReport:
         #: Whether the spider plans its pages (else fetched pages count as planned).
         self.spider_plans = False
         self._last_line: dict[str, tuple[int, int]] = {}
+        #: Downloads already counted when their headers came (ids of their requests).
+        self._counted: set[int] = set()
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
         connect(self.spider_closed, signal=signals.spider_closed)
         connect(self.response_received, signal=signals.response_received)
+        connect(self.headers_received, signal=signals.headers_received)
         connect(self.request_left_downloader, signal=signals.request_left_downloader)
         connect(self.item_scraped, signal=signals.item_scraped)
         connect(self.item_dropped, signal=signals.item_dropped)
@@ -156,14 +159,29 @@ class CrawlReport:
         if not self.spider_plans:
             report.planned += 1
 
-    def request_left_downloader(self, request: Request, spider: Spider) -> None:
-        """Every download (pages, robots.txt, sitemaps, retries), at the time it was sent:
-        now less its download latency (Scrapy's time to the response's headers)."""
+    def headers_received(
+        self, headers: Any, body_length: Any, request: Request, spider: Spider
+    ) -> None:
+        """A download, at the time it was sent: now less its download latency, which Scrapy
+        has just measured (monotonic) in the same callback chain, so a busy reactor does not
+        shift it."""
         latency = request.meta.get("download_latency")
-        now = time.monotonic()
-        sent = now - latency if isinstance(latency, (int, float)) else now
+        if isinstance(latency, (int, float)):
+            self._counted.add(id(request))
+            self._add_download(request, time.monotonic() - latency)
+
+    def request_left_downloader(self, request: Request, spider: Spider) -> None:
+        """Every download (pages, robots.txt, sitemaps, retries); those without headers
+        (timeouts, refused connections) are counted now, when they ended, and left out of
+        the site's gaps (their send time is not known)."""
+        if id(request) in self._counted:
+            self._counted.discard(id(request))
+            return
+        self._add_download(request, time.monotonic(), exact=False)
+
+    def _add_download(self, request: Request, sent: float, exact: bool = True) -> None:
         key = self._site_of_download(request)
-        self.run.add_request(key, sent)
+        self.run.add_request(key, sent, exact)
         slot_key = scrapy_internals.slot_key(self.crawler, request)
         slot = scrapy_internals.live_slot(self.crawler, slot_key)
         if slot is not None:

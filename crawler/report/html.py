@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 
 from scrapy_maintext.report import plots
-from scrapy_maintext.report.sites import bin_labels
+from scrapy_maintext.report.sites import bin_labels, total_of
 
 #: The one line a report without plots shows.
 PLOTS_HINT = 'Plots need the report extra: pip install "scrapy-maintext[report]"'
@@ -141,25 +141,23 @@ def _kv_table(rows: Iterable[tuple[str, str]], table_id: str = "") -> str:
     return f'<table class="kv"{ident}>{body}</table>'
 
 
-def _total(sites: list[dict[str, Any]], key: str) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for site in sites:
-        total.update(site.get(key) or {})
-    return total
-
-
 def _counts(counter: dict[str, int] | Counter[str], order: str = "count") -> str:
-    items = sorted(counter.items()) if order == "key" else Counter(counter).most_common()
+    """``a 3, b 1``: by count, by key (``key``) or as given (``given``)."""
+    if order == "key":
+        items = sorted(counter.items())
+    elif order == "given":
+        items = list(counter.items())
+    else:
+        items = Counter(counter).most_common()
     return ", ".join(f"{escape(str(k))} {v}" for k, v in items if v) or "-"
 
 
 def _whole_run(data: dict[str, Any]) -> str:
     sites = data["sites"]
-    totals = Counter[str]()
-    for site in sites:
-        totals.update({k: v or 0 for k, v in site_values(site).items() if k in _SUMMED})
-    funnel = " → ".join(f"{k.replace('_', ' ')} {totals[k]}" for k in ("planned", "fetched"))
-    funnel += f" → exported {totals['exported']}"
+    values = [site_values(site) for site in sites]
+    funnel = " → ".join(
+        f"{step} {sum(v[step] for v in values)}" for step in ("planned", "fetched", "exported")
+    )
     rows = [("funnel", escape(funnel)), *_counter_rows(sites, data)]
     failed = sum(1 for s in sites if s.get("failure"))
     if failed:
@@ -169,21 +167,18 @@ def _whole_run(data: dict[str, Any]) -> str:
     return f'<section id="run"><h2>Whole run ({count})</h2>{table}</section>'
 
 
-_SUMMED = ("planned", "fetched", "exported", "dropped", "skipped", "not_planned", "requests")
-
-
 def _counter_rows(sites: list[dict[str, Any]], data: dict[str, Any]) -> list[tuple[str, str]]:
     """Rows of counts by reason, engine, language, status, ... (empty ones left out)."""
     rows = []
     for label, key, order in _COUNTERS:
-        counter = _total(sites, key)
+        counter = total_of(sites, key)
         if counter:
             rows.append((label, _counts(counter, order)))
     bins = range(len(data["text_length_bins"]))
     lengths = [sum(s["text_lengths"][i] for s in sites) for i in bins]
     if any(lengths):
         by_bin = dict(zip(bin_labels(data["text_length_bins"]), lengths, strict=True))
-        rows.append(("text lengths", _counts(by_bin, "key")))
+        rows.append(("text lengths", _counts(by_bin, "given")))
     recrawl = data.get("recrawl") or {}
     if any(recrawl.values()):
         rows.append(("recurring crawl", _counts(recrawl, "key")))
@@ -259,7 +254,7 @@ def _site_sections(data: dict[str, Any]) -> str:
         ]
         lengths = dict(zip(labels, site["text_lengths"], strict=True))
         if any(lengths.values()):
-            rows.append(("text lengths", _counts(lengths, "key"), "text_lengths"))
+            rows.append(("text lengths", _counts(lengths, "given"), "text_lengths"))
         if site.get("failure"):
             rows.append(("not crawled", escape(site["failure"]), "failure"))
         body = "".join(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from scrapy_maintext.report.sites import ENGINES, UNKNOWN, bin_labels
+from scrapy_maintext.report.sites import ENGINES, UNKNOWN, bin_labels, total_of
 
 #: Sites drawn one by one; the others are drawn together as "rest".
 TOP_SITES = 6
@@ -73,13 +73,6 @@ def site_groups(sites: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, A
 
 def short_name(site: str) -> str:
     return urlsplit(site).netloc or site
-
-
-def _total(group: list[dict[str, Any]], key: str) -> Counter[str]:
-    total: Counter[str] = Counter()
-    for site in group:
-        total.update(site.get(key) or {})
-    return total
 
 
 def _new_figure(rows: int = 1, height: float = 2.8, sharex: bool = False) -> Any:
@@ -167,10 +160,10 @@ def _grouped(groups: list[tuple[str, list[dict[str, Any]]]], key: str) -> Any:
     """Labels and totals of ``key``: every site first (when there are several), then each
     group."""
     labels = [label for label, _ in groups]
-    counts = [_total(group, key) for _, group in groups]
+    counts = [total_of(group, key) for _, group in groups]
     if len(groups) > 1:
         everything = [site for _, group in groups for site in group]
-        labels, counts = ["all sites", *labels], [_total(everything, key), *counts]
+        labels, counts = ["all sites", *labels], [total_of(everything, key), *counts]
     return labels, counts
 
 
@@ -182,7 +175,7 @@ def plot_funnel(data: dict[str, Any], groups: list[Any]) -> Any:
         "exported": sum(sum(s["extracted"].values()) for s in sites),
     }
     for kind in ("dropped", "skipped", "not_planned"):
-        for reason, count in _total(sites, kind).most_common(4):
+        for reason, count in total_of(sites, kind).most_common(4):
             steps[f"{kind.replace('_', ' ')}: {reason}"] = count
     figure = _new_figure(rows=2, height=1.4 + 0.22 * (len(steps) + len(groups)))
     top, bottom = figure.axes
@@ -257,7 +250,7 @@ def plot_dates(data: dict[str, Any], groups: list[Any]) -> Any:
     bottom = [0] * len(months)
     edges = list(range(len(months) + 1))
     for label, group in groups:
-        total = _total(group, "months")
+        total = total_of(group, "months")
         top = [b + total[m] for b, m in zip(bottom, months, strict=True)]
         # Stacked steps, one shape per group: a bar per month and group would be hundreds.
         axes.stairs(top, edges, baseline=bottom, fill=True, label=label)

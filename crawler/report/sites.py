@@ -67,6 +67,14 @@ def bin_labels(edges: list[int] | tuple[int, ...]) -> list[str]:
     return [*labels, f"{edges[-1]}+"]
 
 
+def total_of(sites: list[dict[str, Any]], key: str) -> Counter[str]:
+    """The sum of the counts ``key`` (``languages``, ``statuses``, ...) of JSON report sites."""
+    total: Counter[str] = Counter()
+    for site in sites:
+        total.update(site.get(key) or {})
+    return total
+
+
 class Timeline:
     """Requests per site in time buckets since the run started, at most :data:`MAX_BUCKETS`:
     the bucket width (shared by every site) starts at one second and doubles when the run
@@ -121,7 +129,7 @@ class SiteReport:
     requests: int = 0
     #: The site's download delay (seconds) as the crawl last saw it.
     delay: float | None = None
-    #: Shortest time between two requests to the site (seconds).
+    #: Shortest time between two requests to the site whose send times are known (seconds).
     min_gap: float | None = None
     _last_request: float | None = None
 
@@ -151,9 +159,13 @@ class SiteReport:
         self.languages[str(language) if language else UNKNOWN] += 1
         self.months[month_of(date)] += 1
 
-    def add_request(self, when: float) -> None:
-        """One request sent to the site at ``when`` (monotonic seconds)."""
+    def add_request(self, when: float, exact: bool = True) -> None:
+        """One request sent to the site at ``when`` (monotonic seconds); a request whose
+        send time is not ``exact`` (a timeout: only its end is known) is left out of the
+        gaps."""
         self.requests += 1
+        if not exact:
+            return
         if self._last_request is not None:
             gap = max(when - self._last_request, 0.0)
             self.min_gap = gap if self.min_gap is None else min(self.min_gap, gap)
@@ -198,9 +210,9 @@ class RunReport:
             self.sites[key] = SiteReport(key)
         return self.sites[key]
 
-    def add_request(self, key: str, when: float | None = None) -> None:
+    def add_request(self, key: str, when: float | None = None, exact: bool = True) -> None:
         when = time.monotonic() if when is None else when
-        self.site(key).add_request(when)
+        self.site(key).add_request(when, exact)
         self.timeline.add(key, when)
 
     def to_dict(self, reason: str, finished: float | None = None) -> dict[str, Any]:
