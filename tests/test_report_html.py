@@ -250,9 +250,19 @@ def test_extract_report_counts_the_offline_run(tmp_path: Path) -> None:
     assert data["run"]["model_version"] and data["run"]["versions"]["scrapy-maintext"]
 
 
+def _unsorted(page: Path) -> list[str]:
+    tree = lxml_html.fromstring(page.read_text("utf-8"))
+    return tree.xpath('//table[@id="site-table"]/tbody/tr/td[@data-key="planned"]/text()')
+
+
 @pytest.mark.slow
 def test_the_page_in_headless_chromium_and_printed(tmp_path: Path) -> None:
-    from scrapy_maintext.report.screenshot import find_chromium, print_to_pdf, screenshot
+    from scrapy_maintext.report.screenshot import (
+        find_chromium,
+        print_to_pdf,
+        rendered_dom,
+        screenshot,
+    )
 
     if find_chromium() is None:
         pytest.skip("no chromium on PATH: apt-get install chromium (Debian's package)")
@@ -264,6 +274,11 @@ def test_the_page_in_headless_chromium_and_printed(tmp_path: Path) -> None:
     assert struct.unpack(">II", header[16:24]) == (1280, 900)
     # A blank or unstyled page compresses to a few KB; text, tables and plots do not.
     assert png.stat().st_size > 50_000
+    # The table's script ran: sorted by planned pages, ascending, as the link asks.
+    dom = lxml_html.fromstring(rendered_dom(page, "sort=planned"))
+    cells = dom.xpath('//table[@id="site-table"]/tbody/tr/td[@data-key="planned"]/text()')
+    planned = [int(cell) for cell in cells]
+    assert len(planned) == 50 and planned == sorted(planned) != [int(c) for c in _unsorted(page)]
     pdf = print_to_pdf(page, tmp_path / "report.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page\n") + pdf.count(b"/Type /Page>") > 1
 

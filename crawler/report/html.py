@@ -3,7 +3,8 @@
 The page holds everything it shows: styles, a few lines of script (the site table sorts,
 printing opens every site's section), the plots as inline SVG and the JSON report itself
 (``<script type="application/json" id="report-data">``), so that ``maintext report`` can
-draw it again. No network is needed to view it; it prints on A4.
+draw it again. ``report.html#sort=planned`` opens it sorted by a column (ascending). No
+network is needed to view it; it prints on A4.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from scrapy_maintext.report.sites import bin_labels, total_of
 PLOTS_HINT = 'Plots need the report extra: pip install "scrapy-maintext[report]"'
 DATA_ID = "report-data"
 
-#: The site table's columns: header, the site's value, a tooltip.
+#: The site table's columns: the key of :func:`site_values`, a tooltip.
 SITE_COLUMNS: list[tuple[str, str]] = [
     ("planned", "pages planned (sitemaps, feeds, links)"),
     ("fetched", "pages downloaded"),
@@ -36,13 +37,14 @@ SITE_COLUMNS: list[tuple[str, str]] = [
 ]
 
 _STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:64em;padding:0 1em;color:#222}
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:76em;padding:0 1em;color:#222}
 h1{font-size:1.6em;margin:0 0 .3em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .6em;text-align:right}
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .45em;text-align:right}
 th{background:#f0f0f0;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
 tbody tr:nth-child(even){background:#fafafa}.kv td{text-align:left;vertical-align:top}
 .kv td:first-child{font-weight:600;white-space:nowrap}.hint{background:#fff6d5;padding:.5em}
-#site-table th{cursor:pointer;white-space:nowrap}#site-table td.failure{color:#a00;text-align:left}
+#site-table{font-size:.92em}#site-table th{cursor:pointer;vertical-align:bottom}
+#site-table td.failure{color:#a00;text-align:left}
 figure{margin:1em 0;break-inside:avoid}figure svg{max-width:100%;height:auto}
 figcaption{font-weight:600}details{margin:.3em 0}summary{cursor:pointer}
 .counts td:first-child{font-weight:600}.scroll{overflow-x:auto}
@@ -61,6 +63,9 @@ document.querySelectorAll('table.sortable').forEach(function(table){
           a.cells[col].textContent.localeCompare(b.cells[col].textContent);
         return up?d:-d;});
       rows.forEach(function(r){body.appendChild(r);});});});});
+var sortBy=location.hash.match(/^#sort=(\\w+)$/);
+if(sortBy){var th=document.querySelector('#site-table th[data-key="'+sortBy[1]+'"]');
+  if(th)th.click();}
 window.addEventListener('beforeprint',function(){
   document.querySelectorAll('details').forEach(function(d){d.open=true;});});
 """
@@ -209,7 +214,7 @@ def _plots(figures: list[plots.Figure] | None) -> str:
 
 def _site_table(sites: list[dict[str, Any]]) -> str:
     head = "<th>site</th>" + "".join(
-        f'<th title="{escape(tip)}">{escape(name.replace("_", " "))}</th>'
+        f'<th data-key="{name}" title="{escape(tip)}">{escape(_header_of(name))}</th>'
         for name, tip in SITE_COLUMNS
     )
     head += "<th>not crawled</th>"
@@ -227,6 +232,18 @@ def _site_table(sites: list[dict[str, Any]]) -> str:
         f'<table class="sortable" id="site-table"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"
     )
+
+
+#: Headers shorter than their key, so that the table fits a laptop's screen.
+_SHORT_HEADERS = {
+    "mean_text_length": "mean chars",
+    "delay": "delay (s)",
+    "min_gap": "min gap (s)",
+}
+
+
+def _header_of(name: str) -> str:
+    return _SHORT_HEADERS.get(name, name.replace("_", " "))
 
 
 def _number_cell(name: str, value: Any) -> str:

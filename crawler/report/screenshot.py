@@ -32,7 +32,7 @@ def find_chromium() -> str | None:
     return next((path for name in BROWSERS if (path := shutil.which(name))), None)
 
 
-def _run_chromium(arguments: list[str], page: Path) -> None:
+def _run_chromium(arguments: list[str], page: Path, fragment: str = "") -> str:
     browser = find_chromium()
     if browser is None:
         raise ChromiumMissing("no chromium on PATH (apt-get install chromium)")
@@ -46,11 +46,12 @@ def _run_chromium(arguments: list[str], page: Path) -> None:
             "--no-first-run",
             f"--user-data-dir={profile}",
             *arguments,
-            page.resolve().as_uri(),
+            page.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
         ]
         proc = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT)
     if proc.returncode != 0:
         raise RuntimeError(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.stdout
 
 
 def screenshot(page: Path, png: Path, window: tuple[int, int] = WINDOW) -> Path:
@@ -60,6 +61,11 @@ def screenshot(page: Path, png: Path, window: tuple[int, int] = WINDOW) -> Path:
     if not png.exists():
         raise RuntimeError(f"chromium wrote no screenshot to {png}")
     return png
+
+
+def rendered_dom(page: Path, fragment: str = "") -> str:
+    """The page's DOM after its scripts ran (``page.html#fragment``), as Chromium has it."""
+    return _run_chromium(["--dump-dom"], page, fragment)
 
 
 def print_to_pdf(page: Path, pdf: Path) -> Path:
