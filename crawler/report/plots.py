@@ -117,14 +117,19 @@ def _svg(figure: Any) -> str:
 
 
 def _stacked_bars(
-    axes: Any, labels: list[str], counts: list[Counter[str]], keys: list[str], unit: str
+    axes: Any,
+    labels: list[str],
+    counts: list[Counter[str]],
+    keys: list[str],
+    unit: str,
+    colors: dict[str, str] | None = None,
 ) -> None:
     """One horizontal bar per label, stacked by ``keys``, drawn as shares of the bar."""
     left = [0.0] * len(labels)
     rows = list(range(len(labels)))
     for key in keys:
         shares = [c[key] / (sum(c.values()) or 1) for c in counts]
-        axes.barh(rows, shares, left=left, label=key)
+        axes.barh(rows, shares, left=left, label=key, color=(colors or {}).get(key))
         left = [a + b for a, b in zip(left, shares, strict=True)]
     names = [f"{label} ({sum(c.values())})" for label, c in zip(labels, counts, strict=True)]
     axes.set_yticks(rows, names)
@@ -185,11 +190,14 @@ def plot_funnel(data: dict[str, Any], groups: list[Any]) -> Any:
     top.set_xlabel("pages (all sites)")
     labels = [label for label, _ in groups]
     outcome = [_outcomes(group) for _, group in groups]
-    outcomes = ["exported", "dropped", "skipped", "not done"]
-    _stacked_bars(bottom, labels, outcome, outcomes, "planned")
+    _stacked_bars(bottom, labels, outcome, list(_OUTCOME_COLORS), "planned", _OUTCOME_COLORS)
     left = 0.2 + _text_width([*names, *(f"{label} (000000)" for label in labels)])
     _margins(figure, left=left, right=0.5 + _text_width(["not done"]), hspace=0.45)
     return figure
+
+
+#: Exported green as in the funnel above, what fell out warm, what is left grey.
+_OUTCOME_COLORS = {"exported": "C2", "dropped": "C3", "skipped": "C1", "not done": "C7"}
 
 
 def _outcomes(group: list[dict[str, Any]]) -> Counter[str]:
