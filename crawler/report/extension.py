@@ -35,7 +35,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
 from scrapy_maintext.report.files import write_report
-from scrapy_maintext.report.header import command_line, run_header
+from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import drop_reason
@@ -317,44 +317,6 @@ class CrawlReport:
                 "(add -s JOBDIR=DIR to make a crawl resumable)",
                 left,
             )
-
-
-#: Scrapy's settings the report's header shows (ours: :data:`SHOWN_OURS`).
-SHOWN_SCRAPY = (
-    "DOWNLOAD_DELAY",
-    "CONCURRENT_REQUESTS",
-    "CONCURRENT_REQUESTS_PER_DOMAIN",
-    "AUTOTHROTTLE_ENABLED",
-    "ROBOTSTXT_OBEY",
-    "JOBDIR",
-    "CLOSESPIDER_TIMEOUT",
-    "CLOSESPIDER_ITEMCOUNT",
-    "CLOSESPIDER_PAGECOUNT",
-    "CLOSESPIDER_ERRORCOUNT",
-)
-SHOWN_OURS = (
-    "CRAWLER_CONTACT",
-    "EXTRACT_ENGINE",
-    "EXTRACT_MODEL",
-    "EXTRACT_WORKERS",
-    "EXTRACT_DEDUP",
-    "EXTRACT_MIN_TEXT_LENGTH",
-    "SITE_MEMORY_ENABLED",
-)
-
-
-def shown_settings(settings: BaseSettings) -> dict[str, Any]:
-    """The settings that shape a crawl, for the report's header (unset and 0 limits left
-    out; a Redis URL is said to be set, never shown: it may hold a password)."""
-    shown: dict[str, Any] = {name: settings.get(name) for name in SHOWN_SCRAPY}
-    shown |= {name: setting(settings, name) for name in SHOWN_OURS}
-    if setting(settings, "REDIS_URL"):
-        shown["REDIS_URL"] = "(set)"
-    return {
-        name: value
-        for name, value in shown.items()
-        if value not in (None, "") and not (name.startswith("CLOSESPIDER") and not float(value))
-    }
 
 
 _COLUMNS = ("planned", "fetched", "extracted", "dropped", "skipped", "mean chars")

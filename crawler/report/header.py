@@ -8,7 +8,12 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from scrapy_maintext.vocabulary.settings import setting
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
 
 #: Distributions whose versions the header names.
 DISTRIBUTIONS = ("scrapy-maintext", "scrapy", "trafilatura", "onnxruntime")
@@ -59,4 +64,42 @@ def run_header(
         "versions": versions(),
         "model_version": model_version,
         "settings": {name: value for name, value in settings.items() if value not in (None, "")},
+    }
+
+
+#: Scrapy's settings the report's header shows (ours: :data:`SHOWN_OURS`).
+SHOWN_SCRAPY = (
+    "DOWNLOAD_DELAY",
+    "CONCURRENT_REQUESTS",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "AUTOTHROTTLE_ENABLED",
+    "ROBOTSTXT_OBEY",
+    "JOBDIR",
+    "CLOSESPIDER_TIMEOUT",
+    "CLOSESPIDER_ITEMCOUNT",
+    "CLOSESPIDER_PAGECOUNT",
+    "CLOSESPIDER_ERRORCOUNT",
+)
+SHOWN_OURS = (
+    "CRAWLER_CONTACT",
+    "EXTRACT_ENGINE",
+    "EXTRACT_MODEL",
+    "EXTRACT_WORKERS",
+    "EXTRACT_DEDUP",
+    "EXTRACT_MIN_TEXT_LENGTH",
+    "SITE_MEMORY_ENABLED",
+)
+
+
+def shown_settings(settings: BaseSettings) -> dict[str, Any]:
+    """The settings that shape a crawl, for the report's header (unset and 0 limits left
+    out; a Redis URL is said to be set, never shown: it may hold a password)."""
+    shown: dict[str, Any] = {name: settings.get(name) for name in SHOWN_SCRAPY}
+    shown |= {name: setting(settings, name) for name in SHOWN_OURS}
+    if setting(settings, "REDIS_URL"):
+        shown["REDIS_URL"] = "(set)"
+    return {
+        name: value
+        for name, value in shown.items()
+        if value not in (None, "") and not (name.startswith("CLOSESPIDER") and not float(value))
     }
