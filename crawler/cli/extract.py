@@ -186,6 +186,7 @@ def _finish(pending: _Pending, writer: Writer, job: ExtractJob, summary: Summary
     record = doc.to_dict()
     record["url"] = pending.source.url or None
     record["source"] = pending.source.source
+    record.update(pending.source.provenance)
     writer.write(record)
     summary.written += 1
 

@@ -148,6 +148,23 @@ _OURS = [
         ("CRAWL_REPORT", "", str, "Path of the report as JSON (none when empty)."),
     ),
     *_group(
+        "Archive (WARC) and Markdown",
+        (
+            "WARC_OUTPUT",
+            "",
+            str,
+            "Folder for a WARC/1.1 archive of every response (off when empty).",
+        ),
+        ("WARC_MAX_SIZE", 1_000_000_000, int, "Bytes after which a new WARC file is started."),
+        ("WARC_PREFIX", "maintext", str, "First word of the WARC file names (no '-')."),
+        (
+            "EXTRACT_MARKDOWN",
+            False,
+            bool,
+            "Items also get a `markdown` field (the text as Markdown).",
+        ),
+    ),
+    *_group(
         "Distributed crawl",
         ("REDIS_URL", "", str, "redis://host:port/db: this process joins a shared crawl."),
         ("DISTRIBUTED_KEY_PREFIX", "maintext:%(spider)s", str, "Prefix of the crawl's Redis keys."),

@@ -1,0 +1,90 @@
+"""WARC_OUTPUT on a real crawl of the fixture site: every response archived, every document
+leading to its own record, and ``maintext extract`` on the archive giving the same documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from scrapy_maintext.cli import main as maintext
+
+from tests.crawl import NO_WAITS, run_crawl
+from tests.sites import TestSiteServer
+from tests.warc_checks import decoded_payload, read_warc, sha1_digest
+
+
+def _crawl(site: TestSiteServer, tmp_path: Path, **settings: str) -> tuple[Any, Path]:
+    warc_dir = tmp_path / "warc"
+    result = run_crawl(
+        "sitemap",
+        tmp_path,
+        {"domain": site.base_url},
+        {**NO_WAITS, "DOWNLOAD_TIMEOUT": "1", "WARC_OUTPUT": str(warc_dir), **settings},
+    )
+    assert result.returncode == 0, result.log[-3000:]
+    return result, warc_dir
+
+
+def test_crawl_archives_every_response_and_documents_lead_to_their_record(
+    hostile_site: TestSiteServer, tmp_path: Path
+) -> None:
+    result, warc_dir = _crawl(hostile_site, tmp_path)
+    files = sorted(warc_dir.glob("*.warc.gz"))
+    assert files
+    records = [record for path in files for record in read_warc(path)]
+    for path in files:
+        assert read_warc(path)[0].type == "warcinfo"
+    responses = {r.record_id: r for r in records if r.type == "response"}
+    requests = [r for r in records if r.type == "request"]
+    # A request record for every response, pointing at it.
+    assert sorted(r.headers["WARC-Concurrent-To"] for r in requests) == sorted(responses)
+    for response in responses.values():
+        digest = sha1_digest(response.raw_payload)
+        assert response.headers["WARC-Payload-Digest"] == digest, response.url
+        assert response.headers["WARC-Date"]
+    base = hostile_site.base_url
+    archived = {r.url.removeprefix(base) for r in responses.values()}
+    answered = {hit.path for hit in hostile_site.hits if hit.path != "/slow.html"}
+    # robots.txt, every sitemap and feed, every page and every error answer the server gave.
+    assert "/robots.txt" in archived
+    assert answered <= archived, answered - archived
+    statuses = {r.status for r in responses.values()}
+    assert {200, 302, 404, 500, 429} <= statuses
+
+    assert result.items
+    assert result.stats["warc/documents"] == len(result.items)
+    for item in result.items:
+        headers, payload = decoded_payload(warc_dir / item["warc_file"], item["warc_offset"])
+        assert headers["WARC-Type"] == "response"
+        assert headers["WARC-Target-URI"] == item["final_url"]
+        assert headers["WARC-Record-ID"] == f"<{item['warc_record_id']}>"
+        assert headers["WARC-Payload-Digest"] == item["payload_digest"]
+        assert item["status"] == 200
+        assert item["fetched_at"].endswith("+00:00")
+        assert payload
+
+
+def test_extract_on_the_archive_reproduces_the_crawl(
+    hostile_site: TestSiteServer, tmp_path: Path
+) -> None:
+    result, warc_dir = _crawl(hostile_site, tmp_path)
+    out = tmp_path / "again.jsonl"
+    status = maintext(["extract", str(warc_dir), "-o", str(out), "--workers", "0", "--no-progress"])
+    assert status == 0
+    again = {}
+    for line in out.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        again[record["url"]] = record
+    fields = ("text", "body", "title", "author", "date", "sitename", "hostname", "description")
+    fields += ("categories", "tags", "language", "license", "image", "extractor", "fingerprint")
+    provenance = ("warc_file", "warc_offset", "warc_record_id", "payload_digest", "status")
+    crawled = {item["final_url"] for item in result.items}
+    # The same documents: those the crawl dropped as near-duplicates come back (extract has
+    # no dedup), nothing else.
+    assert crawled <= set(again)
+    assert len(set(again) - crawled) == result.stats.get("extract/dropped/duplicate", 0)
+    for item in result.items:
+        document = again[item["final_url"]]
+        for name in (*fields, *provenance, "fetched_at"):
+            assert document[name] == item[name], (item["final_url"], name)
