@@ -3,14 +3,17 @@ leading to its own record, and ``maintext extract`` on the archive giving the sa
 
 from __future__ import annotations
 
+import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scrapy_maintext.cli import main as maintext
 
 from tests.crawl import NO_WAITS, run_crawl
-from tests.sites import TestSiteServer
+from tests.sites import Route, SiteOptions, TestSiteServer
 from tests.warc_checks import decoded_payload, read_warc, sha1_digest
 
 
@@ -88,3 +91,58 @@ def test_extract_on_the_archive_reproduces_the_crawl(
         document = again[item["final_url"]]
         for name in (*fields, *provenance, "fetched_at"):
             assert document[name] == item[name], (item["final_url"], name)
+
+
+@pytest.fixture(scope="module")
+def gzip_site() -> Iterator[TestSiteServer]:
+    """A small site whose first article is sent gzip-encoded (Content-Encoding)."""
+    with TestSiteServer(SiteOptions(articles=6, crawl_delay=None), host="127.0.0.3") as server:
+        site = server.site
+        assert site is not None
+        path = f"/articles/{site.articles[0].slug}.html"
+        route = site.routes[path]
+        site.routes[path] = Route(
+            gzip.compress(route.body),
+            route.content_type,
+            headers={"Content-Encoding": "gzip"},
+        )
+        yield server
+
+
+def test_rotated_archive_with_a_content_encoded_page(
+    gzip_site: TestSiteServer, tmp_path: Path
+) -> None:
+    gzip_site.reset()
+    result, warc_dir = _crawl(gzip_site, tmp_path, WARC_MAX_SIZE="4000")
+    files = sorted(warc_dir.glob("*.warc.gz"))
+    assert len(files) >= 3
+    # Stats as they stood when the spider closed (the last records may be written after).
+    assert 3 <= result.stats["warc/files"] <= len(files)
+    # Name order is time order: the warcinfo dates ascend with the names.
+    dates = [read_warc(path)[0].headers["WARC-Date"] for path in files]
+    assert dates == sorted(dates)
+    for path in files:
+        for record in read_warc(path):
+            if record.type == "response":
+                assert record.headers["WARC-Payload-Digest"] == sha1_digest(record.raw_payload)
+    assert gzip_site.site is not None
+    slug = gzip_site.site.articles[0].slug
+    (encoded,) = [item for item in result.items if slug in item["final_url"]]
+    record = next(
+        r for r in read_warc(warc_dir / encoded["warc_file"]) if r.offset == encoded["warc_offset"]
+    )
+    # Stored as the server sent it: gzip, with its header; readers decode it.
+    assert record.http_headers["Content-Encoding"] == "gzip"
+    assert record.raw_payload.startswith(b"\x1f\x8b")
+    assert encoded["text"]
+    out = tmp_path / "again.jsonl"
+    status = maintext(["extract", str(warc_dir), "-o", str(out), "--workers", "0", "--no-progress"])
+    assert status == 0
+    again = {d["url"]: d for d in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    for item in result.items:
+        document = again[item["final_url"]]
+        assert (document["text"], document["warc_file"], document["warc_offset"]) == (
+            item["text"],
+            item["warc_file"],
+            item["warc_offset"],
+        )

@@ -158,8 +158,28 @@ class WarcCaptureMiddleware:
         if request.meta.get(Meta.ROBOTS_DISCOVERY):
             # The robots middleware's copy of a robots.txt archived when it was fetched.
             return response
-        self.pending[request] = self.archive.submit(exchange_of(request, response))
+        future = self.archive.submit(exchange_of(request, response))
+        self.pending[request] = future
+        future.add_done_callback(self._written)
         return response
+
+    def _written(self, _: Future[RecordLocation]) -> None:
+        from twisted.internet import reactor
+
+        # Stats are updated on the reactor thread, like every other stat.
+        reactor.callFromThread(self._update_stats)
+
+    def _update_stats(self, archive: WarcArchive | None = None) -> None:
+        archive = archive or self.archive
+        stats = self.crawler.stats
+        if archive is None or stats is None:
+            return
+        counts = archive.counts
+        stats.set_value(Stat.WARC_RECORDS, counts.records)
+        stats.set_value(Stat.WARC_BYTES, counts.bytes)
+        stats.set_value(Stat.WARC_FILES, counts.files)
+        if counts.errors:
+            stats.set_value(Stat.WARC_ERRORS, counts.errors)
 
     def location(self, request: Request) -> Future[RecordLocation] | None:
         return self.pending.get(request)
@@ -170,13 +190,7 @@ class WarcCaptureMiddleware:
             return
         # The queue's last records are written off the reactor thread too.
         await maybe_deferred_to_future(deferToThread(archive.close))
-        stats = self.crawler.stats
-        if stats is not None:
-            stats.set_value(Stat.WARC_RECORDS, archive.counts.records)
-            stats.set_value(Stat.WARC_BYTES, archive.counts.bytes)
-            stats.set_value(Stat.WARC_FILES, archive.counts.files)
-            if archive.counts.errors:
-                stats.set_value(Stat.WARC_ERRORS, archive.counts.errors)
+        self._update_stats(archive)
         logger.info(
             "WARC: %d records, %d bytes in %d files in %s",
             archive.counts.records,
