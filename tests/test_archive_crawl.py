@@ -10,20 +10,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lxml import etree
 from scrapy_maintext.cli import main as maintext
 
 from tests.crawl import NO_WAITS, run_crawl
+from tests.schema import tei_errors
 from tests.sites import Route, SiteOptions, TestSiteServer
 from tests.warc_checks import decoded_payload, read_warc, sha1_digest
 
+TEI = "{http://www.tei-c.org/ns/1.0}"
 
-def _crawl(site: TestSiteServer, tmp_path: Path, **settings: str) -> tuple[Any, Path]:
+
+def _crawl(
+    site: TestSiteServer, tmp_path: Path, outputs: tuple[str, ...] = (), **settings: str
+) -> tuple[Any, Path]:
     warc_dir = tmp_path / "warc"
     result = run_crawl(
         "sitemap",
         tmp_path,
         {"domain": site.base_url},
         {**NO_WAITS, "DOWNLOAD_TIMEOUT": "1", "WARC_OUTPUT": str(warc_dir), **settings},
+        extra_outputs=outputs,
     )
     assert result.returncode == 0, result.log[-3000:]
     return result, warc_dir
@@ -32,7 +39,8 @@ def _crawl(site: TestSiteServer, tmp_path: Path, **settings: str) -> tuple[Any, 
 def test_crawl_archives_every_response_and_documents_lead_to_their_record(
     hostile_site: TestSiteServer, tmp_path: Path
 ) -> None:
-    result, warc_dir = _crawl(hostile_site, tmp_path)
+    tei = tmp_path / "corpus.xml"
+    result, warc_dir = _crawl(hostile_site, tmp_path, (f"{tei}:tei",))
     files = sorted(warc_dir.glob("*.warc.gz"))
     assert files
     records = [record for path in files for record in read_warc(path)]
@@ -66,6 +74,22 @@ def test_crawl_archives_every_response_and_documents_lead_to_their_record(
         assert item["status"] == 200
         assert item["fetched_at"].endswith("+00:00")
         assert payload
+
+    # The TEI header holds the same provenance, and stays valid TEI.
+    corpus = etree.parse(str(tei)).getroot()
+    assert tei_errors(corpus) == ""
+    by_url = {item["url"]: item for item in result.items}
+    for document in corpus.iterfind(f"{TEI}TEI"):
+        bibl = document.find(f"{TEI}teiHeader/{TEI}fileDesc/{TEI}sourceDesc/{TEI}bibl")
+        assert bibl is not None
+        idnos = {idno.get("type"): idno.text for idno in bibl.iterfind(f"{TEI}idno")}
+        item = by_url[str(idnos["URL"])]
+        assert idnos["WARC-file"] == item["warc_file"]
+        assert idnos["WARC-offset"] == str(item["warc_offset"])
+        assert idnos["WARC-Payload-Digest"] == item["payload_digest"]
+        fetched = bibl.find(f"{TEI}date[@type='fetched']")
+        assert fetched is not None and fetched.get("when") == item["fetched_at"]
+        assert bibl.findtext(f"{TEI}note[@type='http-status']") == "200"
 
 
 def test_extract_on_the_archive_reproduces_the_crawl(
