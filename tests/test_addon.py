@@ -34,6 +34,8 @@ def test_empty_project_gets_everything() -> None:
     assert settings.getdict("FEED_EXPORTERS") == {
         "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
         "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
+        "markdown": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
+        "md": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
     }
     downloader = _by_path(settings, "DOWNLOADER_MIDDLEWARES")
     assert downloader[ROBOTSTXT] is None

@@ -28,9 +28,11 @@ spider arguments (-a NAME=VALUE):
 {feed_arguments}
 
 common Scrapy options (all of `scrapy crawl`'s are accepted; see `maintext crawl sitemap -h`):
-  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt, csv, xml)
+  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt,
+                     markdown, csv, xml)
   -o FILE[:FORMAT]   append items to FILE
   -s NAME=VALUE      set a setting (CRAWLER_CONTACT, JOBDIR, EXTRACT_ENGINE, ... see README)
+  -s WARC_OUTPUT=DIR archive every response as WARC/1.1 in DIR (documents say where)
   -v, --verbose      Scrapy's whole log: settings, components, the stats dump
   -L, --loglevel LEVEL
                      DEBUG, INFO (Scrapy's whole log), WARNING or ERROR
@@ -53,9 +55,12 @@ inputs: HTML files (any name), directories (searched recursively for *.html, *.h
 *.xhtml, *.shtml, *.warc, *.warc.gz), WARC or WARC.gz files (HTML responses with status 2xx)
 and - for standard input (an HTML page or a WARC).
 
-output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei or txt (taken from the suffix when
-left out: .jsonl, .json, .xml, .txt), or -o DIR/[:FORMAT] for one file per document
-(tei, txt or json; default tei), named by a hash of the URL.
+output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei, txt or markdown (taken from the
+suffix when left out: .jsonl, .json, .xml, .txt, .md), or -o DIR/[:FORMAT] for one file per
+document (tei, txt, json or md; default tei), named by a hash of the URL.
+
+A WARC's documents get its provenance: warc_file, warc_offset, warc_record_id,
+payload_digest, status and fetched_at (as a crawl with -s WARC_OUTPUT=DIR gives them).
 
 A document's URL comes from its WARC record, or from --base-url plus its path under the
 directory given, else it is the file's file:// URL. -o replaces an existing output; --resume

@@ -141,7 +141,7 @@ _OURS = [
     *_group(
         "Output and report",
         ("DOCDIR_PATH", "", str, "Folder for one file per document (off when empty)."),
-        ("DOCDIR_FORMAT", "tei", str, "tei, txt or json: format of DOCDIR_PATH files."),
+        ("DOCDIR_FORMAT", "tei", str, "tei, txt, json or md: format of DOCDIR_PATH files."),
         ("DOCDIR_NAMING", "url", str, "url (hash of the URL) or fingerprint: file names."),
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
