@@ -59,6 +59,7 @@ class WarcSettings:
     output: str
     max_size: int
     prefix: str
+    level: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> WarcSettings:
@@ -66,7 +67,10 @@ class WarcSettings:
             output=setting(settings, "WARC_OUTPUT"),
             max_size=setting(settings, "WARC_MAX_SIZE"),
             prefix=setting(settings, "WARC_PREFIX"),
+            level=setting(settings, "WARC_COMPRESSION_LEVEL"),
         )
+        if not 1 <= config.level <= 9:
+            raise ValueError(f"WARC_COMPRESSION_LEVEL must be 1 to 9, not {config.level}")
         if config.max_size <= 0:
             raise ValueError(f"WARC_MAX_SIZE must be a positive size, not {config.max_size}")
         if not config.prefix or "-" in config.prefix or "/" in config.prefix:
@@ -144,10 +148,11 @@ class WarcCaptureMiddleware:
     def spider_opened(self) -> None:
         self.archive = WarcArchive(
             ArchiveConfig(
-                Path(self.config.output),
-                self.config.max_size,
-                self.config.prefix,
-                warcinfo(self.crawler),
+                directory=Path(self.config.output),
+                max_size=self.config.max_size,
+                prefix=self.config.prefix,
+                info=warcinfo(self.crawler),
+                level=self.config.level,
             )
         )
         logger.info("Archiving every response as WARC in %s", self.config.output)

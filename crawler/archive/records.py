@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import http
 import io
+import zlib
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -20,6 +21,13 @@ from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import BufferWARCWriter
 
 WARC_VERSION = "WARC/1.1"
+#: zlib's own default. warcio compresses at 9, which on real pages (median 172 KB) costs 1.6
+#: times the CPU for the same size; 1 costs a third of 6 and writes about a fifth more
+#: (``python -m benchmarks.crawl_throughput --compare warc`` and a ``--variant`` with
+#: ``WARC_COMPRESSION_LEVEL``; docs/formats.md has the figures).
+DEFAULT_LEVEL = 6
+#: A gzip header and trailer around the deflate stream.
+GZIP_WBITS = zlib.MAX_WBITS + 16
 #: HTTP headers that no longer describe the stored payload, and the name they are kept under.
 RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 
@@ -62,9 +70,12 @@ def warc_date(moment: datetime.datetime) -> str:
     return str(datetime_to_iso_date(utc, use_micros=True))
 
 
-def build_pair(exchange: Exchange, warcinfo_id: str | None = None) -> RecordPair:
-    """The response and request records of ``exchange``, each a complete gzip member."""
-    writer = BufferWARCWriter(gzip=True, warc_version=WARC_VERSION)
+def build_pair(
+    exchange: Exchange, warcinfo_id: str | None = None, level: int = DEFAULT_LEVEL
+) -> RecordPair:
+    """The response and request records of ``exchange``, each a complete gzip member
+    (compressed at ``level``)."""
+    writer = BufferWARCWriter(gzip=False, warc_version=WARC_VERSION)
     date = warc_date(exchange.date)
     common = {"WARC-Date": date}
     if warcinfo_id:
@@ -87,10 +98,10 @@ def build_pair(exchange: Exchange, warcinfo_id: str | None = None) -> RecordPair
         ),
     )
     writer.write_record(response)
-    response_bytes = writer.get_contents()
+    response_bytes = gzip_member(writer.get_contents(), level)
     response_id = response.rec_headers.get_header("WARC-Record-ID")
 
-    writer = BufferWARCWriter(gzip=True, warc_version=WARC_VERSION)
+    writer = BufferWARCWriter(gzip=False, warc_version=WARC_VERSION)
     request = writer.create_warc_record(
         exchange.url,
         "request",
@@ -106,19 +117,29 @@ def build_pair(exchange: Exchange, warcinfo_id: str | None = None) -> RecordPair
     writer.write_record(request)
     return RecordPair(
         response=response_bytes,
-        request=writer.get_contents(),
+        request=gzip_member(writer.get_contents(), level),
         response_id=response_id,
         payload_digest=response.rec_headers.get_header("WARC-Payload-Digest"),
         warc_date=date,
     )
 
 
-def build_warcinfo(filename: str, info: dict[str, str]) -> tuple[bytes, str]:
+def build_warcinfo(
+    filename: str, info: dict[str, str], level: int = DEFAULT_LEVEL
+) -> tuple[bytes, str]:
     """The ``warcinfo`` record that opens a file, and its record id."""
-    writer = BufferWARCWriter(gzip=True, warc_version=WARC_VERSION)
+    writer = BufferWARCWriter(gzip=False, warc_version=WARC_VERSION)
     record = writer.create_warcinfo_record(filename, info)
     writer.write_record(record)
-    return writer.get_contents(), record.rec_headers.get_header("WARC-Record-ID")
+    record_id = record.rec_headers.get_header("WARC-Record-ID")
+    return gzip_member(writer.get_contents(), level), record_id
+
+
+def gzip_member(record: bytes, level: int) -> bytes:
+    """One record as one gzip member (what "gzip per record" means: a reader can start at
+    any member's offset)."""
+    compressor = zlib.compressobj(level, zlib.DEFLATED, GZIP_WBITS)
+    return compressor.compress(record) + compressor.flush()
 
 
 def _status_line(status: int) -> str:

@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from scrapy_maintext.archive.records import Exchange, build_pair, build_warcinfo
+from scrapy_maintext.archive.records import (
+    DEFAULT_LEVEL,
+    Exchange,
+    build_pair,
+    build_warcinfo,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +76,8 @@ class ArchiveConfig:
     prefix: str = "maintext"
     #: Fields of each file's ``warcinfo`` record (software, settings that matter).
     info: dict[str, str] = field(default_factory=dict)
+    #: zlib level of each record's gzip member (1 fastest, 9 smallest).
+    level: int = DEFAULT_LEVEL
 
 
 def file_name(prefix: str, serial: int, moment: datetime.datetime) -> str:
@@ -138,7 +145,7 @@ class WarcArchive:
         if self._file is None or self._size >= self.config.max_size:
             self._rotate()
         assert self._file is not None
-        pair = build_pair(exchange, self._warcinfo_id)
+        pair = build_pair(exchange, self._warcinfo_id, self.config.level)
         offset = self._size
         self._append(pair.response + pair.request)
         self.counts.records += 2
@@ -168,7 +175,7 @@ class WarcArchive:
         self._name, self._size = name, 0
         self.names.append(name)
         self.counts.files += 1
-        warcinfo, self._warcinfo_id = build_warcinfo(name, self.config.info)
+        warcinfo, self._warcinfo_id = build_warcinfo(name, self.config.info, self.config.level)
         self._append(warcinfo)
         self.counts.records += 1
         logger.info("Writing WARC file %s", self.config.directory / name)

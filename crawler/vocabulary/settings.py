@@ -158,6 +158,12 @@ _OURS = [
         ("WARC_MAX_SIZE", 1_000_000_000, int, "Bytes after which a new WARC file is started."),
         ("WARC_PREFIX", "maintext", str, "First word of the WARC file names (no '-')."),
         (
+            "WARC_COMPRESSION_LEVEL",
+            6,
+            int,
+            "gzip level of the WARC records: 1 fastest, 9 smallest.",
+        ),
+        (
             "EXTRACT_MARKDOWN",
             False,
             bool,
