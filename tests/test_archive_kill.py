@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +11,7 @@ import pytest
 from scrapy_maintext.demo.site import SiteOptions
 from warcio.archiveiterator import ArchiveIterator
 
-from tests.crawl import ROOT
+from tests.crawl import kill_when
 from tests.distributed import redis_or_skip, run_workers
 from tests.redis_server import RedisServer
 from tests.sites import TestSiteServer
@@ -67,27 +62,14 @@ def test_sigkill_leaves_every_closed_record_readable(site: TestSiteServer, tmp_p
     cmd += ["-O", str(out)]
     for key, value in settings.items():
         cmd += ["-s", f"{key}={value}"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     assert site.site is not None
     expected = site.site.expected_pages
-    log = tmp_path / "crawl.log"
-    with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while sum(1 for p in site.paths() if p in expected) < KILL_AFTER:
-                assert proc.poll() is None, log.read_text()[-3000:]
-                assert time.monotonic() < deadline, "the crawl did not get going"
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-    served = sum(1 for p in site.paths() if p in expected)
-    assert served < len(expected), "the crawl ended before the kill"
+
+    def served() -> int:
+        return sum(1 for p in site.paths() if p in expected)
+
+    kill_when(cmd, lambda: served() >= KILL_AFTER, tmp_path / "crawl.log")
+    assert served() < len(expected), "the crawl ended before the kill"
     files = sorted(warc_dir.glob("*.warc.gz"))
     assert len(files) >= 2
     responses = 0

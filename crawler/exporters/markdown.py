@@ -10,11 +10,11 @@ or a quote; ``|`` in a table cell), not inline ``*`` or ``_``, which corpora wan
 from __future__ import annotations
 
 import re
-from typing import Any, BinaryIO
+from typing import Any
 
-from scrapy.exporters import BaseItemExporter
 from scrapy_maintext.document import Block
 from scrapy_maintext.exporters.records import text_of, to_record
+from scrapy_maintext.exporters.txt import TxtItemExporter
 
 #: Metadata lines of a document's header: (label, record key).
 HEADER_FIELDS = (("URL", "url"), ("Date", "date"), ("Language", "language"))
@@ -154,13 +154,7 @@ def section_starts(data: bytes) -> list[int]:
     return starts
 
 
-class MarkdownItemExporter(BaseItemExporter):
+class MarkdownItemExporter(TxtItemExporter):
     """Feed exporter ``markdown`` (also ``md``): one section per item."""
 
-    def __init__(self, file: BinaryIO, **kwargs: Any) -> None:
-        super().__init__(dont_fail=True, **kwargs)
-        self.file = file
-        self.text_encoding: str = self.encoding or "utf-8"
-
-    def export_item(self, item: Any) -> None:
-        self.file.write(markdown_document(item).encode(self.text_encoding, errors="replace"))
+    render = staticmethod(markdown_document)
