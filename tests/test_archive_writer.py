@@ -172,3 +172,25 @@ def test_a_failing_disk_is_counted_and_the_writer_goes_on(tmp_path: Path) -> Non
     archive.close()
     assert archive.counts.errors == 1
     assert ok.offset > 0
+
+
+@pytest.mark.parametrize(
+    ("setting", "line"),
+    [
+        ("WARC_OUTPUT={file}/sub", "WARC_OUTPUT {file}/sub: Not a directory"),
+        ("WARC_MAX_SIZE=0", "WARC_MAX_SIZE must be a positive size, not 0"),
+        ("WARC_COMPRESSION_LEVEL=12", "WARC_COMPRESSION_LEVEL must be 1 to 9, not 12"),
+    ],
+)
+def test_a_wrong_archive_setting_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setting: str, line: str
+) -> None:
+    from scrapy_maintext.cli import main as maintext
+
+    file = tmp_path / "file"
+    file.write_text("")
+    args = ["crawl", "sitemap", "-a", "domain=http://127.0.0.1:9", "-O", str(tmp_path / "x.jsonl")]
+    args += ["-s", f"WARC_OUTPUT={tmp_path / 'warc'}", "-s", setting.format(file=file)]
+    assert maintext(args) == 2
+    assert capsys.readouterr().err == f"maintext crawl: error: {line.format(file=file)}\n"
+    assert not (tmp_path / "x.jsonl").exists()

@@ -31,7 +31,12 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext.archive.provenance import Provenance
 from scrapy_maintext.archive.records import Exchange
-from scrapy_maintext.archive.writer import ArchiveConfig, RecordLocation, WarcArchive
+from scrapy_maintext.archive.writer import (
+    ArchiveConfig,
+    RecordLocation,
+    WarcArchive,
+    check_folder,
+)
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.settings import SETTINGS, setting
 from twisted.internet.defer import Deferred
@@ -75,6 +80,8 @@ class WarcSettings:
             raise ValueError(f"WARC_MAX_SIZE must be a positive size, not {config.max_size}")
         if not config.prefix or "-" in config.prefix or "/" in config.prefix:
             raise ValueError(f"WARC_PREFIX must be a word without '-' or '/': {config.prefix!r}")
+        if config.output:
+            check_folder(Path(config.output))
         return config
 
 

@@ -80,6 +80,16 @@ class ArchiveConfig:
     level: int = DEFAULT_LEVEL
 
 
+def check_folder(directory: Path) -> None:
+    """Create the archive's folder; ValueError (one line, naming it) if it cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"WARC_OUTPUT {directory}: {exc.strerror or exc}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ValueError(f"WARC_OUTPUT {directory}: not writable")
+
+
 def file_name(prefix: str, serial: int, moment: datetime.datetime) -> str:
     """A fresh, time-sortable WARC file name (see the module's doc)."""
     stamp = moment.astimezone(datetime.UTC).strftime("%Y%m%d%H%M%S%f")

@@ -214,7 +214,15 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    return f"maintext crawl: error: {missing}" if missing else None
+    if missing:
+        return f"maintext crawl: error: {missing}"
+    from scrapy_maintext.archive.extension import WarcSettings
+
+    try:
+        WarcSettings.from_settings(settings)
+    except ValueError as exc:
+        return f"maintext crawl: error: {exc}"
+    return None
 
 
 def spider_help(spider: str) -> str:
