@@ -170,3 +170,18 @@ def test_rotated_archive_with_a_content_encoded_page(
             item["warc_file"],
             item["warc_offset"],
         )
+
+
+def test_round_trip_with_the_site_memory_on(hostile_site: TestSiteServer, tmp_path: Path) -> None:
+    """A crawl with SITE_MEMORY_ENABLED and ``maintext extract --site-memory`` on its WARC
+    files remove the same template blocks from the same pages."""
+    result, warc_dir = _crawl(hostile_site, tmp_path, SITE_MEMORY_ENABLED="True")
+    assert result.stats.get("extract/site_memory/blocks_removed", 0) > 0
+    out = tmp_path / "again.jsonl"
+    args = ["extract", str(warc_dir), "-o", str(out), "--workers", "0", "--no-progress"]
+    assert maintext([*args, "--site-memory"]) == 0
+    again = {d["url"]: d for d in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    for item in result.items:
+        document = again[item["final_url"]]
+        for name in ("text", "body", "fingerprint", "site_memory_removed", "warc_offset"):
+            assert document[name] == item[name], (item["final_url"], name)

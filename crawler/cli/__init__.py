@@ -140,6 +140,12 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("--timeout", type=_seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
+    add(
+        "--site-memory",
+        action="store_true",
+        help="remove blocks repeated across a site's pages, as a crawl with "
+        "SITE_MEMORY_ENABLED=True does",
+    )
     add("--no-progress", action="store_true", help="no progress bar")
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
     add(
@@ -260,6 +266,7 @@ def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.extract import ExtractJob, run
     from scrapy_maintext.cli.inputs import InputOptions, expand
     from scrapy_maintext.cli.outputs import OutputError
+    from scrapy_maintext.site_memory.registry import SiteMemoriesOptions
 
     try:
         inputs = expand(args.inputs)
@@ -282,6 +289,7 @@ def run_extract(args: argparse.Namespace) -> int:
             resume=args.resume,
             keep_empty=args.keep_empty,
             progress=not args.no_progress and sys.stderr.isatty(),
+            site_memory=SiteMemoriesOptions() if args.site_memory else None,
         )
         summary = run(job)
     except (OSError, OutputError) as exc:
