@@ -33,10 +33,11 @@ try:
     from datatrove.pipeline.readers.warc import process_record
     from datatrove.utils.logging import logger
     from datatrove.utils.typeshelper import StatHints
-except ImportError as exc:  # pragma: no cover - the extra's absence is tested in a subprocess
+except ImportError:  # pragma: no cover - the extra's absence is tested in a subprocess
+    # ``from None``: the missing extra is the whole story, not datatrove's own import chain.
     raise ImportError(
         'scrapy_maintext.datatrove needs datatrove: pip install "scrapy-maintext[datatrove]"'
-    ) from exc
+    ) from None
 
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch_time
 from scrapy_maintext.extraction import ExtractOptions, extract
