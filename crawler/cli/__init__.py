@@ -28,9 +28,11 @@ spider arguments (-a NAME=VALUE):
 {feed_arguments}
 
 common Scrapy options (all of `scrapy crawl`'s are accepted; see `maintext crawl sitemap -h`):
-  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt, csv, xml)
+  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt,
+                     markdown, csv, xml)
   -o FILE[:FORMAT]   append items to FILE
   -s NAME=VALUE      set a setting (CRAWLER_CONTACT, JOBDIR, EXTRACT_ENGINE, ... see README)
+  -s WARC_OUTPUT=DIR archive every response as WARC/1.1 in DIR (documents say where)
   -v, --verbose      Scrapy's whole log: settings, components, the stats dump
   -L, --loglevel LEVEL
                      DEBUG, INFO (Scrapy's whole log), WARNING or ERROR
@@ -54,9 +56,12 @@ inputs: HTML files (any name), directories (searched recursively for *.html, *.h
 *.xhtml, *.shtml, *.warc, *.warc.gz), WARC or WARC.gz files (HTML responses with status 2xx)
 and - for standard input (an HTML page or a WARC).
 
-output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei or txt (taken from the suffix when
-left out: .jsonl, .json, .xml, .txt), or -o DIR/[:FORMAT] for one file per document
-(tei, txt or json; default tei), named by a hash of the URL.
+output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei, txt or markdown (taken from the
+suffix when left out: .jsonl, .json, .xml, .txt, .md), or -o DIR/[:FORMAT] for one file per
+document (tei, txt, json or md; default tei), named by a hash of the URL.
+
+A WARC's documents get its provenance: warc_file, warc_offset, warc_record_id,
+payload_digest, status and fetched_at (as a crawl with -s WARC_OUTPUT=DIR gives them).
 
 A document's URL comes from its WARC record, or from --base-url plus its path under the
 directory given, else it is the file's file:// URL. -o replaces an existing output; --resume
@@ -148,6 +153,12 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("--timeout", type=_seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
+    add(
+        "--site-memory",
+        action="store_true",
+        help="remove blocks repeated across a site's pages, as a crawl with "
+        "SITE_MEMORY_ENABLED=True does",
+    )
     add("--no-progress", action="store_true", help="no progress bar")
     add(
         "--report",
@@ -235,7 +246,15 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    return f"maintext crawl: error: {missing}" if missing else None
+    if missing:
+        return f"maintext crawl: error: {missing}"
+    from scrapy_maintext.archive.extension import WarcSettings
+
+    try:
+        WarcSettings.from_settings(settings)
+    except ValueError as exc:
+        return f"maintext crawl: error: {exc}"
+    return None
 
 
 def spider_help(spider: str) -> str:
@@ -276,6 +295,7 @@ def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.inputs import InputOptions, expand
     from scrapy_maintext.cli.outputs import OutputError, OutputSpec
     from scrapy_maintext.extraction.options import ExtractOptions
+    from scrapy_maintext.site_memory.registry import SiteMemoriesOptions
 
     try:
         inputs = expand(args.inputs)
@@ -298,6 +318,7 @@ def run_extract(args: argparse.Namespace) -> int:
             resume=args.resume,
             keep_empty=args.keep_empty,
             progress=not args.no_progress and sys.stderr.isatty(),
+            site_memory=SiteMemoriesOptions() if args.site_memory else None,
         )
         summary = run(job)
     except (OSError, OutputError) as exc:

@@ -27,10 +27,19 @@ from scrapy_maintext.cli.inputs import (
 from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
-from scrapy_maintext.extraction import ExtractOptions, extract
+from scrapy_maintext.extraction import ExtractOptions
+from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.worker import init_worker, report, warm_up
 from scrapy_maintext.report.header import run_header
-from scrapy_maintext.report.sites import RunReport, engine_of, site_of_url
+from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
+from scrapy_maintext.site_memory.registry import (
+    Decided,
+    Pending,
+    SiteMemories,
+    SiteMemoriesOptions,
+    site_key,
+)
+from scrapy_maintext.site_memory.stage import ITEM_FIELD as SITE_MEMORY_FIELD
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +71,9 @@ class ExtractJob:
     #: Also write documents without main text (with their ``reason``).
     keep_empty: bool = False
     progress: bool = True
+    #: ``--site-memory``: template blocks repeated across a site's pages removed, as a crawl
+    #: with ``SITE_MEMORY_ENABLED`` does (pages in input order; held for a site's warm-up).
+    site_memory: SiteMemoriesOptions | None = None
 
 
 @dataclass
@@ -122,7 +134,55 @@ class Summary:
 @dataclass
 class _Pending:
     source: SourceDocument
-    result: Future[Document] | Document
+    result: Future[Any] | Document | PageResult
+
+
+class _Sink:
+    """Where extracted documents go: straight to the writer, or first through the site
+    memory, which may hold a site's first pages until its warm-up (then written later)."""
+
+    def __init__(self, job: ExtractJob, writer: Writer, summary: Summary) -> None:
+        self.job, self.writer, self.summary = job, writer, summary
+        self.memories: SiteMemories[SourceDocument] | None = None
+        if job.site_memory is not None:
+            self.memories = SiteMemories(job.site_memory)
+
+    def put(self, source: SourceDocument, result: PageResult) -> None:
+        if self.memories is None:
+            self._write(source, result.doc, None)
+            return
+        size = len(source.html)
+        pending = Pending(site_key(source.url), result.doc, result.signatures, source, size)
+        self._decided(self.memories.arrive(pending))
+
+    def flush(self) -> None:
+        if self.memories is not None:
+            self._decided(self.memories.flush())
+
+    def _decided(self, decided: list[Decided[SourceDocument]]) -> None:
+        for item in decided:
+            self._write(item.pending.token, item.pending.doc, item.outcome.removed)
+
+    def _write(self, source: SourceDocument, doc: Document, removed: int | None) -> None:
+        site = self.summary.report.site(site_of_url(source.url, LOCAL_FILES))
+        if not doc.text.strip() and not self.job.keep_empty:
+            failure = doc.reason or "no-main-text"
+            self.summary.skipped[failure] += 1
+            site.dropped[failure] += 1
+            return
+        record = doc.to_dict()
+        record["url"] = source.url or None
+        record["source"] = source.source
+        record.update(source.provenance)
+        if removed is not None:
+            record[SITE_MEMORY_FIELD] = removed
+        self.writer.write(record)
+        self.summary.written += 1
+        site.add_document(
+            engine_of(doc.extractor, doc.model_version), doc.text, doc.language, doc.date
+        )
+        if doc.model_version:
+            self.summary.model_versions[doc.model_version] += 1
 
 
 def run(job: ExtractJob) -> Summary:
@@ -149,6 +209,7 @@ def run(job: ExtractJob) -> Summary:
 
 
 def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, bar: Any) -> None:
+    sink = _Sink(job, writer, summary)
     queue: deque[_Pending] = deque()
     limit = max(job.workers, 1) * QUEUE_PER_WORKER
     for source in read_inputs(job.inputs, job.input_options, summary.problems):
@@ -159,9 +220,10 @@ def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, b
             continue
         queue.append(_Pending(source, _submit(pool, source, job)))
         while len(queue) >= limit:
-            _finish(queue.popleft(), writer, job, summary, bar)
+            _finish(queue.popleft(), sink, summary, bar)
     while queue:
-        _finish(queue.popleft(), writer, job, summary, bar)
+        _finish(queue.popleft(), sink, summary, bar)
+    sink.flush()
 
 
 def _check_model(job: ExtractJob, pool: Any) -> None:
@@ -186,51 +248,47 @@ def _pool(job: ExtractJob) -> Any:
     )
 
 
-def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Document] | Document:
+def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Any] | PageResult:
     url = source.url or None
+    # The site memory learns from each page's block signatures (as the crawl's workers
+    # return them); without it, the page alone.
+    signatures = job.site_memory is not None
     if pool is None:
-        return extract(source.html, url, job.options)
-    future: Future[Document] = pool.schedule(
-        extract, args=(source.html, url, job.options), timeout=job.timeout
+        return extract_page(source.html, url, job.options, signatures)
+    future: Future[Any] = pool.schedule(
+        extract_page, args=(source.html, url, job.options, signatures), timeout=job.timeout
     )
     return future
 
 
-def _finish(pending: _Pending, writer: Writer, job: ExtractJob, summary: Summary, bar: Any) -> None:
+def _finish(pending: _Pending, sink: _Sink, summary: Summary, bar: Any) -> None:
     bar.update(1)
     site = summary.report.site(site_of_url(pending.source.url, LOCAL_FILES))
     site.planned += 1
     site.fetched += 1
-    doc, failure = _result(pending)
-    if doc is not None and not doc.text.strip() and not job.keep_empty:
-        failure = doc.reason or "no-main-text"
-        doc = None
-    if doc is None:
-        summary.skipped[failure] += 1
-        site.dropped[failure] += 1
-        return
-    record = doc.to_dict()
-    record["url"] = pending.source.url or None
-    record["source"] = pending.source.source
-    writer.write(record)
-    summary.written += 1
-    site.add_document(engine_of(doc.extractor, doc.model_version), doc.text, doc.language, doc.date)
-    if doc.model_version:
-        summary.model_versions[doc.model_version] += 1
+    result = _result(pending, summary, site)
+    if result is not None:
+        sink.put(pending.source, result)
 
 
-def _result(pending: _Pending) -> tuple[Document | None, str]:
-    """The document, or None and why there is none."""
+def _result(pending: _Pending, summary: Summary, site: SiteReport) -> PageResult | None:
+    if isinstance(pending.result, PageResult):
+        return pending.result
     if isinstance(pending.result, Document):
-        return pending.result, ""
+        return PageResult(pending.result)
     try:
-        return pending.result.result(), ""
+        result: PageResult = pending.result.result()
     except FutureTimeout:
+        summary.skipped["timeout"] += 1
+        site.dropped["timeout"] += 1
         logger.warning("Extraction timed out: %s", pending.source.source)
-        return None, "timeout"
     except Exception as exc:
+        summary.skipped["error"] += 1
+        site.dropped["error"] += 1
         logger.warning("Extraction failed (%s): %s", type(exc).__name__, pending.source.source)
-        return None, "error"
+    else:
+        return result
+    return None
 
 
 def _progress_bar(job: ExtractJob) -> Any:

@@ -87,6 +87,12 @@ class Stat:
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    # WARC archive (WARC_OUTPUT).
+    WARC_RECORDS: Final = "warc/records"
+    WARC_BYTES: Final = "warc/bytes"
+    WARC_FILES: Final = "warc/files"
+    WARC_ERRORS: Final = "warc/errors"
+    WARC_DOCUMENTS: Final = "warc/documents"
     # Site memory (extraction stage).
     SITE_MEMORY_PAGES: Final = "extract/site_memory/pages"
     SITE_MEMORY_HELD: Final = "extract/site_memory/held/"
