@@ -38,9 +38,15 @@ DOWNLOADER_MIDDLEWARES = {
     # Recurring crawls (CRAWL_STATE; off without it): conditional requests, 304s, gone
     # pages. Sees a response after decompression, before retries and redirects.
     "scrapy_maintext.state.conditional.ConditionalRequestMiddleware": 570,
+    # WARC_OUTPUT: next to the downloader (after DownloaderStats at 850 and the HTTP cache
+    # at 900), so every response is archived as received: before HttpCompressionMiddleware
+    # (590) decompresses it, RedirectMiddleware (600) follows it or retries replace it.
+    "scrapy_maintext.archive.extension.WarcCaptureMiddleware": 950,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
+    # WARC_OUTPUT: items get the location of their response's WARC record.
+    "scrapy_maintext.archive.extension.WarcProvenanceMiddleware": 650,
 }
 EXTENSIONS = {
     # Progress lines per site and the end-of-crawl report (CRAWL_REPORT_*).

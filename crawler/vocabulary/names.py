@@ -94,6 +94,12 @@ class Stat:
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    # WARC archive (WARC_OUTPUT).
+    WARC_RECORDS: Final = "warc/records"
+    WARC_BYTES: Final = "warc/bytes"
+    WARC_FILES: Final = "warc/files"
+    WARC_ERRORS: Final = "warc/errors"
+    WARC_DOCUMENTS: Final = "warc/documents"
     # Site memory (extraction stage).
     SITE_MEMORY_PAGES: Final = "extract/site_memory/pages"
     SITE_MEMORY_HELD: Final = "extract/site_memory/held/"
@@ -127,7 +133,8 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
-    # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``).
+    # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``), and
+    # the crawl report (issue 24) shows ``recrawl/<outcome>`` when present.
     RECRAWL: Final = "recrawl/"
     RECRAWL_NEW: Final = "recrawl/new"
     RECRAWL_CHANGED: Final = "recrawl/changed"
