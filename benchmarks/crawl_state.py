@@ -6,11 +6,13 @@ lookup, and in crawl CPU per page?
 
 ``store``: a state of ``--urls`` URLs of realistic length (news URLs of 1000 sites, about 80
 characters), each exported once (validators, listed date, text hash, export times, revision,
-the sitemap that listed it), written in commits of 1000 rows as a crawl writes them. Prints the
-time to write them, the file's size per URL (after a checkpoint: the WAL folded in), the time
-of the check the crawl command runs first (``check_state_file``: integrity and lock), point
-lookups per second (:meth:`CrawlState.get` of random known and unknown URLs) and batch lookups
-per second (:meth:`CrawlState.get_many`, 500 URLs a query, as the spiders ask for a site's plan).
+the sitemap that listed it, the near-duplicate fingerprint), written in commits of 1000 rows as
+a crawl writes them. Prints the time to write them, the file's size per URL (after a
+checkpoint: the WAL folded in), the time of the check the crawl command runs first
+(``check_state_file``: integrity and lock), the time to load the fingerprints into the next
+run's near-duplicate filter, point lookups per second (:meth:`CrawlState.get` of random known
+and unknown URLs) and batch lookups per second (:meth:`CrawlState.get_many`, 500 URLs a query,
+as the spiders ask for a site's plan).
 
 ``crawl``: the demo site of ``--articles`` articles crawled with extraction, without state and
 with a fresh copy of the ``--urls`` state (every page new to it: the most writes per page),
@@ -22,6 +24,7 @@ round and of the medians.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -32,8 +35,10 @@ from pathlib import Path
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.state.crawl_state import CrawlState, check_state_file
+from scrapy_maintext.state.fingerprints import SeenFingerprints
 from scrapy_maintext.state.validators import Validators, text_hash
 
+from benchmarks.common import memory_mib
 from benchmarks.crawl_throughput import UNTHROTTLED, crawl, crawl_cpu_ms, rate
 
 WORDS = [
@@ -75,8 +80,9 @@ def build(path: Path, count: int, seed: int = 1) -> list[str]:
         for i, url in enumerate(urls):
             sitemap = f"{url.split('/2026/')[0]}/sitemap-{i % 30}.xml"
             validators = Validators(f'"{rng.getrandbits(64):016x}"', 1_760_000_000 + i)
+            fingerprint = f"{rng.getrandbits(64):016x}"
             state.record_export(
-                url, text_hash(url), 1_770_000_000, validators, 1_765_000_000, sitemap
+                url, text_hash(url), 1_770_000_000, validators, 1_765_000_000, sitemap, fingerprint
             )
             if i % 1000 == 999:
                 state.commit()
@@ -97,6 +103,20 @@ def checked(path: Path) -> None:
     started = time.perf_counter()
     check_state_file(path)
     print(f"check_state_file (run before every crawl): {time.perf_counter() - started:.2f} s")
+
+
+def fingerprints_loaded(path: Path) -> None:
+    """The near-duplicate filter of the next run, loaded with every export's fingerprint."""
+    with CrawlState(path) as state:
+        before = memory_mib(os.getpid())["uss"]
+        started = time.perf_counter()
+        seen = SeenFingerprints(3, None, earlier=state.fingerprints())
+        elapsed = time.perf_counter() - started
+        grown = memory_mib(os.getpid())["uss"] - before
+    print(
+        f"near-duplicate filter loaded with {len(seen):,} fingerprints: {elapsed:.2f} s, "
+        f"{grown:.1f} MiB ({grown * 2**20 / max(len(seen), 1):.0f} bytes each)"
+    )
 
 
 def lookups(path: Path, urls: list[str], count: int = 100_000) -> None:
@@ -160,6 +180,7 @@ def main() -> None:
         urls = build(big, args.urls)
         if args.part in ("store", "both"):
             checked(big)
+            fingerprints_loaded(big)
             lookups(big, urls)
         if args.part in ("crawl", "both"):
             crawls(big, args)

@@ -38,6 +38,8 @@ class Story:
     modified: datetime
     #: Listed in the sitemap with its ``lastmod``.
     dated: bool = True
+    #: Links to other articles beside the article (boilerplate: not its text).
+    related: tuple[Article, ...] = ()
 
 
 def _etag(body: bytes) -> str:
@@ -88,6 +90,20 @@ class ChangingSite:
     def add(self) -> str:
         return self._add().article.slug
 
+    def republish(self, slug: str) -> str:
+        """A new page at a new URL with the text of article ``slug`` (a syndicated copy)."""
+        story = self._add()
+        copy = replace(self.stories[slug].article, slug=story.article.slug)
+        story.article = copy
+        return copy.slug
+
+    def relink(self, slug: str) -> None:
+        """New related links beside article ``slug``: its page changes, its text does not
+        (its ``lastmod``, Last-Modified and ETag move)."""
+        story = self.stories[slug]
+        story.related = tuple(s.article for s in self.stories.values() if s is not story)[:3]
+        story.modified = story.modified + timedelta(days=30)
+
     def remove(self, slug: str) -> None:
         del self.stories[slug]
 
@@ -101,7 +117,7 @@ class ChangingSite:
         }
         newest = max(s.modified for s in self.stories.values())
         for slug, story in self.stories.items():
-            body = page_html(story.article, []).encode()
+            body = page_html(story.article, list(story.related)).encode()
             routes[self.path(slug)] = _route(body, "text/html; charset=utf-8", story.modified)
         urlset = self._urlset()
         routes["/sitemaps/posts.xml"] = _route(urlset, "application/xml", newest)

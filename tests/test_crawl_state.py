@@ -7,7 +7,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check_state_file
+from scrapy_maintext.state.crawl_state import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    CrawlState,
+    CrawlStateError,
+    check_state_file,
+    url_key,
+)
+from scrapy_maintext.state.fingerprints import SeenFingerprints
 from scrapy_maintext.state.validators import Validators, http_date_to_epoch, text_hash
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
@@ -38,6 +46,71 @@ def test_export_revisions_and_validators(tmp_path: Path) -> None:
         assert state.get(URL).gone  # type: ignore[union-attr]
         assert state.listed_by("https://s/1") == []
         assert state.known_pages() == 1
+
+
+def test_fingerprints_of_exports_are_kept_for_the_next_run(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    other = "https://example.org/b.html"
+    with CrawlState(path) as state:
+        state.record_export(URL, 1, 100, Validators(), None, None, "ffffffffffffff01")
+        state.record_export(other, 2, 100, Validators(), None, None, "00000000000000a0")
+        state.record_seen(other, Validators('"z"', 5), None, None)  # keeps its fingerprint
+        state.commit()
+    with CrawlState(path) as state:
+        assert sorted(state.fingerprints()) == ["00000000000000a0", "ffffffffffffff01"]
+        state.record_export(URL, 3, 200, Validators(), None, None, "0f0f0f0f0f0f0f0f")
+        assert state.get(URL).fingerprint == "0f0f0f0f0f0f0f0f"  # type: ignore[union-attr]
+        assert state.get(other).fingerprint == "00000000000000a0"  # type: ignore[union-attr]
+
+
+def test_near_duplicates_of_earlier_runs_but_not_of_a_page_itself() -> None:
+    earlier = {URL: "ffffffffffffff01", "https://example.org/b.html": "00000000000000a0"}
+    seen = SeenFingerprints(3, None, earlier=earlier.values(), own=earlier.get)
+    assert len(seen) == 2
+    # Another URL with (nearly) the text of an earlier export: a duplicate.
+    assert seen.check_and_add("ffffffffffffff03", "https://example.org/c.html") is not None
+    # The page itself, unchanged or slightly changed: judged by the recrawl stage instead.
+    assert seen.check_and_add("ffffffffffffff01", URL) is None
+    assert seen.check_and_add("ffffffffffffff00", URL) is None
+    # ...but still a duplicate of another page's earlier export.
+    assert seen.check_and_add("00000000000000a1", URL) == "00000000000000a0"
+
+
+#: The schema of the first release (user_version 1): no fingerprint column.
+SCHEMA_1 = """
+CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE urls (key INTEGER PRIMARY KEY, host INTEGER NOT NULL, path TEXT NOT NULL,
+    etag TEXT, last_modified INTEGER, listed INTEGER, text_hash INTEGER, first_export INTEGER,
+    last_export INTEGER, revision INTEGER NOT NULL DEFAULT 0, gone INTEGER NOT NULL DEFAULT 0,
+    document INTEGER NOT NULL DEFAULT 0, source INTEGER);
+CREATE INDEX urls_source ON urls(source) WHERE source IS NOT NULL;
+"""
+
+
+def test_a_state_of_schema_1_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.executescript(SCHEMA_1)
+        db.execute("INSERT INTO names VALUES (1, 'https://example.org')")
+        db.execute(
+            "INSERT INTO urls (key, host, path, text_hash, revision)"
+            " VALUES (?, 1, '/a.html', 5, 1)",
+            (url_key(URL),),
+        )
+        db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        db.execute("PRAGMA user_version=1")
+        db.commit()
+    check_state_file(path)
+    with CrawlState(path) as state:
+        record = state.get(URL)
+        assert record is not None and record.revision == 1 and record.fingerprint is None
+        assert list(state.fingerprints()) == []
+        state.record_export(URL, 6, 100, Validators(), None, None, "00000000000000ff")
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    with CrawlState(path) as state:
+        assert list(state.fingerprints()) == ["00000000000000ff"]
+        assert state.get(URL).revision == 2  # type: ignore[union-attr]
 
 
 def test_text_hash_folds_white_space_only() -> None:
@@ -83,6 +156,10 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
     CrawlState(newer).close()
     with contextlib.closing(sqlite3.connect(newer)) as db:
         db.execute("PRAGMA user_version=99")  # closed: the WAL goes into the file
+    unknown = tmp_path / "unknown.sqlite"
+    CrawlState(unknown).close()
+    with contextlib.closing(sqlite3.connect(unknown)) as db:
+        db.execute("PRAGMA user_version=0")  # older than any release: nothing to migrate from
     corrupt = tmp_path / "corrupt.sqlite"
     with CrawlState(corrupt) as state:
         for i in range(2000):
@@ -90,7 +167,13 @@ def _bad_files(tmp_path: Path) -> dict[str, Path]:
     data = bytearray(corrupt.read_bytes())
     data[4096:12288] = b"\xff" * 8192  # pages after the header page
     corrupt.write_bytes(bytes(data))
-    return {"not SQLite": text, "not a crawl state": foreign, "newer": newer, "corrupt": corrupt}
+    return {
+        "not SQLite": text,
+        "not a crawl state": foreign,
+        "newer": newer,
+        "cannot migrate": unknown,
+        "corrupt": corrupt,
+    }
 
 
 def test_bad_files_are_refused_and_left_alone(tmp_path: Path) -> None:

@@ -142,3 +142,45 @@ def test_max_pages_counts_requested_pages_and_the_rest_comes_next_time(
     second_half = {item["url"].removeprefix(news.base) for item in rest.items}
     assert first_half | second_half == {news.path(s) for s in added}
     assert not first_half & second_half
+
+
+def test_near_duplicate_filter_spans_runs(news: ChangingSite, tmp_path: Path) -> None:
+    state = tmp_path / "state.sqlite"
+    first = crawl(news, tmp_path / "run1", state)
+    assert len(first.items) == 20
+
+    # A copy of an article exported in run 1 appears at a new URL; another article is
+    # corrected; a third gets new links beside it, its text the same.
+    slugs = list(news.stories)
+    original, corrected, relinked = slugs[UNDATED], slugs[UNDATED + 1], slugs[UNDATED + 2]
+    copy = news.republish(original)
+    news.edit(corrected, "a correction under the same URL")
+    news.relink(relinked)
+    news.publish()
+    second = crawl(news, tmp_path / "run2", state)
+
+    exported = {item["url"].removeprefix(news.base): item for item in second.items}
+    assert set(exported) == {news.path(corrected)}
+    assert exported[news.path(corrected)]["revision"] == 2
+    downloaded = {path for (path, status) in article_hits(news) if status == 200}
+    assert downloaded == {news.path(s) for s in (copy, corrected, relinked)}
+    # The copy: a near-duplicate of run 1's export; the relinked page: its own last export
+    # (dropped as unchanged by the recrawl stage, not as a duplicate of itself).
+    assert second.stats["extract/dropped/duplicate"] == 1
+    assert f"Near-duplicate of fingerprint {exported_fingerprint(first, original)}" in second.log
+    assert outcomes(second) == {
+        "changed": 1,
+        "unchanged": 1,
+        "not_modified": UNDATED,
+        "skipped_by_date": 20 - UNDATED - 2,
+    }
+
+    # Decided: the copy is not asked for again while its lastmod stays.
+    third = crawl(news, tmp_path / "run3", state)
+    assert third.items == []
+    assert (news.path(copy), 200) not in article_hits(news)
+
+
+def exported_fingerprint(result: CrawlResult, slug: str) -> str:
+    (item,) = [i for i in result.items if i["url"].endswith(f"/{slug}.html")]
+    return str(item["fingerprint"])

@@ -72,14 +72,15 @@ class FingerprintIndex:
         mask = (1 << width) - 1
         return [(i, value >> (i * width) & mask) for i in range(bands)]
 
-    def find(self, fp: str) -> str | None:
-        """A stored fingerprint near ``fp``, or None."""
+    def find(self, fp: str, ignore: str | None = None) -> str | None:
+        """A stored fingerprint near ``fp`` other than ``ignore``, or None."""
         if not fp:
             return None
         value = int(fp, 16)
+        skip = int(ignore, 16) if ignore else None
         for key in self._band_keys(value):
             for other in self._bands.get(key, ()):
-                if (value ^ other).bit_count() <= self.max_distance:
+                if other != skip and (value ^ other).bit_count() <= self.max_distance:
                     return f"{other:016x}"
         return None
 
@@ -91,9 +92,10 @@ class FingerprintIndex:
             self._bands[key].append(value)
         self._count += 1
 
-    def check_and_add(self, fp: str) -> str | None:
-        """The near-duplicate already stored, else None after storing ``fp``."""
-        found = self.find(fp)
-        if found is None:
+    def check_and_add(self, fp: str, ignore: str | None = None) -> str | None:
+        """The near-duplicate already stored (``ignore`` aside), else None after storing
+        ``fp`` (unless it is ``ignore``: stored already)."""
+        found = self.find(fp, ignore)
+        if found is None and fp != ignore:
             self.add(fp)
         return found

@@ -28,6 +28,7 @@ from scrapy_maintext.pipelines.items import item_encoding, merge_document
 from scrapy_maintext.pipelines.runner import ExtractionRunner, PageTask
 from scrapy_maintext.site_memory.stage import ITEM_FIELD, SiteMemoryStage
 from scrapy_maintext.state.fingerprints import SeenFingerprints
+from scrapy_maintext.state.recrawl import crawl_state_of
 from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.reasons import (
     DropReason,
@@ -110,11 +111,19 @@ class ExtractionPipeline:
 
     def _open_fingerprints(self) -> Any:
         """``EXTRACT_DEDUP_STORE`` (a distributed crawl shares them in Redis), or this
-        process's own, kept in JOBDIR."""
+        process's own, kept in JOBDIR, with those of earlier runs kept in ``CRAWL_STATE``."""
         store = self.config.dedup_store
         if store:
             return load_object(store).from_crawler(self.crawler, self.config.dedup_distance)
-        return SeenFingerprints(self.config.dedup_distance, self.config.jobdir)
+        recrawl = crawl_state_of(self.crawler)
+        if recrawl is None:
+            return SeenFingerprints(self.config.dedup_distance, self.config.jobdir)
+        return SeenFingerprints(
+            self.config.dedup_distance,
+            self.config.jobdir,
+            earlier=recrawl.state.fingerprints(),
+            own=recrawl.exported_fingerprint,
+        )
 
     def _item_scraped(self, item: Any) -> None:
         if self.seen is not None:

@@ -3,10 +3,12 @@
 Scrapy-free. One row per canonical URL, pages and discovery documents (sitemaps, feeds)
 alike: the validators the server gave (``ETag``, ``Last-Modified``), the date a sitemap or
 feed listed it with, a hash of the exported text, first and last export time, revision,
-whether it is gone, and which sitemap listed it. Rows are keyed by a 64-bit hash of the URL
-(8 bytes instead of an index over the URL text); the URL is kept for people who look and for
-re-planning, its scheme and host (and the sitemap that listed it) as a number of table
-``names``: 172 bytes per URL in all at 1M URLs (``python -m benchmarks.crawl_state``).
+whether it is gone, which sitemap listed it, and the near-duplicate fingerprint of the
+exported text (the next run's near-duplicate filter starts with them all). Rows are keyed by
+a 64-bit hash of the URL (8 bytes instead of an index over the URL text); the URL is kept for
+people who look and for re-planning, its scheme and host (and the sitemap that listed it) as
+a number of table ``names``: BYTES bytes per URL in all at 1M URLs
+(``python -m benchmarks.crawl_state``).
 
 The file is opened in WAL mode with ``synchronous=NORMAL``: a commit reaches the OS at
 once (a SIGKILL loses nothing committed) without waiting for the disk. One process holds
@@ -20,7 +22,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +30,9 @@ from scrapy_maintext.state.validators import Validators
 
 #: ``PRAGMA application_id`` of our files ("mTxS"): a SQLite file of anything else is refused.
 APPLICATION_ID = 0x6D547853
-#: ``PRAGMA user_version``: the schema this code writes; a newer file is refused.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version``: the schema this code writes; a newer file is refused, an older
+#: one migrated when opened (:data:`_MIGRATIONS`).
+SCHEMA_VERSION = 2
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Rows looked up per query (below SQLite's limit of bound parameters).
 _CHUNK = 500
@@ -49,13 +52,21 @@ CREATE TABLE urls (
     revision INTEGER NOT NULL DEFAULT 0,
     gone INTEGER NOT NULL DEFAULT 0,
     document INTEGER NOT NULL DEFAULT 0,
-    source INTEGER
+    source INTEGER,
+    fingerprint INTEGER
 );
 CREATE INDEX urls_source ON urls(source) WHERE source IS NOT NULL;
 """
+#: The statements that bring schema ``n`` to ``n + 1``, by ``n``. Adding a column rewrites
+#: nothing: a large file migrates at once.
+_MIGRATIONS = {
+    # 2: the fingerprint of the exported text (the near-duplicate filter spans runs); files
+    # of schema 1 have none, so their pages count as duplicates only from their next export.
+    1: "ALTER TABLE urls ADD COLUMN fingerprint INTEGER;",
+}
 _COLUMNS = (
     "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
-    " gone, source"
+    " gone, source, fingerprint"
 )
 
 
@@ -79,6 +90,8 @@ class UrlRecord:
     gone: bool
     #: The sitemap (or page) that listed it last, if any.
     source: str | None
+    #: The near-duplicate fingerprint (64 bits, hex) of its last export, if any.
+    fingerprint: str | None = None
 
     @property
     def validators(self) -> Validators:
@@ -171,10 +184,30 @@ class CrawlState:
                 f"of scrapy-maintext reads ({SCHEMA_VERSION}); upgrade, or start over with "
                 "another file"
             )
+        elif version < SCHEMA_VERSION:
+            self._migrate(db, version)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("BEGIN")
         return db
+
+    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
+        """Bring a file of an older schema to this one, in one transaction."""
+        steps = [_MIGRATIONS.get(v) for v in range(version, SCHEMA_VERSION)]
+        if version < 1 or None in steps:
+            db.close()
+            raise CrawlStateError(
+                f"crawl state {self.path} has schema {version}, which this version of "
+                "scrapy-maintext cannot migrate; start over with another file"
+            )
+        try:
+            db.executescript(
+                f"BEGIN; {' '.join(str(s) for s in steps)} "
+                f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+            )
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise CrawlStateError(f"crawl state {self.path} cannot be migrated: {exc}") from None
 
     def _create(self, db: sqlite3.Connection) -> None:
         db.executescript(
@@ -210,11 +243,21 @@ class CrawlState:
         return found
 
     def _record(self, row: tuple) -> UrlRecord:
-        host, path, etag, modified, listed, hashed, first, last, revision, gone, source = row
+        host, path, etag, modified, listed, hashed, first, last, revision, gone, source, fp = row
         url = self._ids[host] + path
         source_url = self._ids.get(source) if source is not None else None
         return UrlRecord(
-            url, etag, modified, listed, hashed, first, last, revision, bool(gone), source_url
+            url,
+            etag,
+            modified,
+            listed,
+            hashed,
+            first,
+            last,
+            revision,
+            bool(gone),
+            source_url,
+            _fingerprint_hex(fp),
         )
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
@@ -246,6 +289,12 @@ class CrawlState:
         rows = self.db.execute(query, (source, int(documents)))
         return [self._ids[host] + path for host, path in rows]
 
+    def fingerprints(self) -> Iterator[str]:
+        """The fingerprints (hex) of the last export of every page that has one."""
+        rows = self.db.execute("SELECT fingerprint FROM urls WHERE fingerprint IS NOT NULL")
+        for (value,) in rows:
+            yield _fingerprint_hex(value) or ""
+
     def known_pages(self) -> int:
         """Pages remembered (discovery documents not counted), gone ones included."""
         return int(self.db.execute("SELECT count(*) FROM urls WHERE document=0").fetchone()[0])
@@ -260,17 +309,21 @@ class CrawlState:
         validators: Validators,
         listed: int | None,
         source: str | None,
+        fingerprint: str | None = None,
     ) -> None:
-        """``url`` exported with text hash ``hashed`` at ``when``: its revision goes up."""
+        """``url`` exported with text hash ``hashed`` (and near-duplicate ``fingerprint``,
+        hex) at ``when``: its revision goes up."""
         self.db.execute(
             "INSERT INTO urls (key, host, path, etag, last_modified, listed, text_hash,"
-            " first_export, last_export, revision, gone, source) VALUES (?,?,?,?,?,?,?,?,?,1,0,?)"
+            " first_export, last_export, revision, gone, source, fingerprint)"
+            " VALUES (?,?,?,?,?,?,?,?,?,1,0,?,?)"
             " ON CONFLICT(key) DO UPDATE SET etag=excluded.etag,"
             " last_modified=excluded.last_modified, listed=excluded.listed,"
             " text_hash=excluded.text_hash,"
             " first_export=coalesce(first_export, excluded.first_export),"
             " last_export=excluded.last_export, revision=revision+1, gone=0,"
-            " source=coalesce(excluded.source, source), document=0",
+            " source=coalesce(excluded.source, source), document=0,"
+            " fingerprint=excluded.fingerprint",
             (
                 url_key(url),
                 *self._split(url),
@@ -281,6 +334,7 @@ class CrawlState:
                 when,
                 when,
                 self._name_id(source),
+                _fingerprint_int(fingerprint),
             ),
         )
         self._dirty += 1
@@ -360,6 +414,25 @@ def _prefix_length(url: str) -> int:
         return 0
     path_start = url.find("/", scheme_end + 3)
     return len(url) if path_start < 0 else path_start
+
+
+def _fingerprint_int(fp: str | None) -> int | None:
+    """A 64-bit hex fingerprint as SQLite's signed integer (8 bytes instead of 17 of text)."""
+    if not fp:
+        return None
+    try:
+        value = int(fp, 16)
+    except ValueError:
+        return None
+    if not 0 <= value < 1 << 64:
+        return None
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _fingerprint_hex(value: int | None) -> str | None:
+    if value is None:
+        return None
+    return f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
 
 
 def check_state_file(path: str | os.PathLike[str]) -> None:

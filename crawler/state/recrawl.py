@@ -20,6 +20,7 @@ from typing import Any
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.utils.reactor import CallLaterOnce
+from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
 from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord
 from scrapy_maintext.vocabulary.names import Signal, Stat
@@ -89,6 +90,15 @@ class Recrawl:
         if url in self.looked_up:
             return self.looked_up.pop(url)
         return self.state.get(url)
+
+    def exported_fingerprint(self, url: str) -> str | None:
+        """The near-duplicate fingerprint ``url`` was last exported with (the request's record
+        is read, not taken: the recrawl stage takes it later)."""
+        record = self.looked_up[url] if url in self.looked_up else self.state.get(url)
+        canonical = normalize_url(url)
+        if record is None and canonical and canonical != url:
+            record = self.looked_up.get(canonical) or self.state.get(canonical)
+        return record.fingerprint if record is not None else None
 
     def inc_stat(self, name: str, count: int = 1) -> None:
         if self.crawler.stats is not None:

@@ -37,6 +37,7 @@ PREVIOUS_EXPORT_FIELD = "previous_export"
 TEXT_FIELD = "text"
 SOURCE_URL_FIELD = "source_url"
 DISCOVERED_VIA_FIELD = "discovered_via"
+FINGERPRINT_FIELD = "fingerprint"
 #: Unchanged pages are routine in a recurring crawl: not worth a warning.
 UNCHANGED_LOG_LEVEL = "DEBUG"
 
@@ -114,6 +115,7 @@ class RecrawlPipeline:
             _validators(response),
             iso_to_epoch(adapter.get(self.date_field)),
             _source(adapter),
+            _fingerprint(adapter),
         )
         self.recrawl.written()
         revision = adapter.get(REVISION_FIELD)
@@ -153,6 +155,12 @@ def _source(adapter: ItemAdapter) -> str | None:
         return None
     source = adapter.get(SOURCE_URL_FIELD)
     return source if isinstance(source, str) and source else None
+
+
+def _fingerprint(adapter: ItemAdapter) -> str | None:
+    """The exported text's near-duplicate fingerprint: the next run's filter starts with it."""
+    fp = adapter.get(FINGERPRINT_FIELD)
+    return fp if isinstance(fp, str) and fp else None
 
 
 def _site(response: Response | None, url: str) -> str:
