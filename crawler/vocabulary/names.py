@@ -87,6 +87,8 @@ class Stat:
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    #: Documents per language (``extract/language/de``; ``unknown`` without one).
+    EXTRACT_LANGUAGE: Final = "extract/language/"
     # Site memory (extraction stage).
     SITE_MEMORY_PAGES: Final = "extract/site_memory/pages"
     SITE_MEMORY_HELD: Final = "extract/site_memory/held/"

@@ -46,6 +46,8 @@ class DropReason(StrEnum):
     DUPLICATE = "duplicate"
     TIMEOUT = "timeout"
     ERROR = "error"
+    #: A document in a language ``EXTRACT_LANGUAGES`` does not keep.
+    LANGUAGE = "language"
     #: A DropItem raised by a pipeline of the project's own.
     OTHER = "other"
 
@@ -94,6 +96,12 @@ class NoMainText(PageDropped):
 
 class NearDuplicate(PageDropped):
     reason = DropReason.DUPLICATE
+
+
+class OtherLanguage(PageDropped):
+    """A document in a language ``EXTRACT_LANGUAGES`` does not keep."""
+
+    reason = DropReason.LANGUAGE
 
 
 class ExtractionTimeout(PageDropped):
