@@ -21,15 +21,7 @@ from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.author import extract_author
-from scrapy_maintext.extraction.metadata_rules import (
-    AUTHOR_ORDER,
-    DATE_ORDER,
-    FALLBACK,
-    ORDERS,
-    TITLE_ORDER,
-    add_clean_titles,
-    choose,
-)
+from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
 from scrapy_maintext.extraction.structured import MAX_JSON_LD_CHARS, Candidates, page_candidates
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
@@ -76,9 +68,9 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
         logger.debug("Metadata failed for %s: %r", url, exc)
         doc.language = page_language(tree)
         return
-    doc.title = choose(found.title, TITLE_ORDER)[0]
-    doc.author = choose(found.author, AUTHOR_ORDER)[0]
-    doc.date = choose(found.date, DATE_ORDER)[0]
+    doc.title = RULES["title"].pick(found.title)[0]
+    doc.author = RULES["author"].pick(found.author)[0]
+    doc.date = RULES["date"].pick(found.date)[0]
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
@@ -90,32 +82,38 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
 
 
 def gather(
-    tree: lxml.html.HtmlElement, url: str | None, orders: dict[str, tuple[str, ...]] | None = ORDERS
+    tree: lxml.html.HtmlElement, url: str | None, rules: dict[str, Rule] | None = RULES
 ) -> tuple[MetaDocument, Candidates]:
     """trafilatura's metadata and every structured source of title, author and date, with
     trafilatura's answers as the source "trafilatura" (``metadata_rules`` chooses).
 
-    With ``orders``, trafilatura's author and date searches (its slowest steps) are skipped
-    on pages where a source those lists believe first gives a value; None runs every step
-    (``benchmarks.metadata`` learns the lists from all of them).
+    With ``rules``, trafilatura's author and date searches (its slowest steps) are skipped
+    on pages where a decision list believes a source that gives a value first; None runs
+    every step (``benchmarks.metadata`` learns the rules from all of them).
     """
     found = page_candidates(tree, url)
-    skip = frozenset(f for f in ("author", "date") if orders and _settled(found, f, orders[f]))
+    skip = frozenset(
+        f
+        for f in ("author", "date")
+        if rules and not rules[f].needs_fallback_first(getattr(found, f))
+    )
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
     meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree), skip)
-    found.add("title", FALLBACK, meta.title)
-    found.add("author", FALLBACK, meta.author)
-    if "date" not in skip:
-        found.add("date", FALLBACK, real_date(meta.date, tree, url))
-    add_clean_titles(found, url)
+    date = real_date(meta.date, tree, url) if "date" not in skip else None
+    add_fallback(found, url, meta.title, meta.author, date)
     return meta, found
 
 
-def _settled(found: Candidates, name: str, order: tuple[str, ...]) -> bool:
-    """Whether a source before trafilatura in ``order`` gives ``name`` already."""
-    before = order[: order.index(FALLBACK)] if FALLBACK in order else order
-    return choose(getattr(found, name), before)[0] is not None
+def add_fallback(
+    found: Candidates, url: str | None, title: str | None, author: str | None, date: str | None
+) -> None:
+    """trafilatura's title, author and date as the source "trafilatura", and the titles
+    without site names derived from every title source."""
+    found.add("title", FALLBACK, title)
+    found.add("author", FALLBACK, author)
+    found.add("date", FALLBACK, date)
+    add_clean_titles(found, url)
 
 
 def warm_date_parser() -> None:

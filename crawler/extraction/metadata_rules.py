@@ -1,35 +1,54 @@
-"""Which source of a title, author and date is believed first: decision lists learnt on
-labelled pages.
+"""Which source of a title, author and date is believed: rules learnt on labelled pages.
 
-A decision list takes the value of its first source that gives one. The lists below are what
+A decision list takes the value of its first source that gives one; a vote adds up the
+weights (log-odds of being right) of the sources that give each value. ``RULES`` are what
 ``python -m benchmarks.metadata --data ../shared/data`` learns from every labelled page
 (``learn_order``: repeatedly the source most often right on the pages no source before it
-covers); the benchmark reports the lists learnt without each site fold, scored on that fold,
-and checks these are the lists learnt from all folds. ``trafilatura`` is trafilatura's own
-answer (``metadata.trafilatura_metadata``), ``*_clean`` a title without its site name.
+covers); the benchmark reports the rules learnt without each site fold, scored on that
+fold, and ``--check`` fails when ``RULES`` are not those learnt from all folds.
+``trafilatura`` is trafilatura's own answer (``metadata.trafilatura_metadata``), ``*_clean``
+a title without the site name the page gives, ``*_cut`` one without a short last part.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from scrapy_maintext.extraction.structured import Candidates
 
-#: Learnt by ``python -m benchmarks.metadata --data ../shared/data`` (all folds).
-TITLE_ORDER: tuple[str, ...] = ("trafilatura",)
-AUTHOR_ORDER: tuple[str, ...] = ("trafilatura",)
-DATE_ORDER: tuple[str, ...] = ("trafilatura",)
-ORDERS: dict[str, tuple[str, ...]] = {
-    "title": TITLE_ORDER,
-    "author": AUTHOR_ORDER,
-    "date": DATE_ORDER,
-}
+
+@dataclass(frozen=True)
+class Rule:
+    """How one field is chosen: a decision list ("list") or a weighted vote ("vote")."""
+
+    method: str
+    order: tuple[str, ...]
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    def pick(self, values: Mapping[str, str]) -> tuple[str | None, str | None]:
+        if self.method == "vote":
+            value, source = vote(values, self.weights)
+            if value is not None:
+                return value, source
+        return choose(values, self.order)
+
+    def needs_fallback_first(self, values: Mapping[str, str]) -> bool:
+        """Whether trafilatura's answer may change the pick (else its search is skipped)."""
+        if self.method == "vote":
+            return True
+        before = self.order[: self.order.index(FALLBACK)] if FALLBACK in self.order else ()
+        return choose(values, before)[0] is None
+
 
 #: trafilatura's own answer: the last resort of every list.
 FALLBACK = "trafilatura"
+#: Words of a title's last part that ``cut_title`` takes for a site name.
+MAX_SUFFIX_WORDS = 3
 #: A source must give a value on this many pages to enter a list.
 MIN_SUPPORT = 8
 
@@ -57,6 +76,21 @@ def add_clean_titles(found: Candidates, url: str | None) -> None:
             cleaned = clean_title(title, names, h1)
             if cleaned and cleaned != title:
                 found.title[source + "_clean"] = cleaned
+            cut = cut_title(title)
+            if cut != title:
+                found.title[source + "_cut"] = cut
+
+
+def cut_title(title: str) -> str:
+    """``title`` without a short last part ("Story | REI Co-op" -> "Story"), whatever it
+    names: the usual place of a site's name, also one the page does not give."""
+    pieces = _SEPARATOR.split(title)
+    if len(pieces) < 3:
+        return title
+    head, last = "".join(pieces[:-2]).strip(), pieces[-1]
+    if len(last.split()) <= MAX_SUFFIX_WORDS and len(head.split()) >= 2:
+        return head
+    return title
 
 
 def _host_names(url: str | None) -> set[str]:
@@ -111,6 +145,46 @@ def choose(values: Mapping[str, str], order: Sequence[str]) -> tuple[str | None,
     return None, None
 
 
+def vote(values: Mapping[str, str], weights: Mapping[str, float]) -> tuple[str | None, str | None]:
+    """The value whose sources weigh most together (values compared on :func:`key`), given by
+    its heaviest source; sources without a positive weight do not vote."""
+    totals: dict[str, float] = {}
+    best: dict[str, tuple[float, str]] = {}
+    for source, value in values.items():
+        weight = weights.get(source, 0.0)
+        if not value or weight <= 0:
+            continue
+        group = key(value)
+        totals[group] = totals.get(group, 0.0) + weight
+        if weight > best.get(group, (0.0, ""))[0]:
+            best[group] = (weight, source)
+    if not totals:
+        return None, None
+    winner = max(totals, key=lambda g: (totals[g], best[g][0]))
+    source = best[winner][1]
+    return values[source], source
+
+
+def learn_weights(
+    pages: Sequence[tuple[Mapping[str, str], str]],
+    right: Callable[[str, str], bool],
+    min_support: int = MIN_SUPPORT,
+) -> dict[str, float]:
+    """Each source's vote: the log-odds of its being right (smoothed) on the labelled pages
+    where it gives a value; sources seen on fewer than ``min_support`` pages get none."""
+    fired: dict[str, list[bool]] = {}
+    for values, gold in pages:
+        for source, value in values.items():
+            if value:
+                fired.setdefault(source, []).append(right(value, gold))
+    weights = {}
+    for source, hits in sorted(fired.items()):
+        if len(hits) >= min_support:
+            share = (sum(hits) + 1) / (len(hits) + 2)
+            weights[source] = round(math.log(share / (1 - share)), 3)
+    return weights
+
+
 def learn_order(
     pages: Sequence[tuple[Mapping[str, str], str]],
     right: Callable[[str, str], bool],
@@ -142,3 +216,47 @@ def learn_order(
     if FALLBACK not in order:
         order.append(FALLBACK)
     return tuple(order)
+
+
+#: Learnt by ``python -m benchmarks.metadata --data ../shared/data`` on all folds (it prints
+#: them in this form and ``--check`` fails when they differ).
+RULES: dict[str, Rule] = {
+    "title": Rule(
+        "list",
+        (
+            "parsely_title",
+            "microdata_headline",
+            "jsonld_headline",
+            "og_title_clean",
+            "og_title",
+            "twitter_title",
+            "h1",
+            "html_title_clean",
+            "html_title_cut",
+            "html_title",
+            "trafilatura",
+        ),
+    ),
+    "author": Rule(
+        "list",
+        (
+            "jsonld_author",
+            "microdata_author",
+            "rel_author",
+            "meta_author",
+            "article_author",
+            "trafilatura",
+        ),
+    ),
+    "date": Rule(
+        "list",
+        (
+            "article_published",
+            "url_date",
+            "time_first",
+            "microdata_date",
+            "jsonld_published",
+            "trafilatura",
+        ),
+    ),
+}

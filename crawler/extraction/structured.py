@@ -13,6 +13,7 @@ the walk visits at most :data:`MAX_JSON_LD_NODES` nodes, and a value longer than
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -124,8 +125,11 @@ class Candidates:
     def add(self, name: str, source: str, value: Any) -> None:
         if not isinstance(value, str):
             return
-        value = " ".join(value.split())
-        if not value or len(value) > MAX_VALUE_CHARS:
+        if len(value) > MAX_VALUE_CHARS:
+            return
+        # JSON-LD and meta values often carry HTML entities ("&#8216;", "&amp;").
+        value = " ".join(html.unescape(value).split())
+        if not value:
             return
         if name == "date":
             value = iso_day(value) or ""
