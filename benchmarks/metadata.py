@@ -22,8 +22,9 @@ The lists learnt on all folds are printed and compared with the shipped ones
 Language: pages with a known ``lang`` (cleaneval, dragnet, l3s-gn1, readability: mostly
 English) and the trafilatura set, whose ``region`` gives its language (DE/AT -> de, FR ->
 fr, Spanish-speaking countries -> es, BRA -> pt, IT -> it; CH and the rest left out): share
-right from the text alone, the markup alone and both (``language.detect``). The text is the
-labelled text, or trafilatura's where a page has none.
+right from the text alone, the markup alone and both (``language.detect``), then "both" for
+a range of ``HINT_MIN_PROBABILITY`` (0: the markup always wins when there is one; above 1:
+the text alone). The text is the labelled text, or trafilatura's where a page has none.
 
 Cost: ms per page of our whole metadata step (``metadata.apply_metadata`` plus
 ``language.detect``) against ``trafilatura.metadata.extract_metadata`` on the same tree,
@@ -46,7 +47,7 @@ from typing import Any
 
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.language import detect
+from scrapy_maintext.extraction.language import HINT_MIN_PROBABILITY, detect
 from scrapy_maintext.extraction.metadata import (
     add_fallback,
     apply_metadata,
@@ -85,6 +86,8 @@ REGION_LANGUAGE = {
     ),
     **dict.fromkeys(("PAN", "PER", "PRY", "SLV", "URY", "VEN", "DOM"), "es"),
 }
+#: Thresholds of the markup's language tried (``language.HINT_MIN_PROBABILITY``).
+HINT_MINIMA = (0.0, 1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.01)
 _WORD = re.compile(r"\w+")
 _NOT_NAMES = frozenset({"by", "and", "von", "und", "de", "par", "por"})
 
@@ -340,6 +343,20 @@ def language_accuracy(rows: list[tuple[str, str, str, str | None]]) -> None:
             f"{dataset:<14} {len(items):>5} {text_ok / n:>6.3f} {markup_ok / n:>6.3f} "
             f"{both_ok / n:>6.3f} {spent / n * 1000:>8.2f}"
         )
+    print(
+        f"-- 'both' by the text's least probability for the markup's language (shipped: "
+        f"{HINT_MIN_PROBABILITY}) --"
+    )
+    for hint_min in HINT_MINIMA:
+        ok = {name: 0 for name in (*by_set, "all")}
+        for dataset, label, text, hint in rows:
+            hit = detect(text, hint, hint_min).code == label
+            ok[dataset] += hit
+            ok["all"] += hit
+        shares = "  ".join(
+            f"{name} {ok[name] / max(len(by_set.get(name, rows)), 1):.3f}" for name in ok
+        )
+        print(f"{hint_min:<8g} {shares}")
 
 
 # -- Cost -------------------------------------------------------------------------------------

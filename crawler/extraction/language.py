@@ -17,7 +17,7 @@ from typing import Any
 
 #: Characters of text read: the first few thousand decide as well as the whole text (the
 #: detector's cost grows with the length).
-MAX_TEXT_CHARS = 4000
+MAX_TEXT_CHARS = 1000
 #: The markup's language stands unless the text gives it less than this probability.
 HINT_MIN_PROBABILITY = 0.01
 #: Labels of the detector that are no language.
@@ -40,15 +40,16 @@ def identifier() -> Any:
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
-def detect(text: str, hint: str | None = None) -> Language:
-    """The language of ``text``; ``hint`` (the markup's, ISO 639-1) when the text allows it."""
+def detect(text: str, hint: str | None = None, hint_min: float = HINT_MIN_PROBABILITY) -> Language:
+    """The language of ``text``; ``hint`` (the markup's, ISO 639-1) when the text gives it at
+    least ``hint_min`` probability."""
     sample = text[:MAX_TEXT_CHARS].strip()
     if not sample:
         return Language(hint, None)
     ranked = identifier().rank(sample)
     probabilities = dict(ranked)
     best, best_p = next(((c, p) for c, p in ranked if c not in NOT_LANGUAGES), (None, 0.0))
-    if hint is not None and probabilities.get(hint, 0.0) >= HINT_MIN_PROBABILITY:
+    if hint is not None and probabilities.get(hint, 0.0) >= hint_min:
         return Language(hint, round(float(probabilities[hint]), 4))
     if best is None:
         return Language(hint, None)
