@@ -10,10 +10,12 @@ import textwrap
 
 from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.body import parse_page
+from scrapy_maintext.extraction.catstags import extract_catstags
 from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata_rules import choose, clean_title, key, learn_order
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.structured import page_candidates
+from trafilatura.metadata import extract_catstags as trafilatura_catstags
 
 GERMAN = (
     "Die Stadtverwaltung hat am Montag einen neuen Plan für den Ausbau der Radwege vorgestellt. "
@@ -166,3 +168,29 @@ def test_an_8_mb_json_ld_author_stays_within_bounded_memory() -> None:
     assert result["reason"] is None and "Radwege" in result["text"]
     assert result["author"] is None or len(result["author"]) < 300
     assert result["grew_mib"] < MAX_GROWTH_MIB, result["grew_mib"]
+
+
+def test_categories_and_tags_are_trafilaturas() -> None:
+    links = (
+        '<div class="post-meta x"><a href="/category/news/">News</a> <a href="/about/">About</a>'
+        '<div class="meta"><a href="/categories/local/">Local</a></div></div>'
+        '<p class="entry-tags"><a href="/tags/ferry/">Ferry</a></p>'
+        '<div class="tagcloud"><a href="/tag/river/">River</a><a href="/tag/ferry/">Ferry</a></div>'
+        '<span class="cat-links"><a href="/category/x/">Ignored after the first match</a></span>'
+    )
+    pages = [
+        page(links + paragraphs(GERMAN)),
+        page('<div class="row"><a href="/tags/a/">A</a></div>' + paragraphs(GERMAN)),
+        page(paragraphs(GERMAN), '<meta property="article:section" content="Lokales">'),
+        page('<li class="post-category"><a href="/category/y/">Y</a></li>'),
+    ]
+    found = []
+    for html in pages:
+        tree = parse_page(html, ExtractOptions()).tree
+        for kind in ("category", "tag"):
+            ours = extract_catstags(kind, tree)
+            assert ours == trafilatura_catstags(kind, tree)
+            found += ours
+    # "River" is not: the tag expression before its container's matched already.
+    assert {"News", "Local", "Ferry", "A", "Lokales", "Y"} <= set(found)
+    assert "River" not in found
