@@ -175,6 +175,7 @@ def labelled_page(
     found = page_candidates(tree, url)
     add_fallback(found, url, **slow["fallback"])
     return {
+        "id": rec["id"],
         "dataset": dataset,
         "site": site_of(rec),
         "gold": {f: label(meta.get(LABELS[dataset][f])) for f in FIELDS},
