@@ -98,6 +98,17 @@ def test_sources_are_read_from_json_ld_opengraph_and_dublin_core() -> None:
     assert found.sitename["jsonld_website"] == "Stadtblatt"
 
 
+def test_bylines_give_the_names_after_by() -> None:
+    def byline(body: str) -> str | None:
+        tree = parse_page(page(body), ExtractOptions()).tree
+        return page_candidates(tree, None).author.get("byline_text")
+
+    assert byline("<p>By Anna Maier and Ben Ott</p>") == "Anna Maier and Ben Ott"
+    assert byline('<div>By <a href="/a">Anna Maier</a> | 3 March</div>') == "Anna Maier"
+    assert byline("<p>Von Jörg Müller</p>") == "Jörg Müller"
+    assert byline("<p>By the way, nobody wrote this.</p><p>Bypass Road</p>") is None
+
+
 def test_site_names_are_cut_from_titles() -> None:
     names = {key("Stadtblatt")}
     assert clean_title("Neue Radwege | Stadtblatt", names) == "Neue Radwege"

@@ -245,6 +245,7 @@ RULES: dict[str, Rule] = {
             "rel_author",
             "meta_author",
             "article_author",
+            "byline_text",
             "trafilatura",
         ),
     ),

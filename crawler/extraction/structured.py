@@ -70,6 +70,22 @@ _ITEMPROP = lxml.etree.XPath(
     " or @itemprop='creator']"
 )
 _REL_AUTHOR = lxml.etree.XPath("//a[@rel='author']")
+#: Text nodes that may open a byline ("By Anna Maier", "Von Anna Maier"), found in C.
+_BYLINE_STARTS = ("By", "by", "BY", "Written by", "Words by", "Von", "Par", "Por")
+_BYLINE_NODES = lxml.etree.XPath(
+    "//body//text()["
+    + " or ".join(f"starts-with(normalize-space(.), '{w}')" for w in _BYLINE_STARTS)
+    + "]"
+)
+_NAME = "[A-Z\u00c0-\u00de][\\w.'\u2019-]*"
+_NAMES = f"{_NAME}(?:\\s+{_NAME}){{1,3}}"
+_BYLINE = re.compile(
+    f"^(?i:(?:written |words )?(?:by|von|par|por))\\s*:?\\s+"
+    f"({_NAMES}(?:\\s*(?:,|\\band\\b|&|\\bund\\b|\\bet\\b|\\by\\b)\\s*{_NAMES})*)"
+)
+#: Text nodes looked at at most, and the longest byline text.
+MAX_BYLINES = 50
+MAX_BYLINE_CHARS = 120
 _URL_DATE = re.compile(r"/((?:19|20)\d{2})[/-](0?[1-9]|1[0-2])[/-](0?[1-9]|[12]\d|3[01])(?:/|\b)")
 _ISO_DATE = re.compile(r"((?:19|20)\d{2})-(\d{2})-(\d{2})")
 
@@ -191,6 +207,25 @@ def _markup(tree: lxml.html.HtmlElement, found: Candidates) -> None:
         found.add("date", "time_first", el.get("datetime", ""))
     for el in _REL_AUTHOR(tree)[:1]:
         found.add("author", "rel_author", _text(el))
+    _byline(tree, found)
+
+
+def _byline(tree: lxml.html.HtmlElement, found: Candidates) -> None:
+    """The names after "By" in the first short element that starts with it."""
+    for node in _BYLINE_NODES(tree)[:MAX_BYLINES]:
+        parent = node.getparent()
+        if parent is None or parent.tag in ("script", "style", "title"):
+            continue
+        text = " ".join(str(node).split())
+        if len(text) <= len("By: "):
+            # "By" alone in its node: the name is in the element after it ("By <a>Name</a>").
+            text = " ".join(" ".join(parent.itertext()).split())
+        if len(text) > MAX_BYLINE_CHARS:
+            continue
+        match = _BYLINE.match(text)
+        if match:
+            found.add("author", "byline_text", match.group(1))
+            return
 
 
 def _microdata(tree: lxml.html.HtmlElement, found: Candidates) -> None:
