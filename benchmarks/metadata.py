@@ -63,7 +63,7 @@ from scrapy_maintext.extraction.metadata_rules import (
     learn_weights,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.structured import page_candidates
+from scrapy_maintext.extraction.structured import add_byline, page_candidates
 from scrapy_maintext.models.dataset import site_of
 from trafilatura import bare_extraction
 from trafilatura.metadata import extract_metadata
@@ -173,6 +173,7 @@ def labelled_page(
         cache[rec["id"]] = slow_values(rec, tree)
     slow = cache[rec["id"]]
     found = page_candidates(tree, url)
+    add_byline(tree, found)
     add_fallback(found, url, **slow["fallback"])
     return {
         "id": rec["id"],

@@ -12,9 +12,15 @@ from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.catstags import extract_catstags
 from scrapy_maintext.extraction.language import detect
-from scrapy_maintext.extraction.metadata_rules import choose, clean_title, key, learn_order
+from scrapy_maintext.extraction.metadata_rules import (
+    Rule,
+    choose,
+    clean_title,
+    key,
+    learn_order,
+)
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.structured import page_candidates
+from scrapy_maintext.extraction.structured import BYLINE, add_byline, page_candidates
 from trafilatura.metadata import extract_catstags as trafilatura_catstags
 
 GERMAN = (
@@ -101,7 +107,9 @@ def test_sources_are_read_from_json_ld_opengraph_and_dublin_core() -> None:
 def test_bylines_give_the_names_after_by() -> None:
     def byline(body: str) -> str | None:
         tree = parse_page(page(body), ExtractOptions()).tree
-        return page_candidates(tree, None).author.get("byline_text")
+        found = page_candidates(tree, None)
+        add_byline(tree, found)
+        return found.author.get(BYLINE)
 
     assert byline("<p>By Anna Maier and Ben Ott</p>") == "Anna Maier and Ben Ott"
     assert byline('<div>By <a href="/a">Anna Maier</a> | 3 March</div>') == "Anna Maier"
@@ -127,6 +135,10 @@ def test_a_decision_list_puts_the_source_that_proves_right_first() -> None:
     assert order == ("a", "b", "trafilatura")
     assert choose({"b": "z", "trafilatura": "q"}, order) == ("z", "b")
     assert choose({}, order) == (None, None)
+    # Searches for a source are skipped where a source before it answers.
+    rule = Rule("list", order)
+    assert not rule.needs({"a": "x"}, "trafilatura")
+    assert rule.needs({"c": "x"}, "trafilatura") and rule.needs({}, "b")
 
 
 # -- Hostile metadata -----------------------------------------------------------------------

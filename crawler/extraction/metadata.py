@@ -24,7 +24,13 @@ from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.author import extract_author
 from scrapy_maintext.extraction.catstags import extract_catstags
 from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
-from scrapy_maintext.extraction.structured import MAX_JSON_LD_CHARS, Candidates, page_candidates
+from scrapy_maintext.extraction.structured import (
+    BYLINE,
+    MAX_JSON_LD_CHARS,
+    Candidates,
+    add_byline,
+    page_candidates,
+)
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -89,15 +95,15 @@ def gather(
     """trafilatura's metadata and every structured source of title, author and date, with
     trafilatura's answers as the source "trafilatura" (``metadata_rules`` chooses).
 
-    With ``rules``, trafilatura's author and date searches (its slowest steps) are skipped
-    on pages where a decision list believes a source that gives a value first; None runs
-    every step (``benchmarks.metadata`` learns the rules from all of them).
+    With ``rules``, the byline search and trafilatura's author and date searches (its slowest
+    steps) are skipped on pages where a decision list believes a source that gives a value
+    first; None runs every step (``benchmarks.metadata`` learns the rules from all of them).
     """
     found = page_candidates(tree, url)
+    if rules is None or rules["author"].needs(found.author, BYLINE):
+        add_byline(tree, found)
     skip = frozenset(
-        f
-        for f in ("author", "date")
-        if rules and not rules[f].needs_fallback_first(getattr(found, f))
+        f for f in ("author", "date") if rules and not rules[f].needs(getattr(found, f), FALLBACK)
     )
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).

@@ -37,11 +37,12 @@ class Rule:
                 return value, source
         return choose(values, self.order)
 
-    def needs_fallback_first(self, values: Mapping[str, str]) -> bool:
-        """Whether trafilatura's answer may change the pick (else its search is skipped)."""
-        if self.method == "vote":
-            return True
-        before = self.order[: self.order.index(FALLBACK)] if FALLBACK in self.order else ()
+    def needs(self, values: Mapping[str, str], source: str) -> bool:
+        """Whether ``source``'s value may change the pick among ``values`` (a search that
+        gives it is skipped otherwise)."""
+        if self.method == "vote" or source not in self.order:
+            return self.method == "vote"
+        before = self.order[: self.order.index(source)]
         return choose(values, before)[0] is None
 
 
