@@ -36,6 +36,8 @@ class ExtractConfig:
     dedup_store: str | None
     #: EXTRACT_LANGUAGES: ISO 639-1 codes of the documents kept (empty: all).
     languages: frozenset[str] = frozenset()
+    #: EXTRACT_MARKDOWN: items also get a ``markdown`` field.
+    markdown: bool = False
 
     @property
     def engine(self) -> str:
@@ -78,6 +80,7 @@ class ExtractConfig:
             gc_freeze=setting(settings, "EXTRACT_GC_FREEZE"),
             dedup_store=setting(settings, "EXTRACT_DEDUP_STORE"),
             languages=languages(setting(settings, "EXTRACT_LANGUAGES")),
+            markdown=setting(settings, "EXTRACT_MARKDOWN"),
         )
 
 
