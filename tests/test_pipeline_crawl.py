@@ -150,6 +150,12 @@ def test_items_get_text_and_keep_their_fields(crawled: tuple[Path, dict]) -> Non
     # The page states no date: the item's feed date fills in.
     assert items["nodate.html"]["date"] == "2023-05-06"
     assert items["nodate.html"]["language"] == "de"
+    # Every document has a language from its text, and the detector's confidence in it.
+    for item in items.values():
+        assert item["language"] in ("en", "de")
+        assert 0.5 < item["language_confidence"] <= 1
+    assert (out_text := (crawled[0] / "corpus.txt").read_text("utf-8")).count("Language: ") == 2
+    assert out_text.count("Language-Confidence: ") == 2
 
 
 def test_stats_count_extractions_and_drops(crawled: tuple[Path, dict]) -> None:
@@ -160,6 +166,20 @@ def test_stats_count_extractions_and_drops(crawled: tuple[Path, dict]) -> None:
     assert stats["extract/dropped/duplicate"] == 1
     assert stats["item_scraped_count"] == 2
     assert stats["extract/docdir/written"] == 2
+
+
+def test_languages_setting_keeps_only_the_documents_in_those_languages(
+    server: Server, tmp_path: Path
+) -> None:
+    crawled = crawl_logged(server, tmp_path, "EXTRACT_LANGUAGES=de,fr")
+    assert set(items_of(tmp_path)) == {"nodate.html"}
+    stats = crawled.stats
+    # Both English pages: a page in another language never reaches the duplicate check.
+    assert stats["extract/dropped/language"] == 2
+    assert stats["extract/language/de"] == 1
+    assert stats["extract/language/en"] == 2
+    # The crawl report gives the reason by name.
+    assert "dropped language 2, no_text 1" in crawled.log
 
 
 def test_addon_politeness_reaches_the_server(server: Server, crawled: tuple[Path, dict]) -> None:

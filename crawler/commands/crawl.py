@@ -24,6 +24,7 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
+from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
 from scrapy_maintext.vocabulary.settings import setting
@@ -92,6 +93,13 @@ class Command(ScrapyCrawlCommand):
                 check(opts.spargs)
             except ValueError as exc:
                 raise UsageError(str(exc), print_help=False) from None
+        try:
+            # The extraction settings, read as the pipeline will read them: a wrong value
+            # (EXTRACT_ENGINE, EXTRACT_LANGUAGES, ...) is one line, not a traceback.
+            if setting(self.settings, "EXTRACT_ENABLED"):
+                ExtractConfig.from_settings(self.settings)
+        except ValueError as exc:
+            raise UsageError(str(exc), print_help=False) from None
         problem = crawl_state_problem(self.settings)
         if problem is not None:
             print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)

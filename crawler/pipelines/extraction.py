@@ -36,6 +36,7 @@ from scrapy_maintext.vocabulary.reasons import (
     ExtractionTimeout,
     NearDuplicate,
     NoMainText,
+    OtherLanguage,
 )
 from twisted.internet.defer import Deferred, succeed
 
@@ -220,6 +221,8 @@ class ExtractionPipeline:
             self._inc(Stat.EXTRACT_ESCALATED)
         if doc.reason:
             self._inc(Stat.EXTRACT_REASON + doc.reason)
+        else:
+            self._inc(Stat.EXTRACT_LANGUAGE + (doc.language or "unknown"))
 
     def _neural_failed(self, doc: Document) -> None:
         """Count a model error apart from an unsure model; warn once per crawl."""
@@ -237,12 +240,18 @@ class ExtractionPipeline:
         )
 
     def _check(self, doc: Document, url: str | None) -> None:
-        """Raise DropItem for pages without enough main text and for near-duplicates."""
+        """Raise DropItem for pages without enough main text, in a language not kept and for
+        near-duplicates."""
         too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
         if too_short and self.config.drop_no_text:
             self._inc(Stat.EXTRACT_DROPPED + DropReason.NO_TEXT)
             message = f"No main text ({doc.reason or 'too-short'}): {url}"
             raise NoMainText(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+        languages = self.config.languages
+        if languages and doc.language not in languages:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.LANGUAGE)
+            message = f"Language {doc.language or 'unknown'} not in EXTRACT_LANGUAGES: {url}"
+            raise OtherLanguage(message, log_level=ROUTINE_DROP_LOG_LEVEL)
         if self.seen is None or not doc.fingerprint:
             return
         duplicate_of = self.seen.check_and_add(doc.fingerprint, url)

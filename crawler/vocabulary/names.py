@@ -94,6 +94,8 @@ class Stat:
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    #: Documents per language (``extract/language/de``; ``unknown`` without one).
+    EXTRACT_LANGUAGE: Final = "extract/language/"
     # WARC archive (WARC_OUTPUT).
     WARC_RECORDS: Final = "warc/records"
     WARC_BYTES: Final = "warc/bytes"

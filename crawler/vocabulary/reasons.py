@@ -53,6 +53,8 @@ class DropReason(StrEnum):
     DUPLICATE = "duplicate"
     TIMEOUT = "timeout"
     ERROR = "error"
+    #: A document in a language ``EXTRACT_LANGUAGES`` does not keep.
+    LANGUAGE = "language"
     #: A DropItem raised by a pipeline of the project's own.
     OTHER = "other"
     #: Recurring crawl: the same text as the page's last export (not a failure).
@@ -128,6 +130,12 @@ class NoMainText(PageDropped):
 
 class NearDuplicate(PageDropped):
     reason = DropReason.DUPLICATE
+
+
+class OtherLanguage(PageDropped):
+    """A document in a language ``EXTRACT_LANGUAGES`` does not keep."""
+
+    reason = DropReason.LANGUAGE
 
 
 class ExtractionTimeout(PageDropped):

@@ -128,6 +128,12 @@ _OURS = [
             "Item field whose title is used when the page gives none.",
         ),
         ("EXTRACT_GC_FREEZE", True, bool, "Keep the crawl's long-lived heap out of GC passes."),
+        (
+            "EXTRACT_LANGUAGES",
+            [],
+            list,
+            "Keep only documents in these languages (ISO 639-1, e.g. de,fr); empty: all.",
+        ),
     ),
     *_group(
         "Site memory",
