@@ -7,7 +7,7 @@ whether it is gone, which sitemap listed it, and the near-duplicate fingerprint 
 exported text (the next run's near-duplicate filter starts with them all). Rows are keyed by
 a 64-bit hash of the URL (8 bytes instead of an index over the URL text); the URL is kept for
 people who look and for re-planning, its scheme and host (and the sitemap that listed it) as
-a number of table ``names``: BYTES bytes per URL in all at 1M URLs
+a number of table ``names``: 183 bytes per URL in all at 1M URLs
 (``python -m benchmarks.crawl_state``).
 
 The file is opened in WAL mode with ``synchronous=NORMAL``: a commit reaches the OS at
