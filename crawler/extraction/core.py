@@ -135,6 +135,7 @@ def _extract_tree(
     doc.model_version = result.model_version
     doc.neural_error = result.neural_error
     doc.escalated = result.escalated
+    doc.trafilatura_bounded = result.trafilatura_bounded
     doc.fingerprint = fingerprint(doc.text)
     if not doc.text.strip():
         doc.reason = "no-main-text"

@@ -86,6 +86,8 @@ class Stat:
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
+    #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
+    EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
     # Site memory (extraction stage).
     SITE_MEMORY_PAGES: Final = "extract/site_memory/pages"
