@@ -1,0 +1,91 @@
+"""Training of the v5 candidate (``models.seqnet.SeqNet``): v4's loop plus the page-type loss.
+
+The batches, crops, loss weights, optimiser and epoch choice are ``models.train``'s, so the two
+recipes differ only in the net and the auxiliary task.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+
+import torch
+from scrapy_maintext.models.dataset import Example
+from scrapy_maintext.models.net import NetConfig
+from scrapy_maintext.models.seqnet import PAGE_TYPES, SeqNet
+from scrapy_maintext.models.train import (
+    LEARNING_RATE,
+    WEIGHT_DECAY,
+    Recipe,
+    batches,
+    make_batch,
+    validate,
+)
+from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
+
+logger = logging.getLogger(__name__)
+
+#: Weight of the page-type loss (mean over the batch's typed pages) beside the block loss.
+TYPE_WEIGHT = 0.2
+
+
+def type_labels(group: list[Example]) -> torch.Tensor:
+    """Class index of each page's type, -100 (ignored) for pages without one."""
+    index = {name: i for i, name in enumerate(PAGE_TYPES)}
+    return torch.tensor([index.get(ex.page_type, -100) for ex in group], dtype=torch.long)
+
+
+def _epoch(
+    model: SeqNet,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LRScheduler,
+    train: list[Example],
+    rng: random.Random,
+    recipe: Recipe,
+) -> float:
+    model.train()
+    total = 0.0
+    block_loss = torch.nn.BCEWithLogitsLoss(reduction="none")
+    type_loss = torch.nn.CrossEntropyLoss(ignore_index=-100)
+    for group in batches(train, rng):
+        batch = make_batch(group, rng, recipe)
+        if not bool(batch.weights.sum() > 0):
+            continue
+        logits, types = model.with_page_type(
+            batch.dense, batch.struct_ids, batch.word_ids, batch.pad_mask
+        )
+        loss = (block_loss(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
+        labels = type_labels(group)
+        if bool((labels >= 0).any()):
+            loss = loss + TYPE_WEIGHT * type_loss(types, labels)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        total += float(loss.detach())
+    return total
+
+
+def fit_seq(train: list[Example], val: list[Example], recipe: Recipe) -> SeqNet:
+    """A SeqNet trained as ``models.train.fit`` trains a BlockNet (best validation epoch)."""
+    rng = random.Random(recipe.seed)
+    torch.manual_seed(recipe.seed)
+    net = NetConfig(DENSE_SIZE, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
+    net.ff_dim = 2 * recipe.d_model
+    model = SeqNet(net)
+    opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
+    steps = recipe.epochs * len(batches(train, random.Random(0)))
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, LEARNING_RATE, total_steps=steps)
+    best, best_state = -1.0, None
+    for epoch in range(recipe.epochs):
+        t0 = time.time()
+        loss = _epoch(model, opt, sched, train, rng, recipe)
+        f1 = validate(model, val)
+        logger.info("epoch %d loss %.3f val F1 %.4f (%.0fs)", epoch, loss, f1, time.time() - t0)
+        if f1 > best:
+            best, best_state = f1, {k: v.clone() for k, v in model.state_dict().items()}
+    assert best_state is not None
+    model.load_state_dict(best_state)
+    return model.eval()
