@@ -46,7 +46,9 @@ from scrapy_maintext.neural.decision import DecodeParams, decide
 logger = logging.getLogger(__name__)
 
 MODERN = "wcxb-dev"
-RECIPES = ("v4", "v5")
+#: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
+#: page-type head); v4t: v4's net plus the page-type head only.
+RECIPES = ("v4", "v5", "v4t")
 
 
 def fold_of(site: str, folds: int) -> int:
@@ -82,7 +84,7 @@ def train_recipe(name: str, sets: FoldSets, epochs: int) -> torch.nn.Module:
     recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs)
     if name == "v4":
         return fit(sets.train, sets.val, recipe)
-    return fit_seq(sets.train, sets.val, recipe)
+    return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
 
 
 def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dict[str, Any]:

@@ -28,14 +28,20 @@ PAGE_TYPES = (
 
 
 class SeqNet(nn.Module):
-    def __init__(self, cfg: NetConfig) -> None:
+    """``recurrent=False`` keeps v4's convolution (v4 plus the page-type head only)."""
+
+    def __init__(self, cfg: NetConfig, recurrent: bool = True) -> None:
         super().__init__()
         self.cfg = cfg
         d = cfg.d_model
         self.emb = nn.Embedding(cfg.hash_size, cfg.embed_dim, padding_idx=0)
         self.dense = nn.Linear(cfg.dense_size, d)
         self.mix = nn.Linear(d + 2 * cfg.embed_dim, d)
-        self.gru = nn.GRU(d, d // 2, batch_first=True, bidirectional=True)
+        self.recurrent = recurrent
+        if recurrent:
+            self.gru = nn.GRU(d, d // 2, batch_first=True, bidirectional=True)
+        else:
+            self.conv = nn.Conv1d(d, d, cfg.conv_kernel, padding=cfg.conv_kernel // 2)
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, 1)
@@ -51,9 +57,13 @@ class SeqNet(nn.Module):
         """Block states (B, N, d); ``pad_mask`` (B, N) is True on padding (training only)."""
         feats = [torch.relu(self.dense(dense)), _pool(self.emb, struct_ids)]
         x = torch.relu(self.mix(torch.cat([*feats, _pool(self.emb, word_ids)], dim=-1)))
+        if pad_mask is not None:
+            x = x * (~pad_mask).to(torch.float32).unsqueeze(-1)
+        if not self.recurrent:
+            x = x + torch.relu(self.conv(x.transpose(1, 2)).transpose(1, 2))
+            return self._attend(x, pad_mask)
         if pad_mask is None:
             seq, _ = self.gru(x)
-            bias = x.new_zeros(1, 1, 1, 1)
         else:
             # Packed: the backward direction starts at each page's last block, as at run time.
             lengths = (~pad_mask).sum(dim=1).cpu()
@@ -64,8 +74,13 @@ class SeqNet(nn.Module):
             seq, _ = nn.utils.rnn.pad_packed_sequence(
                 out, batch_first=True, total_length=x.shape[1]
             )
+        return self._attend(x + seq, pad_mask)
+
+    def _attend(self, x: torch.Tensor, pad_mask: torch.Tensor | None) -> torch.Tensor:
+        if pad_mask is None:
+            bias = x.new_zeros(1, 1, 1, 1)
+        else:
             bias = (pad_mask.to(torch.float32) * -1e4)[:, None, None, :]
-        x = x + seq
         for layer in self.layers:
             x = layer(x, bias)
         return self.norm(x)

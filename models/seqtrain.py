@@ -68,13 +68,15 @@ def _epoch(
     return total
 
 
-def fit_seq(train: list[Example], val: list[Example], recipe: Recipe) -> SeqNet:
+def fit_seq(
+    train: list[Example], val: list[Example], recipe: Recipe, recurrent: bool = True
+) -> SeqNet:
     """A SeqNet trained as ``models.train.fit`` trains a BlockNet (best validation epoch)."""
     rng = random.Random(recipe.seed)
     torch.manual_seed(recipe.seed)
     net = NetConfig(DENSE_SIZE, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
     net.ff_dim = 2 * recipe.d_model
-    model = SeqNet(net)
+    model = SeqNet(net, recurrent)
     opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
     steps = recipe.epochs * len(batches(train, random.Random(0)))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, LEARNING_RATE, total_steps=steps)
