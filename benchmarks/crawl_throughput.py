@@ -3,7 +3,8 @@
 
     python -m benchmarks.crawl_throughput [--data ../shared/data] [--pages 400] [--articles 300]
         [--workers 1,2] [--rounds 2] [--engine auto] [-s NAME=VALUE ...]
-        [--compare html-bytes|site-memory] [--variant NAME:SETTING=VALUE ...] [--crawls-only]
+        [--compare html-bytes|site-memory|warc] [--variant NAME:SETTING=VALUE ...]
+        [--crawls-only]
 
 Pages: with ``--data``, the first ``--pages`` pages of real size of the developer data
 (``wcxb-dev``, at least 10 KB, never committed; ``benchmarks.common.load_pages``) served on
@@ -17,7 +18,9 @@ Setups: every worker count of ``--workers`` (``EXTRACT_WORKERS``) for every vari
 ``--compare`` or ``--variant`` there is one variant, the crawl as shipped; ``--compare
 html-bytes`` crawls with pages sent to the workers as text, as before (``DISCOVERY_HTML_BYTES=
 False`` and Scrapy's own ``MetaRefreshMiddleware``, which decodes every page), and as bytes, as
-shipped; ``--compare site-memory`` with ``SITE_MEMORY_ENABLED`` off and on; ``--variant
+shipped; ``--compare site-memory`` with ``SITE_MEMORY_ENABLED`` off and on; ``--compare
+warc`` without and with ``WARC_OUTPUT`` (a fresh folder per crawl; each crawl's line gives the
+WARC bytes per page sent to extraction, robots.txt, sitemaps and redirects included); ``--variant
 NAME:SETTING=VALUE`` (repeatable; the same NAME again adds a setting, ``NAME:`` alone is a
 variant without settings) defines variants of one's own. The first variant is the baseline of
 the ratios. ``-s NAME=VALUE`` applies to every crawl. All setups are crawled once per round,
@@ -97,6 +100,12 @@ COMPARISONS: dict[str, dict[str, dict[str, str]]] = {
     "site-memory": {
         "memory off": {"SITE_MEMORY_ENABLED": "False"},
         "memory on": {"SITE_MEMORY_ENABLED": "True"},
+    },
+    # The cost of the archive: every response written as WARC (a fresh folder per crawl, see
+    # crawl_round), against none.
+    "warc": {
+        "archive off": {},
+        "archive on": {"WARC_OUTPUT": "per-crawl"},
     },
 }
 SHIPPED = "as shipped"
@@ -261,7 +270,13 @@ def crawl_round(server: SiteServer, settings: dict[str, str], label: str) -> Cra
     # This process does nothing but serve the site while the crawl runs: its CPU is the
     # server's, which shares the cores with the crawl here and would not on a real site.
     started = time.process_time()
-    result = crawl(server, settings)
+    warc_bytes = None
+    if settings.get("WARC_OUTPUT"):
+        with tempfile.TemporaryDirectory(prefix="warc-") as folder:
+            result = crawl(server, {**settings, "WARC_OUTPUT": folder})
+            warc_bytes = sum(path.stat().st_size for path in Path(folder).iterdir())
+    else:
+        result = crawl(server, settings)
     server_ms = 1000 * (time.process_time() - started) / max(_pages(result), 1)
     line = (
         f"  {label}workers={settings['EXTRACT_WORKERS']}: {rate(result):.1f} pages/s, "
@@ -270,6 +285,8 @@ def crawl_round(server: SiteServer, settings: dict[str, str], label: str) -> Cra
     )
     if REMOVED_STAT in result.stats:
         line += f", site memory removed {result.stats[REMOVED_STAT]} blocks"
+    if warc_bytes is not None:
+        line += f", WARC {warc_bytes / max(_pages(result), 1) / 1024:.1f} KiB per page"
     print(line, flush=True)
     return result
 

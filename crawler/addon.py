@@ -33,9 +33,15 @@ DOWNLOADER_MIDDLEWARES = {
     # After HttpCompressionMiddleware (590) has decompressed the body, before anything that
     # decodes it (meta refresh at 580, the spiders).
     "scrapy_maintext.middlewares.charset.CharsetRepairMiddleware": 585,
+    # WARC_OUTPUT: next to the downloader (after DownloaderStats at 850 and the HTTP cache
+    # at 900), so every response is archived as received: before HttpCompressionMiddleware
+    # (590) decompresses it, RedirectMiddleware (600) follows it or retries replace it.
+    "scrapy_maintext.archive.extension.WarcCaptureMiddleware": 950,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
+    # WARC_OUTPUT: items get the location of their response's WARC record.
+    "scrapy_maintext.archive.extension.WarcProvenanceMiddleware": 650,
 }
 EXTENSIONS = {
     # Progress lines per site and the end-of-crawl report (CRAWL_REPORT_*).

@@ -19,7 +19,8 @@ class Block:
 
     kind: str
     text: str
-    #: Heading level (1-6) for ``head``; 0 otherwise.
+    #: Heading level (1-6) for ``head``; for ``item``, its depth below the outermost list
+    #: (0 for a top-level item); 0 otherwise.
     level: int = 0
     #: Cell texts for ``row`` (``text`` then holds them joined by " | ").
     cells: tuple[str, ...] = ()

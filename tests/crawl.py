@@ -9,10 +9,14 @@ a fresh process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,3 +93,25 @@ def run_crawl(
         items = [json.loads(line) for line in lines if line.strip()]
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return CrawlResult(items, stats, log, returncode)
+
+
+def kill_when(cmd: list[str], ready: Callable[[], bool], log: Path, timeout: float = 120) -> None:
+    """Run ``cmd`` (``scrapy crawl ...``) in a fresh process and SIGKILL it, and the
+    extraction workers of its process group, once ``ready()`` is true."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while not ready():
+                assert proc.poll() is None, log.read_text()[-3000:]
+                assert time.monotonic() < deadline, "the crawl did not get going"
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(30)
+        finally:
+            # Extraction workers of the killed crawl (they would exit on their own).
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)

@@ -34,6 +34,8 @@ def test_empty_project_gets_everything() -> None:
     assert settings.getdict("FEED_EXPORTERS") == {
         "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
         "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
+        "markdown": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
+        "md": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
     }
     downloader = _by_path(settings, "DOWNLOADER_MIDDLEWARES")
     assert downloader[ROBOTSTXT] is None
@@ -42,7 +44,11 @@ def test_empty_project_gets_everything() -> None:
     assert downloader["scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"] == 580
     assert downloader["scrapy_maintext.politeness.retry_after.RetryAfterMiddleware"] == 560
     spider = settings.getdict("SPIDER_MIDDLEWARES")
-    assert spider == {"scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600}
+    assert spider == {
+        "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,
+        "scrapy_maintext.archive.extension.WarcProvenanceMiddleware": 650,
+    }
+    assert downloader["scrapy_maintext.archive.extension.WarcCaptureMiddleware"] == 950
     assert settings.getbool("ROBOTSTXT_OBEY") is True
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == 1
     assert settings.getfloat("DOWNLOAD_DELAY") == 1.0

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +12,7 @@ import pytest
 from lxml import etree
 from scrapy_maintext.demo.site import SiteOptions
 
-from tests.crawl import NO_WAITS, ROOT, run_crawl
+from tests.crawl import NO_WAITS, kill_when, run_crawl
 from tests.schema import tei_errors
 from tests.sites import TestSiteServer
 
@@ -72,24 +67,7 @@ def _kill_point(server: TestSiteServer, expected: set[str], out: Path) -> bool:
 
 def _kill_after(cmd: list[str], server: TestSiteServer, expected: set[str], out: Path) -> None:
     """Run ``cmd`` and SIGKILL it (the crawl process only) at the kill point."""
-    log = out.with_suffix(".log")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while not _kill_point(server, expected, out):
-                assert proc.poll() is None, log.read_text()[-3000:]
-                assert time.monotonic() < deadline, "the crawl did not get going"
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(30)
-        finally:
-            # Extraction workers of the killed crawl (they would exit on their own).
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+    kill_when(cmd, lambda: _kill_point(server, expected, out), out.with_suffix(".log"))
 
 
 def _urls(path: Path, base_url: str) -> list[str]:

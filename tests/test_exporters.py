@@ -19,6 +19,7 @@ from lxml import etree
 from scrapy.exporters import BaseItemExporter, JsonItemExporter, JsonLinesItemExporter
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.exporters import TeiItemExporter, TxtItemExporter, build_tei
+from scrapy_maintext.exporters.markdown import MarkdownItemExporter
 from scrapy_maintext.exporters.tei import TEI_NS
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
 
@@ -62,6 +63,7 @@ def check_golden(name: str, output: bytes) -> None:
     [
         (TeiItemExporter, "corpus.xml"),
         (TxtItemExporter, "corpus.txt"),
+        (MarkdownItemExporter, "corpus.md"),
         (JsonLinesItemExporter, "corpus.jsonl"),
         (JsonItemExporter, "corpus.json"),
     ],

@@ -9,7 +9,6 @@ own spider gets a report whose planned, fetched and extracted pages make one fun
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import subprocess
@@ -28,6 +27,7 @@ from scrapy_maintext.distributed.components import INSTALL_EXTRA
 from scrapy_maintext.logformatter import PROGRESS, REPORT, ConsoleFilter, console_filter
 from scrapy_maintext.politeness.contact import ContactSettings, is_loopback
 from scrapy_maintext.report.extension import ReportSettings
+from scrapy_maintext.report.files import load_report
 from scrapy_maintext.vocabulary.settings import SETTINGS
 
 from tests import inprocess
@@ -271,7 +271,8 @@ def pages_site() -> Iterator[str]:
 
 
 def test_own_spiders_fetched_pages_are_planned(pages_site: str, tmp_path: Path) -> None:
-    report_path = tmp_path / "report.json"
+    # The add-on's report as an HTML page (the JSON report inside it).
+    report_path = tmp_path / "report.html"
     command = ["crawl", "pages", "-a", f"base={pages_site}", "-O", str(tmp_path / "items.jsonl")]
     for setting in (f"CRAWL_REPORT={report_path}", "EXTRACT_WORKERS=0", "LOG_LEVEL=INFO"):
         command += ["-s", setting]
@@ -279,7 +280,8 @@ def test_own_spiders_fetched_pages_are_planned(pages_site: str, tmp_path: Path) 
     returncode = inprocess.run_command(command, log_file, timeout=120, project=FOREIGN_PROJECT)
     log = log_file.read_text(encoding="utf-8", errors="replace")
     assert returncode == 0, log[-3000:]
-    (site,) = json.loads(report_path.read_text(encoding="utf-8"))["sites"]
+    (site,) = load_report(report_path)["sites"]
+    assert 'id="plot-funnel"' in report_path.read_text(encoding="utf-8")
     items = (tmp_path / "items.jsonl").read_text(encoding="utf-8").splitlines()
     # The index and the four pages it links to, each page exported or dropped.
     assert site["fetched"] == 5

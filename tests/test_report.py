@@ -75,3 +75,32 @@ def test_site_failures_name_what_happened_with_a_hint() -> None:
     )
     assert timeout.message == "no answer from a.example (took longer than 1.0 seconds)"
     assert robots_refusal(503, "a.example").reason == "robots_unavailable"
+
+
+def test_timeline_keeps_at_most_its_buckets_and_every_request() -> None:
+    from scrapy_maintext.report.sites import MAX_BUCKETS, Timeline
+
+    timeline = Timeline(start=100.0)
+    for second in range(0, 1000, 2):  # one request every 2 s for 1000 s
+        timeline.add("a", 100.0 + second)
+    timeline.add("b", 100.0 + 999.5)
+    assert timeline.width == 16.0  # 1 s doubled until 1000 s fit in MAX_BUCKETS buckets
+    assert len(timeline.counts["a"]) <= MAX_BUCKETS
+    assert sum(timeline.counts["a"]) == 500 and timeline.counts["a"][0] == 8
+    assert timeline.counts["b"] == [0] * 62 + [1]
+
+
+def test_site_report_counts_documents_and_gaps() -> None:
+    from scrapy_maintext.report.sites import engine_of, length_bin, month_of
+
+    report = SiteReport("https://a.example")
+    report.add_document(engine_of("trafilatura", "v4"), "x" * 300, "de", "2026-02-29")
+    report.add_document(engine_of("neural", "v4"), "x" * 40_000, None, "not a date")
+    for when in (10.0, 11.5, 12.0, 14.0):
+        report.add_request(when)
+    assert report.extracted == {"fallback": 1, "neural": 1}
+    assert report.languages == {"de": 1, "unknown": 1}
+    assert report.months == {"2026-02": 1, "unknown": 1}
+    assert report.text_lengths[length_bin(300)] == 1 and report.text_lengths[-1] == 1
+    assert (report.requests, report.min_gap) == (4, 0.5)
+    assert month_of("2026-13-01") == "unknown" and engine_of(None, None) == "none"

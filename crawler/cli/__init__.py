@@ -1,4 +1,5 @@
-"""``maintext``: crawl with the bundled spiders, extract files offline, run the demo.
+"""``maintext``: crawl with the bundled spiders, extract files offline, render a crawl report,
+run the demo.
 
 Also ``python -m scrapy_maintext``. Each subcommand has its own ``--help``.
 """
@@ -10,12 +11,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from scrapy_maintext.cli.outputs import OutputSpec
-from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_folder
-from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+from scrapy_maintext.cli import report as report_command
 
 if TYPE_CHECKING:
     from scrapy_maintext.cli.inputs import InputFile
+    from scrapy_maintext.cli.outputs import OutputSpec
 
 #: Settings of the bundled project, used by ``maintext crawl`` from any directory.
 SETTINGS_MODULE = "scrapy_maintext.settings"
@@ -28,15 +28,18 @@ spider arguments (-a NAME=VALUE):
 {feed_arguments}
 
 common Scrapy options (all of `scrapy crawl`'s are accepted; see `maintext crawl sitemap -h`):
-  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt, csv, xml)
+  -O FILE[:FORMAT]   write items to FILE, replacing it (formats: jsonl, json, tei, txt,
+                     markdown, csv, xml)
   -o FILE[:FORMAT]   append items to FILE
   -s NAME=VALUE      set a setting (CRAWLER_CONTACT, JOBDIR, EXTRACT_ENGINE, ... see README)
+  -s WARC_OUTPUT=DIR archive every response as WARC/1.1 in DIR (documents say where)
   -v, --verbose      Scrapy's whole log: settings, components, the stats dump
   -L, --loglevel LEVEL
                      DEBUG, INFO (Scrapy's whole log), WARNING or ERROR
 
 output: progress lines, warnings, errors and the end-of-crawl report (shown at every
-log level; -s CRAWL_REPORT=FILE also writes it as JSON).
+log level; -s CRAWL_REPORT=report.json also writes it as JSON, -s CRAWL_REPORT=report.html
+as one HTML page with plots).
 
 exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
 2 wrong arguments or a missing extra (one line says which; nothing is written).
@@ -53,9 +56,12 @@ inputs: HTML files (any name), directories (searched recursively for *.html, *.h
 *.xhtml, *.shtml, *.warc, *.warc.gz), WARC or WARC.gz files (HTML responses with status 2xx)
 and - for standard input (an HTML page or a WARC).
 
-output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei or txt (taken from the suffix when
-left out: .jsonl, .json, .xml, .txt), or -o DIR/[:FORMAT] for one file per document
-(tei, txt or json; default tei), named by a hash of the URL.
+output: -o FILE[:FORMAT] with FORMAT jsonl, json, tei, txt or markdown (taken from the
+suffix when left out: .jsonl, .json, .xml, .txt, .md), or -o DIR/[:FORMAT] for one file per
+document (tei, txt, json or md; default tei), named by a hash of the URL.
+
+A WARC's documents get its provenance: warc_file, warc_offset, warc_record_id,
+payload_digest, status and fetched_at (as a crawl with -s WARC_OUTPUT=DIR gives them).
 
 A document's URL comes from its WARC record, or from --base-url plus its path under the
 directory given, else it is the file's file:// URL. -o replaces an existing output; --resume
@@ -69,6 +75,7 @@ examples:
   maintext extract pages/ -o corpus.jsonl
   maintext extract crawl.warc.gz -o corpus.xml:tei --workers 8
   maintext extract site-mirror/ --base-url https://example.com -o docs/:txt --resume
+  maintext extract crawl.warc.gz -o corpus.jsonl --report report.html
   curl -s https://example.com/ | maintext extract - --base-url https://example.com/ -o page.jsonl
 """
 
@@ -85,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_crawl(commands)
     _add_extract(commands)
+    report_command.add_parser(commands)
     demo = commands.add_parser(
         "demo",
         help="crawl the bundled demo site, served on 127.0.0.1",
@@ -93,10 +101,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--out", default="demo-output", help="output folder (default: %(default)s)")
     demo.add_argument("--spider", choices=SPIDERS, default="sitemap", help="spider to run")
+    demo.add_argument(
+        "--report",
+        type=report_command.report_path,
+        metavar="FILE",
+        help="also write the crawl report: FILE.html (a page with plots) or FILE.json",
+    )
     return parser
 
 
 def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+
     epilog = _CRAWL_EPILOG.format(
         arguments=_forms(ARGUMENT_FORMS), feed_arguments=_forms(FEED_ARGUMENT_FORMS)
     )
@@ -115,6 +131,8 @@ def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from scrapy_maintext.extraction.options import ENGINES
+
     extract = commands.add_parser(
         "extract",
         help="extract main text from HTML files, directories and WARC archives",
@@ -135,7 +153,19 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add("--timeout", type=_seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
+    add(
+        "--site-memory",
+        action="store_true",
+        help="remove blocks repeated across a site's pages, as a crawl with "
+        "SITE_MEMORY_ENABLED=True does",
+    )
     add("--no-progress", action="store_true", help="no progress bar")
+    add(
+        "--report",
+        type=report_command.report_path,
+        metavar="FILE",
+        help="also write the crawl report: FILE.html (a page with plots) or FILE.json",
+    )
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
     add(
         "--model",
@@ -150,14 +180,21 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:
+        # Rendering a saved report needs neither Scrapy nor the extraction: it starts fast.
+        return report_command.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "crawl":
         return run_crawl(args.spider, args.scrapy_args, verbose=args.verbose)
     if args.command == "extract":
         return run_extract(args)
+    if args.command == "report":
+        return report_command.run(args)
     from scrapy_maintext.demo.__main__ import main as demo_main
 
-    return demo_main(["--out", args.out, "--spider", args.spider])
+    report = ["--report", args.report] if args.report else []
+    return demo_main(["--out", args.out, "--spider", args.spider, *report])
 
 
 def spider_arguments(scrapy_args: list[str]) -> dict[str, str]:
@@ -209,11 +246,21 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    return f"maintext crawl: error: {missing}" if missing else None
+    if missing:
+        return f"maintext crawl: error: {missing}"
+    from scrapy_maintext.archive.extension import WarcSettings
+
+    try:
+        WarcSettings.from_settings(settings)
+    except ValueError as exc:
+        return f"maintext crawl: error: {exc}"
+    return None
 
 
 def spider_help(spider: str) -> str:
     """What ``maintext crawl SPIDER -h`` shows before Scrapy's own list of options."""
+    from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
+
     forms = {**ARGUMENT_FORMS, **(FEED_ARGUMENT_FORMS if spider == "feed" else {})}
     return (
         f"usage: maintext crawl {spider} -a NAME=VALUE [-a ...] [-O FILE[:FORMAT]] "
@@ -246,7 +293,9 @@ def run_crawl(spider: str, scrapy_args: list[str], verbose: bool = False) -> int
 def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.extract import ExtractJob, run
     from scrapy_maintext.cli.inputs import InputOptions, expand
-    from scrapy_maintext.cli.outputs import OutputError
+    from scrapy_maintext.cli.outputs import OutputError, OutputSpec
+    from scrapy_maintext.extraction.options import ExtractOptions
+    from scrapy_maintext.site_memory.registry import SiteMemoriesOptions
 
     try:
         inputs = expand(args.inputs)
@@ -269,12 +318,17 @@ def run_extract(args: argparse.Namespace) -> int:
             resume=args.resume,
             keep_empty=args.keep_empty,
             progress=not args.no_progress and sys.stderr.isatty(),
+            site_memory=SiteMemoriesOptions() if args.site_memory else None,
         )
         summary = run(job)
     except (OSError, OutputError) as exc:
         print(f"maintext extract: error: {exc}", file=sys.stderr)
         return 2
     print(summary.line(job.output), file=sys.stderr)
+    if args.report and not report_command.write_extract_report(
+        summary.report_data(job), args.report
+    ):
+        return max(summary.exit_status, 1)
     return summary.exit_status
 
 
@@ -302,6 +356,8 @@ def _seconds(text: str) -> float:
 
 
 def _model(text: str) -> str | None:
+    from scrapy_maintext.extraction.options import model_folder
+
     try:
         return model_folder(text, "--model")
     except ValueError as exc:

@@ -27,8 +27,19 @@ from scrapy_maintext.cli.inputs import (
 from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
-from scrapy_maintext.extraction import ExtractOptions, extract
+from scrapy_maintext.extraction import ExtractOptions
+from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.worker import init_worker, report, warm_up
+from scrapy_maintext.report.header import run_header
+from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
+from scrapy_maintext.site_memory.registry import (
+    Decided,
+    Pending,
+    SiteMemories,
+    SiteMemoriesOptions,
+    site_key,
+)
+from scrapy_maintext.site_memory.stage import ITEM_FIELD as SITE_MEMORY_FIELD
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +49,8 @@ QUEUE_PER_WORKER = 4
 #: Workers are recycled after this many documents (lxml/onnxruntime memory growth), as
 #: in the crawl's extraction pool.
 MAX_TASKS_PER_WORKER = 500
+#: The report's site of documents without a host (files without --base-url).
+LOCAL_FILES = "local files"
 #: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
 
@@ -58,6 +71,9 @@ class ExtractJob:
     #: Also write documents without main text (with their ``reason``).
     keep_empty: bool = False
     progress: bool = True
+    #: ``--site-memory``: template blocks repeated across a site's pages removed, as a crawl
+    #: with ``SITE_MEMORY_ENABLED`` does (pages in input order; held for a site's warm-up).
+    site_memory: SiteMemoriesOptions | None = None
 
 
 @dataclass
@@ -70,6 +86,9 @@ class Summary:
     problems: InputProblems = field(default_factory=InputProblems)
     #: Stopped by Ctrl-C: what was written is complete and ``--resume`` goes on.
     interrupted: bool = False
+    #: The crawl report's numbers for this run (``--report``), one site per host.
+    report: RunReport = field(default_factory=RunReport)
+    model_versions: Counter[str] = field(default_factory=Counter)
 
     @property
     def exit_status(self) -> int:
@@ -97,11 +116,73 @@ class Summary:
             text += "; interrupted: the same command with --resume goes on"
         return text
 
+    def report_data(self, job: ExtractJob) -> dict[str, Any]:
+        """The crawl report of this run (``--report``): one site per host."""
+        settings = {
+            "engine": job.options.engine,
+            "model": job.options.model,
+            "workers": job.workers,
+            "timeout": job.timeout,
+            "resume": job.resume or None,
+            "keep_empty": job.keep_empty or None,
+        }
+        model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
+        self.report.header = run_header(settings, model)
+        return self.report.to_dict("interrupted" if self.interrupted else "finished")
+
 
 @dataclass
 class _Pending:
     source: SourceDocument
-    result: Future[Document] | Document
+    result: Future[Any] | Document | PageResult
+
+
+class _Sink:
+    """Where extracted documents go: straight to the writer, or first through the site
+    memory, which may hold a site's first pages until its warm-up (then written later)."""
+
+    def __init__(self, job: ExtractJob, writer: Writer, summary: Summary) -> None:
+        self.job, self.writer, self.summary = job, writer, summary
+        self.memories: SiteMemories[SourceDocument] | None = None
+        if job.site_memory is not None:
+            self.memories = SiteMemories(job.site_memory)
+
+    def put(self, source: SourceDocument, result: PageResult) -> None:
+        if self.memories is None:
+            self._write(source, result.doc, None)
+            return
+        size = len(source.html)
+        pending = Pending(site_key(source.url), result.doc, result.signatures, source, size)
+        self._decided(self.memories.arrive(pending))
+
+    def flush(self) -> None:
+        if self.memories is not None:
+            self._decided(self.memories.flush())
+
+    def _decided(self, decided: list[Decided[SourceDocument]]) -> None:
+        for item in decided:
+            self._write(item.pending.token, item.pending.doc, item.outcome.removed)
+
+    def _write(self, source: SourceDocument, doc: Document, removed: int | None) -> None:
+        site = self.summary.report.site(site_of_url(source.url, LOCAL_FILES))
+        if not doc.text.strip() and not self.job.keep_empty:
+            failure = doc.reason or "no-main-text"
+            self.summary.skipped[failure] += 1
+            site.dropped[failure] += 1
+            return
+        record = doc.to_dict()
+        record["url"] = source.url or None
+        record["source"] = source.source
+        record.update(source.provenance)
+        if removed is not None:
+            record[SITE_MEMORY_FIELD] = removed
+        self.writer.write(record)
+        self.summary.written += 1
+        site.add_document(
+            engine_of(doc.extractor, doc.model_version), doc.text, doc.language, doc.date
+        )
+        if doc.model_version:
+            self.summary.model_versions[doc.model_version] += 1
 
 
 def run(job: ExtractJob) -> Summary:
@@ -128,6 +209,7 @@ def run(job: ExtractJob) -> Summary:
 
 
 def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, bar: Any) -> None:
+    sink = _Sink(job, writer, summary)
     queue: deque[_Pending] = deque()
     limit = max(job.workers, 1) * QUEUE_PER_WORKER
     for source in read_inputs(job.inputs, job.input_options, summary.problems):
@@ -138,9 +220,10 @@ def _extract_all(job: ExtractJob, writer: Writer, pool: Any, summary: Summary, b
             continue
         queue.append(_Pending(source, _submit(pool, source, job)))
         while len(queue) >= limit:
-            _finish(queue.popleft(), writer, job, summary, bar)
+            _finish(queue.popleft(), sink, summary, bar)
     while queue:
-        _finish(queue.popleft(), writer, job, summary, bar)
+        _finish(queue.popleft(), sink, summary, bar)
+    sink.flush()
 
 
 def _check_model(job: ExtractJob, pool: Any) -> None:
@@ -165,42 +248,46 @@ def _pool(job: ExtractJob) -> Any:
     )
 
 
-def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Document] | Document:
+def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Any] | PageResult:
     url = source.url or None
+    # The site memory learns from each page's block signatures (as the crawl's workers
+    # return them); without it, the page alone.
+    signatures = job.site_memory is not None
     if pool is None:
-        return extract(source.html, url, job.options)
-    future: Future[Document] = pool.schedule(
-        extract, args=(source.html, url, job.options), timeout=job.timeout
+        return extract_page(source.html, url, job.options, signatures)
+    future: Future[Any] = pool.schedule(
+        extract_page, args=(source.html, url, job.options, signatures), timeout=job.timeout
     )
     return future
 
 
-def _finish(pending: _Pending, writer: Writer, job: ExtractJob, summary: Summary, bar: Any) -> None:
+def _finish(pending: _Pending, sink: _Sink, summary: Summary, bar: Any) -> None:
     bar.update(1)
-    doc = _result(pending, summary)
-    if doc is None:
-        return
-    if not doc.text.strip() and not job.keep_empty:
-        summary.skipped[doc.reason or "no-main-text"] += 1
-        return
-    record = doc.to_dict()
-    record["url"] = pending.source.url or None
-    record["source"] = pending.source.source
-    writer.write(record)
-    summary.written += 1
+    site = summary.report.site(site_of_url(pending.source.url, LOCAL_FILES))
+    site.planned += 1
+    site.fetched += 1
+    result = _result(pending, summary, site)
+    if result is not None:
+        sink.put(pending.source, result)
 
 
-def _result(pending: _Pending, summary: Summary) -> Document | None:
-    if isinstance(pending.result, Document):
+def _result(pending: _Pending, summary: Summary, site: SiteReport) -> PageResult | None:
+    if isinstance(pending.result, PageResult):
         return pending.result
+    if isinstance(pending.result, Document):
+        return PageResult(pending.result)
     try:
-        return pending.result.result()
+        result: PageResult = pending.result.result()
     except FutureTimeout:
         summary.skipped["timeout"] += 1
+        site.dropped["timeout"] += 1
         logger.warning("Extraction timed out: %s", pending.source.source)
     except Exception as exc:
         summary.skipped["error"] += 1
+        site.dropped["error"] += 1
         logger.warning("Extraction failed (%s): %s", type(exc).__name__, pending.source.source)
+    else:
+        return result
     return None
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
+from scrapy_maintext.archive.provenance import Provenance, bare_record_id
+
 logger = logging.getLogger(__name__)
 
 #: Files a directory walk picks up (an explicitly named file is read whatever its name).
@@ -35,6 +37,9 @@ class SourceDocument:
     #: Where it came from: a file path, or ``file.warc.gz#urn:uuid:...`` (the record's
     #: WARC-Record-ID, without the angle brackets the header puts around it).
     source: str
+    #: A WARC record's provenance fields (``warc_file``, ``warc_offset``, ...), as a crawl
+    #: with ``WARC_OUTPUT`` gives its documents; empty for other inputs.
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,7 +115,8 @@ def iter_documents(
             yield from _stdin_documents(options, problems)
         elif is_warc_name(item.path):
             with item.path.open("rb") as handle:
-                yield from warc_documents(handle, display_path(item.path), problems)
+                name = display_path(item.path)
+                yield from warc_documents(handle, name, problems, item.path.name)
         else:
             url = file_url(item.path, item.root, options)
             yield SourceDocument(url, item.path.read_bytes(), display_path(item.path))
@@ -135,17 +141,19 @@ def looks_like_warc(data: bytes) -> bool:
 
 
 def warc_documents(
-    stream: IO[bytes], name: str, problems: InputProblems
+    stream: IO[bytes], name: str, problems: InputProblems, file_name: str = "-"
 ) -> Iterator[SourceDocument]:
-    """HTML responses of a WARC (``response`` records with a 2xx HTML payload)."""
+    """HTML responses of a WARC (``response`` records with a 2xx HTML payload); their
+    provenance names the file ``file_name``."""
     from warcio.archiveiterator import ArchiveIterator
 
     records = 0
     try:
-        for record in ArchiveIterator(stream):
+        iterator = ArchiveIterator(stream)
+        for record in iterator:
             # warcio reads about anything as an ARC record; only WARC records count.
             records += record.format.startswith("warc")
-            document = _warc_document(record, name)
+            document = _warc_document(record, name, iterator, file_name)
             if document is None:
                 continue
             if getattr(record.raw_stream, "limit", 0):
@@ -175,21 +183,22 @@ def _is_html_response(record: Any) -> bool:
     return str(http.get_statuscode()).startswith("2") and ctype in (*HTML_CONTENT_TYPES, "")
 
 
-def _warc_document(record: Any, name: str) -> SourceDocument | None:
+def _warc_document(record: Any, name: str, iterator: Any, file_name: str) -> SourceDocument | None:
     if not _is_html_response(record):
         return None
     url = record.rec_headers.get_header("WARC-Target-URI") or ""
     record_id = record_id_of(record) or url
     body = record.content_stream().read()
-    return SourceDocument(url, decode_payload(record, body), f"{name}#{record_id}")
+    # Asked once the payload is read (warcio reads the record's end to answer).
+    provenance = Provenance.of_record(record, file_name, iterator.get_record_offset())
+    return SourceDocument(
+        url, decode_payload(record, body), f"{name}#{record_id}", provenance.to_dict()
+    )
 
 
 def record_id_of(record: Any) -> str:
     """The record's WARC-Record-ID as a plain URI: ``<urn:uuid:...>`` is ``urn:uuid:...``."""
-    record_id = (record.rec_headers.get_header("WARC-Record-ID") or "").strip()
-    if record_id.startswith("<") and record_id.endswith(">"):
-        return record_id[1:-1].strip()
-    return record_id
+    return bare_record_id(record.rec_headers.get_header("WARC-Record-ID") or "")
 
 
 def decode_payload(record: Any, body: bytes) -> str | bytes:

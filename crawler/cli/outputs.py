@@ -1,4 +1,5 @@
-"""Where ``maintext extract`` writes: one corpus file (jsonl, json, tei, txt) or a directory.
+"""Where ``maintext extract`` writes: one corpus file (jsonl, json, tei, txt, markdown) or a
+directory.
 
 The formats are the crawl's own (the same Scrapy exporters), so offline and crawled corpora
 mix. ``--resume`` reads what an earlier run wrote, cuts off a document a kill left half
@@ -17,18 +18,23 @@ from typing import Any, BinaryIO, Protocol
 from scrapy.exporters import BaseItemExporter, JsonItemExporter, JsonLinesItemExporter
 from scrapy_maintext.exporters.docdir import FORMATS as DIRECTORY_FORMATS
 from scrapy_maintext.exporters.docdir import file_name, render, write_atomic
+from scrapy_maintext.exporters.markdown import MarkdownItemExporter, section_starts
 from scrapy_maintext.exporters.tei import TeiItemExporter
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR, TxtItemExporter
 
-STREAM_FORMATS = ("jsonl", "json", "tei", "txt")
+STREAM_FORMATS = ("jsonl", "json", "tei", "txt", "markdown")
 _SUFFIX_FORMATS = {".jsonl": "jsonl", ".jl": "jsonl", ".json": "json", ".xml": "tei"}
-_SUFFIX_FORMATS |= {".tei": "tei", ".txt": "txt"}
+_SUFFIX_FORMATS |= {".tei": "tei", ".txt": "txt", ".md": "markdown"}
 _FORMAT_ALIASES = {"jsonlines": "jsonl", "xml": "tei"}
+#: ``md`` is the corpus file's ``markdown``; for a directory, ``markdown`` is its ``md``.
+_STREAM_ALIASES = {"md": "markdown"}
+_DIRECTORY_ALIASES = {"markdown": "md"}
 _TEI_URL = re.compile(rb'<idno type="URL">([^<]*)</idno>')
 _TEI_END = b"</TEI>\n"
 _TEI_HEADER_END = b"</teiHeader>\n"
 _TXT_SEPARATOR = DOCUMENT_SEPARATOR.encode("utf-8")
 _TXT_URL = re.compile(rb"^URL: (.*)$", re.M)
+_MD_URL = re.compile(rb"^URL: <(.*)>\\?$", re.M)
 
 
 class OutputError(ValueError):
@@ -50,12 +56,12 @@ class OutputSpec:
         path = Path(path_text)
         per_document = path_text.endswith(("/", "\\")) or path.is_dir()
         if per_document:
-            fmt = fmt or "tei"
+            fmt = _DIRECTORY_ALIASES.get(fmt, fmt) or "tei"
             if fmt not in DIRECTORY_FORMATS:
                 formats = ", ".join(DIRECTORY_FORMATS)
                 raise OutputError(f"{value}: one file per document is one of {formats}")
         else:
-            fmt = fmt or _SUFFIX_FORMATS.get(path.suffix.lower(), "")
+            fmt = _STREAM_ALIASES.get(fmt, fmt) or _SUFFIX_FORMATS.get(path.suffix.lower(), "")
             if fmt not in STREAM_FORMATS:
                 raise OutputError(f"{value}: give a format, PATH:{'|'.join(STREAM_FORMATS)}")
         return cls(path, fmt, per_document)
@@ -149,6 +155,8 @@ def _exporter(fmt: str, file: BinaryIO) -> BaseItemExporter:
         return JsonItemExporter(file, encoding="utf-8", indent=0)  # type: ignore[arg-type]
     if fmt == "tei":
         return TeiItemExporter(file)
+    if fmt == "markdown":
+        return MarkdownItemExporter(file, encoding="utf-8")
     return TxtItemExporter(file, encoding="utf-8")
 
 
@@ -156,6 +164,7 @@ def scan(path: Path, fmt: str) -> ResumePoint:
     """Read an earlier output for ``--resume``; a half-written last document is dropped."""
     data = path.read_bytes()
     scanners = {"jsonl": _scan_jsonl, "json": _scan_json, "tei": _scan_tei, "txt": _scan_txt}
+    scanners["markdown"] = _scan_markdown
     return scanners[fmt](data, path)
 
 
@@ -221,3 +230,14 @@ def _scan_txt(data: bytes, path: Path) -> ResumePoint:
     head = data[:offset]
     urls = {m.decode("utf-8", "replace").strip() for m in _TXT_URL.findall(head)}
     return ResumePoint(urls=urls, offset=offset, started=True, count=head.count(_TXT_SEPARATOR))
+
+
+def _scan_markdown(data: bytes, path: Path) -> ResumePoint:
+    starts = section_starts(data)
+    if not starts:
+        return ResumePoint(started=True)
+    # The last section is complete when the file ends with its closing blank line.
+    offset = len(data) if data.endswith(b"\n\n") else starts[-1]
+    head = data[:offset]
+    urls = {m.decode("utf-8", "replace") for m in _MD_URL.findall(head)}
+    return ResumePoint(urls=urls, offset=offset, started=True, count=len(section_starts(head)))

@@ -21,7 +21,7 @@ from scrapy_maintext.demo.site import SiteOptions
 DEMO_CRAWL_DELAY = 0.5
 
 
-def _crawl_command(base_url: str, out: Path, spider: str) -> list[str]:
+def _crawl_command(base_url: str, out: Path, spider: str, report: Path | None) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -40,6 +40,7 @@ def _crawl_command(base_url: str, out: Path, spider: str) -> list[str]:
         "DOWNLOAD_DELAY=0.25",
         "-s",
         "LOG_LEVEL=WARNING",
+        *(["-s", f"CRAWL_REPORT={report}"] if report else []),
     ]
 
 
@@ -47,13 +48,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("demo-output"))
     parser.add_argument("--spider", choices=("sitemap", "feed"), default="sitemap")
+    parser.add_argument(
+        "--report", type=Path, help="also write the crawl report (report.html or report.json)"
+    )
     args = parser.parse_args(argv)
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "scrapy_maintext.settings"}
     with SiteServer(SiteOptions(crawl_delay=DEMO_CRAWL_DELAY)) as server:
         print(f"Demo site serving on {server.base_url}; crawling it politely ...", flush=True)
-        proc = subprocess.run(_crawl_command(server.base_url, out, args.spider), env=env)
+        proc = subprocess.run(
+            _crawl_command(
+                server.base_url, out, args.spider, args.report and args.report.resolve()
+            ),
+            env=env,
+        )
     if proc.returncode != 0:
         return proc.returncode
     items = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
@@ -62,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(items)} documents written to:")
     for name in ("items.jsonl", "corpus.xml", "corpus.txt"):
         print(f"  {out / name}")
+    if args.report:
+        print(f"Crawl report: {args.report.resolve()}")
     return 0
 
 

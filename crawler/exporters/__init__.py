@@ -1,4 +1,4 @@
-"""Scrapy feed exporters (``tei``, ``txt``) and a one-file-per-document pipeline."""
+"""Scrapy feed exporters (``tei``, ``txt``, ``markdown``) and a one-file-per-document pipeline."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from scrapy_maintext.exporters.txt import TxtItemExporter, format_document
 FEED_EXPORTERS = {
     "tei": "scrapy_maintext.exporters.tei.TeiItemExporter",
     "txt": "scrapy_maintext.exporters.txt.TxtItemExporter",
+    # ``-O corpus.md:markdown``; ``-O corpus.md`` names the format by the suffix.
+    "markdown": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
+    "md": "scrapy_maintext.exporters.markdown.MarkdownItemExporter",
 }
 
 __all__ = [

@@ -1,7 +1,7 @@
 """``DocDirPipeline``: also write each document to its own file in a directory.
 
 Corpus tools often want one file per document; ``DOCDIR_PATH`` turns this on, with
-``DOCDIR_FORMAT`` tei / txt / json and files named by a hash of the URL (or by the
+``DOCDIR_FORMAT`` tei / txt / json / md and files named by a hash of the URL (or by the
 fingerprint, so that identical texts share a file).
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import BaseSettings
+from scrapy_maintext.exporters.markdown import markdown_document
 from scrapy_maintext.exporters.records import to_record
 from scrapy_maintext.exporters.tei import tei_bytes
 from scrapy_maintext.exporters.txt import format_document
@@ -27,9 +28,9 @@ from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
 
-FORMATS = ("tei", "txt", "json")
+FORMATS = ("tei", "txt", "json", "md")
 NAMINGS = ("url", "fingerprint")
-_EXTENSIONS = {"tei": ".xml", "txt": ".txt", "json": ".json"}
+_EXTENSIONS = {"tei": ".xml", "txt": ".txt", "json": ".json", "md": ".md"}
 #: Hex digits of SHA-256 kept in URL-hash file names: 128 bits, no collisions in practice.
 URL_HASH_DIGITS = 32
 
@@ -57,11 +58,13 @@ class DocDirConfig:
 
 
 def render(item: Any, fmt: str) -> bytes:
-    """One document in ``fmt`` (tei, txt or json)."""
+    """One document in ``fmt`` (tei, txt, json or md)."""
     if fmt == "tei":
         return tei_bytes(item)
     if fmt == "txt":
         return format_document(item).encode("utf-8")
+    if fmt == "md":
+        return markdown_document(item).encode("utf-8")
     record = to_record(item)
     record["body"] = [block.to_dict() for block in record["body"]]
     return json.dumps(record, ensure_ascii=False, indent=2, default=str).encode("utf-8") + b"\n"

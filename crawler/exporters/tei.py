@@ -109,6 +109,38 @@ def _build_source(bibl: Any, record: dict[str, Any]) -> None:
         _el(bibl, "idno", record["url"], type="URL")
     if record.get("image"):
         _el(bibl, "idno", record["image"], type="image")
+    _build_provenance(bibl, record)
+
+
+#: Provenance fields (WARC_OUTPUT, or ``maintext extract`` of a WARC) as ``<idno>`` types.
+PROVENANCE_IDNOS = (
+    ("warc_file", "WARC-file"),
+    ("warc_offset", "WARC-offset"),
+    ("warc_record_id", "WARC-Record-ID"),
+    ("payload_digest", "WARC-Payload-Digest"),
+)
+
+
+def _build_provenance(bibl: Any, record: dict[str, Any]) -> None:
+    """Where the document came from: its WARC record, the fetch time and HTTP status."""
+    for key, kind in PROVENANCE_IDNOS:
+        if record.get(key) not in (None, ""):
+            _el(bibl, "idno", str(record[key]), type=kind)
+    fetched = record.get("fetched_at")
+    if isinstance(fetched, str) and fetched:
+        date = _el(bibl, "date", fetched, type="fetched")
+        if _is_datetime(fetched):
+            date.set("when", fetched)
+    if record.get("status") not in (None, ""):
+        _el(bibl, "note", str(record["status"]), type="http-status")
+
+
+def _is_datetime(value: str) -> bool:
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return moment.tzinfo is not None and "T" in value
 
 
 def _build_encoding(desc: Any, record: dict[str, Any]) -> None:

@@ -47,10 +47,13 @@ def format_document(item: Any) -> str:
 class TxtItemExporter(BaseItemExporter):
     """Feed exporter ``txt``: documents one after another, each with its header."""
 
+    #: One document as text (the Markdown exporter renders its own way).
+    render = staticmethod(format_document)
+
     def __init__(self, file: BinaryIO, **kwargs: Any) -> None:
         super().__init__(dont_fail=True, **kwargs)
         self.file = file
         self.text_encoding: str = self.encoding or "utf-8"
 
     def export_item(self, item: Any) -> None:
-        self.file.write(format_document(item).encode(self.text_encoding, errors="replace"))
+        self.file.write(self.render(item).encode(self.text_encoding, errors="replace"))

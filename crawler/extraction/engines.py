@@ -273,14 +273,15 @@ def _convert(element: Any, out: list[Block]) -> None:
         out.append(Block("p", _text(element)))
 
 
-def _convert_list(element: Any, out: list[Block]) -> None:
+def _convert_list(element: Any, out: list[Block], depth: int = 0) -> None:
     for item in element.iterchildren("item"):
         nested = list(item.iterchildren("list"))
         for sub in nested:
             item.remove(sub)
-        out.append(Block("item", _text(item)))
+        # The item's depth below the outermost list (Markdown nests by it).
+        out.append(Block("item", _text(item), level=depth))
         for sub in nested:
-            _convert_list(sub, out)
+            _convert_list(sub, out, depth + 1)
 
 
 def _text(element: Any) -> str:

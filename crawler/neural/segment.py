@@ -109,6 +109,8 @@ BLOCK_TAGS = frozenset(
 _ROW_INNER_OK = frozenset({"td", "th"})
 _NESTED_IN_ROW = tuple(sorted(BLOCK_TAGS - _ROW_INNER_OK))
 
+#: Lists, whose nesting gives an item its depth.
+_LIST_TAGS = frozenset({"ul", "ol", "dl", "menu"})
 #: Tags that give their kind to the text below them.
 _KIND_OF_TAG = {
     "li": "item",
@@ -166,7 +168,12 @@ class RawBlock:
     hidden: bool = False
 
     def to_block(self) -> Block:
-        return Block(kind=self.kind, text=self.text, level=self.level, cells=self.cells)
+        level = self.level
+        if self.kind == "item":
+            # An item's depth below the outermost list, for the output only (the features
+            # read ``self.level``, 0 for items).
+            level = max(sum(1 for c in self.path if c.tag in _LIST_TAGS) - 1, 0)
+        return Block(kind=self.kind, text=self.text, level=level, cells=self.cells)
 
 
 @dataclass

@@ -34,6 +34,8 @@ class ExtractConfig:
     jobdir: str | None
     gc_freeze: bool
     dedup_store: str | None
+    #: EXTRACT_MARKDOWN: items also get a ``markdown`` field.
+    markdown: bool = False
 
     @property
     def engine(self) -> str:
@@ -75,6 +77,7 @@ class ExtractConfig:
             jobdir=settings.get("JOBDIR") or None,
             gc_freeze=setting(settings, "EXTRACT_GC_FREEZE"),
             dedup_store=setting(settings, "EXTRACT_DEDUP_STORE"),
+            markdown=setting(settings, "EXTRACT_MARKDOWN"),
         )
 
 

@@ -7,12 +7,15 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy_maintext.document import Document
+from scrapy_maintext.exporters.markdown import markdown_body
 from scrapy_maintext.pipelines.config import ExtractConfig
 
 #: Item field with the character encoding of a bytes ``html`` field (the crawl's
 #: ``response.encoding``); without it, bytes are sniffed like any other body.
 ENCODING_FIELD = "encoding"
 
+#: Item field of the text as Markdown (EXTRACT_MARKDOWN).
+MARKDOWN_FIELD = "markdown"
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
@@ -32,6 +35,9 @@ def merge_document(
     """
     adapter = ItemAdapter(item)
     values = {**_document_fields(adapter, doc, config), **(extra or {})}
+    if config.markdown:
+        # The body only, headings at their own levels (title and URL are fields already).
+        values[MARKDOWN_FIELD] = markdown_body(doc.body)
     if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
         # A typed item (scrapy.Item, dataclass) without the Document fields cannot
         # hold them; a dict keeps every field the item had.

@@ -2,8 +2,11 @@
 
 Every ``CRAWL_REPORT_INTERVAL`` seconds, one INFO line per active site (planned, fetched,
 extracted, dropped, ETA); at the end, a table per site (planned, fetched, skipped by reason,
-extracted by engine, dropped by reason, mean text length), also written as JSON to
-``CRAWL_REPORT``. Sites are the discovery spiders' sites, else the host of each URL.
+extracted by engine, dropped by reason, mean text length), also written to ``CRAWL_REPORT``:
+JSON, or for a ``.html`` path one standalone HTML page with plots (:mod:`.html`). The numbers
+are those of :mod:`.sites`; this module only feeds them from Scrapy's signals, also when the
+crawl stops early (Ctrl-C, ``CLOSESPIDER_*``, errors: Scrapy closes the spider all the same).
+Sites are the discovery spiders' sites, else the host of each URL.
 
 The discovery spiders plan their pages; for a spider without a plan of its own (a
 project's spider using the add-on), every page it fetched counts as planned, so that
@@ -14,12 +17,11 @@ without ``-v``, the report at every log level.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,11 +31,18 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
-from scrapy_maintext.vocabulary.names import Meta, Signal
+from scrapy_maintext.report.files import write_report
+from scrapy_maintext.report.header import command_line, run_header, shown_settings
+from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
+from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import drop_reason
 from scrapy_maintext.vocabulary.settings import setting
-from twisted.internet import task
+from twisted.internet import task, threads
+
+__all__ = ["CrawlReport", "ReportSettings", "SiteReport", "format_report", "format_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +58,7 @@ class ReportSettings:
     enabled: bool
     #: Seconds between progress lines; 0 turns them off (the final report stays).
     interval: float
-    #: Where to write the final report as JSON ("" for nowhere).
+    #: Where to write the final report: JSON, or HTML for ``.html`` ("" for nowhere).
     path: str
     #: Scrapy's JOBDIR ("" without): where a stopped crawl keeps what is left.
     jobdir: str
@@ -64,52 +73,6 @@ class ReportSettings:
         )
 
 
-@dataclass
-class SiteReport:
-    """What happened to one site's pages."""
-
-    site: str
-    planned: int = 0
-    fetched: int = 0
-    skipped: Counter[str] = field(default_factory=Counter)
-    extracted: Counter[str] = field(default_factory=Counter)
-    dropped: Counter[str] = field(default_factory=Counter)
-    #: URLs discovery found but did not plan (off-site, older than ``since``, ...).
-    not_planned: Counter[str] = field(default_factory=Counter)
-    text_chars: int = 0
-    failure: str | None = None
-    first_seen: float = field(default_factory=time.monotonic)
-
-    @property
-    def done(self) -> int:
-        return (
-            sum(self.extracted.values()) + sum(self.dropped.values()) + sum(self.skipped.values())
-        )
-
-    def mean_text_length(self) -> int:
-        count = sum(self.extracted.values())
-        return round(self.text_chars / count) if count else 0
-
-    def eta_seconds(self, now: float) -> float | None:
-        remaining = self.planned - self.done
-        elapsed = now - self.first_seen
-        if remaining <= 0 or self.done == 0 or elapsed <= 0:
-            return None
-        return remaining * elapsed / self.done
-
-    def to_dict(self) -> dict[str, Any]:
-        counters = ("skipped", "extracted", "dropped", "not_planned")
-        data: dict[str, Any] = {
-            "site": self.site,
-            "planned": self.planned,
-            "fetched": self.fetched,
-            **{name: dict(sorted(getattr(self, name).items())) for name in counters},
-            "mean_text_length": self.mean_text_length(),
-            "failure": self.failure,
-        }
-        return data
-
-
 def format_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -122,8 +85,11 @@ def site_of_request(request: Request | None, url: str = "") -> str:
     """The spider's site (meta ``site``), else scheme and host of the URL."""
     if request is not None and request.meta.get(Meta.SITE):
         return str(request.meta[Meta.SITE])
-    parts = urlsplit(url or (request.url if request is not None else ""))
-    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "-"
+    return site_of_url(url or (request.url if request is not None else ""))
+
+
+def spider_name(crawler: Crawler) -> str:
+    return str(getattr(crawler.spider, "name", "") or "")
 
 
 def _is_discovery(request: Request) -> bool:
@@ -149,15 +115,20 @@ class CrawlReport:
         self.config = ReportSettings.from_settings(crawler.settings)
         if not self.config.enabled:
             raise NotConfigured("CRAWL_REPORT_ENABLED is off")
-        self.sites: dict[str, SiteReport] = {}
+        self.run = RunReport()
+        self.model_versions: Counter[str] = Counter()
         self.loop: task.LoopingCall | None = None
         #: Whether the spider plans its pages (else fetched pages count as planned).
         self.spider_plans = False
         self._last_line: dict[str, tuple[int, int]] = {}
+        #: Downloads already counted when their headers came (ids of their requests).
+        self._counted: set[int] = set()
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
         connect(self.spider_closed, signal=signals.spider_closed)
         connect(self.response_received, signal=signals.response_received)
+        connect(self.headers_received, signal=signals.headers_received)
+        connect(self.request_left_downloader, signal=signals.request_left_downloader)
         connect(self.item_scraped, signal=signals.item_scraped)
         connect(self.item_dropped, signal=signals.item_dropped)
         connect(self.page_skipped, signal=Signal.PAGE_SKIPPED)
@@ -166,10 +137,12 @@ class CrawlReport:
     def from_crawler(cls, crawler: Crawler) -> CrawlReport:
         return cls(crawler)
 
+    @property
+    def sites(self) -> dict[str, SiteReport]:
+        return self.run.sites
+
     def site(self, key: str) -> SiteReport:
-        if key not in self.sites:
-            self.sites[key] = SiteReport(key)
-        return self.sites[key]
+        return self.run.site(key)
 
     def spider_opened(self, spider: Spider) -> None:
         self.spider_plans = spider_plan(spider) is not None
@@ -182,15 +155,56 @@ class CrawlReport:
             return
         report = self.site(site_of_request(request))
         report.fetched += 1
+        report.statuses[str(response.status)] += 1
         if not self.spider_plans:
             report.planned += 1
+
+    def headers_received(
+        self, headers: Any, body_length: Any, request: Request, spider: Spider
+    ) -> None:
+        """A download, at the time it was sent: now less its download latency, which Scrapy
+        has just measured (monotonic) in the same callback chain, so a busy reactor does not
+        shift it."""
+        latency = request.meta.get("download_latency")
+        if isinstance(latency, (int, float)):
+            self._counted.add(id(request))
+            self._add_download(request, time.monotonic() - latency)
+
+    def request_left_downloader(self, request: Request, spider: Spider) -> None:
+        """Every download (pages, robots.txt, sitemaps, retries); those without headers
+        (timeouts, refused connections) are counted now, when they ended, and left out of
+        the site's gaps (their send time is not known)."""
+        if id(request) in self._counted:
+            self._counted.discard(id(request))
+            return
+        self._add_download(request, time.monotonic(), exact=False)
+
+    def _add_download(self, request: Request, sent: float, exact: bool = True) -> None:
+        key = self._site_of_download(request)
+        self.run.add_request(key, sent, exact)
+        slot_key = scrapy_internals.slot_key(self.crawler, request)
+        slot = scrapy_internals.live_slot(self.crawler, slot_key)
+        if slot is not None:
+            self.site(key).delay = slot.delay
+
+    def _site_of_download(self, request: Request) -> str:
+        """The site of a download; a request without a site (Scrapy's own robots.txt)
+        belongs to the known site of its host, if there is one."""
+        key = site_of_request(request)
+        if key in self.sites or request.meta.get(Meta.SITE):
+            return key
+        netloc = urlsplit(request.url).netloc
+        known = [*self.sites, *(spider_plan(self.crawler.spider) or {})]
+        return next((site for site in known if urlsplit(site).netloc == netloc), key)
 
     def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
         report = self.site(site_of_request(getattr(response, "request", None), response.url))
         get = item.get if hasattr(item, "get") else lambda key: None
-        report.extracted[str(get("extractor") or "none")] += 1
-        text = get("text")
-        report.text_chars += len(text) if isinstance(text, str) else 0
+        version = get("model_version")
+        if version:
+            self.model_versions[str(version)] += 1
+        engine = engine_of(get("extractor"), version)
+        report.add_document(engine, get("text"), get("language"), get("date"))
 
     def item_dropped(
         self, item: Any, response: Response | None, exception: BaseException, spider: Spider
@@ -232,26 +246,59 @@ class CrawlReport:
                 extra=PROGRESS,
             )
 
-    def spider_closed(self, spider: Spider, reason: str) -> None:
+    async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
         self._sync_with_spider()
         logger.info("%s", format_report(self.sites, reason), extra=REPORT)
         if reason == "shutdown":
             self._log_resume_hint()
-        if self.config.path:
-            self._write_json(reason)
+        if not self.config.path:
+            return
+        data = self.report_data(reason)
+        # Drawing the HTML page's plots takes a second: off the reactor thread.
+        await maybe_deferred_to_future(threads.deferToThread(self._write, data))
 
-    def _write_json(self, reason: str) -> None:
-        data = {"reason": reason, "sites": [r.to_dict() for r in self.sites.values()]}
-        path = Path(self.config.path)
+    def report_data(self, reason: str) -> dict[str, Any]:
+        """The JSON report: the sites' numbers, the run's header, recrawl outcomes."""
+        stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+        self.run.recrawl = {
+            name.removeprefix(Stat.RECRAWL): int(value)
+            for name, value in stats.items()
+            if name.startswith(Stat.RECRAWL) and isinstance(value, (int, float))
+        }
+        model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
+        self.run.header = run_header(
+            shown_settings(self.crawler.settings),
+            model,
+            command_line(spider=spider_name(self.crawler)),
+        )
+        return self.run.to_dict(reason)
+
+    def _write(self, data: dict[str, Any]) -> None:
+        path = self.config.path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+            write_report(data, path)
         except OSError as exc:
             logger.error("Crawl report not written to %s: %s", path, exc)
             return
+        except Exception as exc:  # a plot that cannot be drawn must not lose the numbers
+            fallback = Path(path).with_suffix(".json")
+            logger.error(
+                "Crawl report not drawn (%s: %s); its JSON goes to %s",
+                type(exc).__name__,
+                exc,
+                fallback,
+            )
+            self._write_json_fallback(data, fallback)
+            return
         logger.info("Crawl report written to %s", path, extra=REPORT)
+
+    def _write_json_fallback(self, data: dict[str, Any], path: Path) -> None:
+        try:
+            write_report(data, path)
+        except OSError as exc:
+            logger.error("Crawl report not written to %s: %s", path, exc)
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)

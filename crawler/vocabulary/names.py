@@ -89,6 +89,12 @@ class Stat:
     #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
     EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    # WARC archive (WARC_OUTPUT).
+    WARC_RECORDS: Final = "warc/records"
+    WARC_BYTES: Final = "warc/bytes"
+    WARC_FILES: Final = "warc/files"
+    WARC_ERRORS: Final = "warc/errors"
+    WARC_DOCUMENTS: Final = "warc/documents"
     # Site memory (extraction stage).
     SITE_MEMORY_PAGES: Final = "extract/site_memory/pages"
     SITE_MEMORY_HELD: Final = "extract/site_memory/held/"
@@ -122,6 +128,9 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
+    # Crawl report (issue 24): recurring crawls' outcomes, ``recrawl/<outcome>`` (new,
+    # changed, unchanged, not_modified, gone, skipped_by_date), shown when present.
+    RECRAWL: Final = "recrawl/"
 
 
 class Signal:

@@ -141,11 +141,39 @@ _OURS = [
     *_group(
         "Output and report",
         ("DOCDIR_PATH", "", str, "Folder for one file per document (off when empty)."),
-        ("DOCDIR_FORMAT", "tei", str, "tei, txt or json: format of DOCDIR_PATH files."),
+        ("DOCDIR_FORMAT", "tei", str, "tei, txt, json or md: format of DOCDIR_PATH files."),
         ("DOCDIR_NAMING", "url", str, "url (hash of the URL) or fingerprint: file names."),
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
-        ("CRAWL_REPORT", "", str, "Path of the report as JSON (none when empty)."),
+        (
+            "CRAWL_REPORT",
+            "",
+            str,
+            "Path of the end-of-crawl report: JSON, or an HTML page for .html (none when empty).",
+        ),
+    ),
+    *_group(
+        "Archive (WARC) and Markdown",
+        (
+            "WARC_OUTPUT",
+            "",
+            str,
+            "Folder for a WARC/1.1 archive of every response (off when empty).",
+        ),
+        ("WARC_MAX_SIZE", 1_000_000_000, int, "Bytes after which a new WARC file is started."),
+        ("WARC_PREFIX", "maintext", str, "First word of the WARC file names (no '-')."),
+        (
+            "WARC_COMPRESSION_LEVEL",
+            6,
+            int,
+            "gzip level of the WARC records: 1 fastest, 9 smallest.",
+        ),
+        (
+            "EXTRACT_MARKDOWN",
+            False,
+            bool,
+            "Items also get a `markdown` field (the text as Markdown).",
+        ),
     ),
     *_group(
         "Distributed crawl",

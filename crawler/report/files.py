@@ -1,0 +1,84 @@
+"""Writing a report (JSON or HTML, by the file's suffix) and reading a saved one (Scrapy-free)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from scrapy_maintext.report.sites import REPORT_FORMAT, TEXT_LENGTH_BINS
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+class ReportError(ValueError):
+    """A saved report that cannot be read, with the reason."""
+
+
+def is_html(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in HTML_SUFFIXES
+
+
+def render_report(data: dict[str, Any], path: str | Path) -> str:
+    """The file's text: the HTML page for ``.html``/``.htm``, else the JSON report."""
+    if is_html(path):
+        from scrapy_maintext.report.html import render
+
+        return render(data)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_report(data: dict[str, Any], path: str | Path) -> None:
+    """Write the report whole: a reader never sees half a file (raises OSError)."""
+    target = Path(path)
+    text = render_report(data, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.partial")
+    partial.write_text(text, "utf-8")
+    os.replace(partial, target)
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """A saved report: a JSON report, or the one an HTML report holds."""
+    source = Path(path)
+    try:
+        text = source.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{source}: cannot read it ({exc})") from None
+    try:
+        if is_html(source):
+            from scrapy_maintext.report.html import embedded_data
+
+            data = embedded_data(text)
+        else:
+            data = json.loads(text)
+    except ValueError as exc:
+        raise ReportError(f"{source}: not a crawl report ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("sites"), list):
+        raise ReportError(f"{source}: not a crawl report (no list of sites)")
+    return upgrade(data)
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A report of an earlier version with every key the renderers read (empty when unknown)."""
+    data.setdefault("format", REPORT_FORMAT)
+    data.setdefault("reason", "-")
+    data.setdefault("run", {})
+    data.setdefault("text_length_bins", list(TEXT_LENGTH_BINS))
+    data.setdefault("bucket_seconds", 1.0)
+    data.setdefault("recrawl", {})
+    bins = len(data["text_length_bins"])
+    for site in data["sites"]:
+        if not isinstance(site, dict) or "site" not in site:
+            raise ReportError("not a crawl report (a site without its name)")
+        for key in ("planned", "fetched", "mean_text_length", "requests"):
+            site.setdefault(key, 0)
+        for key in ("skipped", "extracted", "dropped", "not_planned", "languages", "months"):
+            site.setdefault(key, {})
+        site.setdefault("statuses", {})
+        site.setdefault("text_lengths", [0] * bins)
+        site.setdefault("requests_per_bucket", [])
+        for key in ("delay", "min_gap", "failure"):
+            site.setdefault(key, None)
+    return data
