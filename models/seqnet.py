@@ -12,7 +12,7 @@ one ``logits`` output: the run-time code (``neural.inference``) loads it unchang
 from __future__ import annotations
 
 import torch
-from scrapy_maintext.models.net import EncoderLayer, NetConfig, _pool
+from scrapy_maintext.models.net import EncoderLayer, NetConfig, block_embeddings
 from torch import nn
 
 #: wcxb-dev's page types, the auxiliary head's classes (other pages carry no type label).
@@ -55,8 +55,7 @@ class SeqNet(nn.Module):
         pad_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Block states (B, N, d); ``pad_mask`` (B, N) is True on padding (training only)."""
-        feats = [torch.relu(self.dense(dense)), _pool(self.emb, struct_ids)]
-        x = torch.relu(self.mix(torch.cat([*feats, _pool(self.emb, word_ids)], dim=-1)))
+        x = block_embeddings(self, dense, struct_ids, word_ids)
         if pad_mask is not None:
             x = x * (~pad_mask).to(torch.float32).unsqueeze(-1)
         if not self.recurrent:

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 
 import torch
 from scrapy_maintext.models.dataset import Example
-from scrapy_maintext.models.net import NetConfig
 from scrapy_maintext.models.seqnet import PAGE_TYPES, SeqNet
-from scrapy_maintext.models.train import (
-    LEARNING_RATE,
-    WEIGHT_DECAY,
-    Recipe,
-    batches,
-    make_batch,
-    validate,
-)
-from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
+from scrapy_maintext.models.train import Recipe, batches, fit, make_batch, net_config
 
 logger = logging.getLogger(__name__)
 
@@ -72,22 +62,6 @@ def fit_seq(
     train: list[Example], val: list[Example], recipe: Recipe, recurrent: bool = True
 ) -> SeqNet:
     """A SeqNet trained as ``models.train.fit`` trains a BlockNet (best validation epoch)."""
-    rng = random.Random(recipe.seed)
     torch.manual_seed(recipe.seed)
-    net = NetConfig(DENSE_SIZE, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
-    net.ff_dim = 2 * recipe.d_model
-    model = SeqNet(net, recurrent)
-    opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
-    steps = recipe.epochs * len(batches(train, random.Random(0)))
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, LEARNING_RATE, total_steps=steps)
-    best, best_state = -1.0, None
-    for epoch in range(recipe.epochs):
-        t0 = time.time()
-        loss = _epoch(model, opt, sched, train, rng, recipe)
-        f1 = validate(model, val)
-        logger.info("epoch %d loss %.3f val F1 %.4f (%.0fs)", epoch, loss, f1, time.time() - t0)
-        if f1 > best:
-            best, best_state = f1, {k: v.clone() for k, v in model.state_dict().items()}
-    assert best_state is not None
-    model.load_state_dict(best_state)
-    return model.eval()
+    model = SeqNet(net_config(recipe), recurrent)
+    return fit(train, val, recipe, model, _epoch).eval()  # type: ignore[no-any-return]
