@@ -26,15 +26,17 @@ from tests.slow_page import ARTICLE_ELEMENTS, ARTICLE_PHRASE
 from tests.slow_page import short_paragraphs_page as _page
 
 URL = "https://gazette.example/news/flood.html"
-#: The crawl kills an extraction worker at EXTRACT_TIMEOUT; a page must finish well inside
-#: it, with room for a loaded CI core: half of it (before the bound: 133 s).
+#: The crawl kills an extraction worker at EXTRACT_TIMEOUT; a page must cost well under it:
+#: half of it in CPU seconds (before the bound: 133 s). CPU time, not wall time: on a loaded
+#: machine the wall time of the same work grows with the load (4 s became 16 s with four
+#: processes per core), which says nothing about the page.
 WITHIN_SECONDS = default_of("EXTRACT_TIMEOUT") / 2
 
 
 def _timed_extract(html: str, options: ExtractOptions | None = None) -> tuple[float, Document]:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     doc = extract(html, URL, options)
-    return time.perf_counter() - t0, doc
+    return time.process_time() - t0, doc
 
 
 def test_paragraphs_are_counted_up_to_the_bound() -> None:
@@ -74,9 +76,9 @@ def test_stacked_reference_skips_the_comparison_between_the_bounds() -> None:
     tree = lxml.html.fromstring(_page(MAX_COMPARED_PARAGRAPHS + 1_000))
     for options in (ExtractOptions(), ExtractOptions(favor_precision=True)):
         reference = _Reference(tree, URL, options, "trafilatura")
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         assert ARTICLE_PHRASE in reference()
-        assert time.perf_counter() - t0 < WITHIN_SECONDS
+        assert time.process_time() - t0 < WITHIN_SECONDS
         assert reference.bounded == Bound.NO_COMPARISON
 
 
@@ -84,7 +86,7 @@ def test_stacked_model_reads_no_reference_on_giant_pages() -> None:
     stacked = NeuralExtractor.load(MODELS_DIR / "v2")  # stacks trafilatura, no cascade
     assert stacked.needs_reference
     tree = lxml.html.fromstring(_page(REFERENCE_MAX_BLOCKS + 500))
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     result = run_neural(stacked, tree, URL, ExtractOptions())
-    assert time.perf_counter() - t0 < WITHIN_SECONDS
+    assert time.process_time() - t0 < WITHIN_SECONDS
     assert result.trafilatura_bounded == Bound.NO_REFERENCE
