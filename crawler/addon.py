@@ -21,6 +21,8 @@ from scrapy_maintext.vocabulary.settings import setting
 PRIORITY = "addon"
 ITEM_PIPELINES = {
     "scrapy_maintext.pipelines.extraction.ExtractionPipeline": 400,
+    # Recurring crawls (CRAWL_STATE; off without it): unchanged text dropped, revisions.
+    "scrapy_maintext.state.recrawl_stage.RecrawlPipeline": 450,
     "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
 }
 DOWNLOADER_MIDDLEWARES = {
@@ -33,6 +35,9 @@ DOWNLOADER_MIDDLEWARES = {
     # After HttpCompressionMiddleware (590) has decompressed the body, before anything that
     # decodes it (meta refresh at 580, the spiders).
     "scrapy_maintext.middlewares.charset.CharsetRepairMiddleware": 585,
+    # Recurring crawls (CRAWL_STATE; off without it): conditional requests, 304s, gone
+    # pages. Sees a response after decompression, before retries and redirects.
+    "scrapy_maintext.state.conditional.ConditionalRequestMiddleware": 570,
     # WARC_OUTPUT: next to the downloader (after DownloaderStats at 850 and the HTTP cache
     # at 900), so every response is archived as received: before HttpCompressionMiddleware
     # (590) decompresses it, RedirectMiddleware (600) follows it or retries replace it.

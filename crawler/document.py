@@ -62,7 +62,12 @@ class Document:
     description: str | None = None
     categories: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    #: ISO 639-1 code, from the text with the page's markup as a hint
+    #: (``extraction.language``).
     language: str | None = None
+    #: The language detector's probability of ``language`` (None: no text to read, the
+    #: markup's word alone).
+    language_confidence: float | None = None
     license: str | None = None
     image: str | None = None
     #: Main text, one block per line.

@@ -32,6 +32,7 @@ from scrapy_maintext.spiders.args import (
 )
 from scrapy_maintext.spiders.failures import failure_reason
 from scrapy_maintext.spiders.pages import declares_encoding, is_html_response
+from scrapy_maintext.spiders.recrawl import RecrawlMixin
 from scrapy_maintext.spiders.sites import (
     DiscoverySettings,
     SiteState,
@@ -41,7 +42,12 @@ from scrapy_maintext.spiders.sites import (
 )
 from scrapy_maintext.state.page_journal import PageJournal
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
-from scrapy_maintext.vocabulary.reasons import QUIET_SKIPS, SkipReason
+from scrapy_maintext.vocabulary.reasons import (
+    QUIET_SKIPS,
+    RECRAWL_SKIPS,
+    NotModified,
+    SkipReason,
+)
 from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
@@ -79,7 +85,7 @@ class SpiderArguments:
     explore: bool
 
 
-class DiscoverySpider(scrapy.Spider):
+class DiscoverySpider(RecrawlMixin, scrapy.Spider):
     """Base: parses the common ``-a`` arguments and turns finished plans into page requests.
 
     Every site (``domain``, several comma-separated, or ``domains_file``) gets its own plan,
@@ -185,6 +191,7 @@ class DiscoverySpider(scrapy.Spider):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
         connect(self._request_dropped, signal=signals.request_dropped)
+        self.open_recrawl()
 
     def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
         """A page redirected to a URL this crawl already requested: the duplicate filter
@@ -216,6 +223,7 @@ class DiscoverySpider(scrapy.Spider):
         url: str,
         callback: Any,
         errback: Any = None,
+        priority: int = DISCOVERY_PRIORITY,
         **meta: Any,
     ) -> scrapy.Request:
         """A robots.txt/sitemap/feed request: ahead of pages, counted until answered."""
@@ -224,7 +232,7 @@ class DiscoverySpider(scrapy.Spider):
             url,
             callback=callback,
             errback=errback or self.discovery_error,
-            priority=DISCOVERY_PRIORITY,
+            priority=priority,
             dont_filter=True,  # discovery re-runs when a JOBDIR crawl resumes
             meta=meta,
         )
@@ -253,12 +261,15 @@ class DiscoverySpider(scrapy.Spider):
         site.outstanding -= 1
         if site.outstanding > 0:
             return
+        self.say_discovery_limits(site)
         for reason, count in site.plan.rejected.items():
             self.inc_stat(Stat.REJECTED + reason, count)
             self.report_skip(site.base_url, reason, count, planned=False)
+        if site.plan.rejected.get("before_since"):
+            site.incomplete = True
         site.plan.rejected.clear()
-        pages = site.plan.to_fetch(site.scheduled)
-        if not pages and not site.scheduled:
+        pages = self.pages_to_fetch(site)
+        if not pages and not site.scheduled and not site.unchanged and not site.remembered:
             if site.failure is None:
                 yield from self.nothing_found(site)
             return
@@ -269,6 +280,18 @@ class DiscoverySpider(scrapy.Spider):
         for candidate in pages:
             yield self.page_request(site, candidate)
 
+    def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
+        """The plan's pages to request now; in a recurring crawl, without those whose
+        sitemap lastmod or feed date says they did not change (counted)."""
+        self.skip_unchanged(site)
+        pages = site.plan.to_fetch(site.scheduled, site.unchanged)
+        if site.plan.truncated:
+            site.incomplete = True
+        return pages
+
+    def say_discovery_limits(self, site: SiteState) -> None:
+        """Called when a site's discovery is done: say what its limits left unread."""
+
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         logger.warning("No pages found on %s", site.base_url)
         return iter(())
@@ -277,9 +300,14 @@ class DiscoverySpider(scrapy.Spider):
         request = failure.request  # type: ignore[attr-defined]
         if self.is_stale(request):
             return
+        site = self.site_of(request)
+        if isinstance(failure.value, NotModified):
+            yield from self.discovery_not_modified(site, request)
+            yield from self.discovery_done(site)
+            return
+        site.incomplete = True
         reason = failure_reason(failure)
         self.inc_stat(Stat.DISCOVERY_ERRORS + reason)
-        site = self.site_of(request)
         if reason == SkipReason.SITE_UNREACHABLE:
             site.failure = str(failure.value)
         elif reason != SkipReason.STOPPING:
@@ -362,6 +390,13 @@ class DiscoverySpider(scrapy.Spider):
         if self.is_stale(request):
             return
         reason = failure_reason(failure)
+        site = self.sites.get(request.meta.get(Meta.SITE, ""))
+        if reason in RECRAWL_SKIPS:
+            # Not modified, or gone: counted as recrawl/ outcomes, no failure.
+            self._page_decided(request, reason)
+            return
+        if site is not None:
+            site.incomplete = True
         if reason == SkipReason.STOPPING:
             # Not done: the journal leaves it for a resumed crawl.
             self.inc_stat(Stat.LEFT_FOR_RESUME)
@@ -373,3 +408,9 @@ class DiscoverySpider(scrapy.Spider):
         # Routine, or said once for the whole site (unreachable, stalled).
         log = logger.info if reason in QUIET_SKIPS else logger.warning
         log("Page %s not fetched: %s", request.url, reason)
+
+    def _page_decided(self, request: scrapy.Request, reason: str) -> None:
+        if Meta.PAGE_URL in request.meta:
+            self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+        self.report_skip(request.meta.get(Meta.SITE, ""), reason)
+        logger.debug("Page %s: %s", request.url, reason)

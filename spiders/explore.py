@@ -34,6 +34,7 @@ class FeedDiscoveryMixin(_Base):
         )
 
     def feed_request(self, site: SiteState, url: str, **meta: Any) -> scrapy.Request:
+        meta[Meta.DISCOVERY_DOCUMENT] = "feed"
         return self.discovery_request(site, url, self.parse_feed, **meta)
 
     def parse_home_for_feeds(self, response: Response) -> Iterator[scrapy.Request]:
@@ -76,6 +77,7 @@ class FeedDiscoveryMixin(_Base):
         else:
             self.inc_stat(Stat.FEEDS)
             self.inc_stat(Stat.FEEDS_BY_KIND + result.kind)
+            self.read_document(site, response, None)
         if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
         site.plan.add_feed_result(result, response.url)

@@ -5,20 +5,28 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
 from scrapy.http import Response
+from scrapy_maintext.discovery.dates import to_iso
+from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
-from scrapy_maintext.discovery.sitemaps import parse_sitemap
-from scrapy_maintext.discovery.urls import host_of
+from scrapy_maintext.discovery.sitemaps import SitemapEntry, parse_sitemap
+from scrapy_maintext.discovery.urls import host_of, normalize_url
 from scrapy_maintext.logformatter import PROGRESS
-from scrapy_maintext.spiders.base import DiscoverySpider
+from scrapy_maintext.spiders.base import DISCOVERY_PRIORITY, DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
 from scrapy_maintext.vocabulary.names import Meta, Stat
 
 logger = logging.getLogger(__name__)
+
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+#: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
+#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
+EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
 
 #: Where sitemaps usually live when robots.txt names none.
 USUAL_SITEMAP_PATHS = (
@@ -74,14 +82,69 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         for url in urls:
             yield from self._sitemap_request(site, url, depth=0)
 
-    def _sitemap_request(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
+    def _sitemap_request(
+        self,
+        site: SiteState,
+        url: str,
+        depth: int,
+        lastmod: datetime | None = None,
+        parent: str | None = None,
+    ) -> Iterator[scrapy.Request]:
         if url in site.sitemaps_seen:
             return
         if len(site.sitemaps_seen) >= self.discovery.max_sitemaps:
             self.inc_stat(Stat.SITEMAPS_OVER_LIMIT)
+            site.over_limit += 1
             return
         site.sitemaps_seen.add(url)
-        yield self.discovery_request(site, url, self.parse_sitemap, **{Meta.SITEMAP_DEPTH: depth})
+        memory = self.discovery_memory
+        if memory is not None and memory.child_unchanged(url, to_iso(lastmod)):
+            self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
+            yield from self._remembered(site, url, depth)
+            return
+        meta = {
+            Meta.SITEMAP_DEPTH: depth,
+            Meta.SITEMAP_LASTMOD: to_iso(lastmod),
+            Meta.SOURCE_URL: parent,
+            Meta.DISCOVERY_DOCUMENT: "sitemap",
+        }
+        # Deeper first, newest first among siblings (sorted by the caller): the pages of
+        # the newest sitemaps are found before the rest of a wide tree is read.
+        priority = DISCOVERY_PRIORITY + depth
+        yield self.discovery_request(site, url, self.parse_sitemap, priority=priority, **meta)
+
+    def _remembered(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
+        """The sitemap ``url`` is as it was (304, or the same lastmod in its index): plan
+        what it listed without a date, and walk its child sitemaps as remembered."""
+        memory = self.discovery_memory
+        assert memory is not None
+        site.remembered += 1
+        children, undated = memory.remembered_children(url)
+        for page in undated:
+            site.plan.add(Candidate(page, "sitemap", url))
+        for child in children:
+            if child in site.sitemaps_seen or depth + 1 > self.discovery.sitemap_max_depth:
+                continue
+            if memory.listed_date(child) is not None:
+                # Listed with a lastmod by an index that did not change: the same lastmod.
+                site.sitemaps_seen.add(child)
+                self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
+                yield from self._remembered(site, child, depth + 1)
+            else:
+                yield from self._sitemap_request(site, child, depth + 1, parent=url)
+
+    def discovery_not_modified(
+        self, site: SiteState, request: scrapy.Request
+    ) -> Iterator[scrapy.Request]:
+        if request.meta.get(Meta.DISCOVERY_DOCUMENT) != "sitemap":
+            yield from super().discovery_not_modified(site, request)
+            return
+        self.inc_stat(Stat.RECRAWL_SITEMAPS_NOT_MODIFIED)
+        assert self.discovery_memory is not None
+        parent = request.meta.get(Meta.SOURCE_URL)
+        lastmod = request.meta.get(Meta.SITEMAP_LASTMOD)
+        self.discovery_memory.read(site.base_url, request.url, None, lastmod, parent)
+        yield from self._remembered(site, request.url, request.meta.get(Meta.SITEMAP_DEPTH, 0))
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_sitemap)
@@ -93,11 +156,14 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         else:
             self.inc_stat(Stat.SITEMAPS)
             self.inc_stat(Stat.SITEMAPS_BY_KIND + result.kind)
+            self.read_document(site, response, response.meta.get(Meta.SOURCE_URL))
             if result.truncated:
                 self.inc_stat(Stat.SITEMAPS_TRUNCATED)
                 logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
         depth = response.meta.get(Meta.SITEMAP_DEPTH, 0)
-        for ref in result.sitemaps:
+        # Newest first (by the index's lastmod; undated last, in the index's order).
+        refs = sorted(result.sitemaps, key=lambda r: r.lastmod or _OLDEST, reverse=True)
+        for ref in refs:
             if not self._may_follow(site, ref.url):
                 self.inc_stat(Stat.SITEMAPS_OFFSITE)
                 logger.info(
@@ -105,12 +171,57 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 )
                 continue
             if depth + 1 > self.discovery.sitemap_max_depth:
+                # Said once per site, with the count, when its discovery is done.
                 self.inc_stat(Stat.SITEMAPS_TOO_DEEP)
-                logger.warning("Sitemap index nesting too deep at %s", response.url)
-                break
-            yield from self._sitemap_request(site, ref.url, depth + 1)
+                site.too_deep += 1
+                continue
+            yield from self._sitemap_request(site, ref.url, depth + 1, ref.lastmod, response.url)
         for entry in result.entries:
             site.plan.add_sitemap_entry(entry, response.url)
+        if self.discovery_memory is not None and not result.error:
+            self._check_unlisted(site, response.url, result.entries)
+        yield from self.early_pages(site)
+
+    def _check_unlisted(self, site: SiteState, sitemap: str, entries: list[SitemapEntry]) -> None:
+        """Pages this sitemap listed last time and not now: each requested once (a 404
+        or 410 marks it gone)."""
+        assert self.discovery_memory is not None
+        urls = (u for e in entries for u in (e.url, *(a.url for a in e.alternates)))
+        listed = {url for url in map(normalize_url, urls) if url}
+        unlisted = self.discovery_memory.no_longer_listed(site.base_url, sitemap, listed)
+        for url in unlisted:
+            site.plan.add(Candidate(url, "sitemap", sitemap))
+        self.inc_stat(Stat.RECRAWL_UNLISTED_CHECKED, len(unlisted))
+
+    def early_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
+        """A site with more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps still to read
+        sends the pages found so far ahead of them: a tree of thousands of sitemaps does
+        not hold every page back until the last is read."""
+        threshold = self.discovery.sitemaps_before_pages
+        if threshold <= 0 or site.outstanding <= threshold:
+            return
+        for candidate in self.pages_to_fetch(site):
+            yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)
+
+    def say_discovery_limits(self, site: SiteState) -> None:
+        """One line per site for the sitemaps its discovery limits left unread."""
+        if site.too_deep:
+            logger.warning(
+                "Sitemap index nesting too deep on %s: %d sitemaps not read "
+                "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
+                site.base_url,
+                site.too_deep,
+                self.discovery.sitemap_max_depth,
+            )
+            site.too_deep = 0
+        if site.over_limit:
+            logger.warning(
+                "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
+                site.base_url,
+                site.over_limit,
+                self.discovery.max_sitemaps,
+            )
+            site.over_limit = 0
 
     def _may_follow(self, site: SiteState, url: str) -> bool:
         """A sitemap index may send the crawl to the site's own hosts, or to the hosts

@@ -38,6 +38,7 @@ class DiscoverySettings:
     sitemap_max_depth: int
     max_sitemaps: int
     explore_max_depth: int
+    sitemaps_before_pages: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
@@ -45,6 +46,7 @@ class DiscoverySettings:
             sitemap_max_depth=setting(settings, "DISCOVERY_SITEMAP_MAX_DEPTH"),
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
+            sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
         )
 
 
@@ -68,6 +70,17 @@ class SiteState:
     #: Why the site cannot be crawled at all (unreachable, robots.txt 5xx), once known;
     #: the robots middleware has said so in one line, so nothing more is logged for it.
     failure: str | None = None
+    #: Sitemaps not read for DISCOVERY_SITEMAP_MAX_DEPTH / DISCOVERY_MAX_SITEMAPS, said
+    #: in one line per site when its discovery is done.
+    too_deep: int = 0
+    over_limit: int = 0
+    #: Recurring crawl: planned pages not requested (not newer than when last decided).
+    unchanged: set[str] = field(default_factory=set)
+    #: Recurring crawl: sitemaps and feeds not read again (304, or same lastmod).
+    remembered: int = 0
+    #: Recurring crawl: something of this site did not end cleanly (a page failed, the
+    #: plan was cut by max_pages or since): its sitemaps' and feeds' rows are not saved.
+    incomplete: bool = False
 
 
 def split_list(value: str | None) -> list[str]:

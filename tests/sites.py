@@ -15,7 +15,9 @@ import gzip
 import threading
 import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from scrapy_maintext.demo import site as demo_site
 from scrapy_maintext.demo.content import make_articles
@@ -124,7 +126,7 @@ class TestSiteServer(SiteServer):
         with self._lock:
             self._in_flight += 1
             in_flight = self._in_flight
-            route = self._answer(request.path)
+            route = conditional(self._answer(request.path), request.headers)
         started = time.monotonic()
         time.sleep(SERVE_TIME + getattr(route, "delay", 0.0))
         try:
@@ -136,6 +138,27 @@ class TestSiteServer(SiteServer):
                 self._in_flight -= 1
                 ua = request.headers.get("User-Agent", "")
                 self.hits.append(Hit(started, request.path, ua, in_flight, route.status))
+
+
+def conditional(route: demo_site.Route, headers: Any) -> demo_site.Route:
+    """``304 Not Modified`` when the request's validators match the route's ``ETag`` or
+    ``Last-Modified`` header (RFC 9110: If-None-Match first), else ``route``."""
+    etag, modified = route.headers.get("ETag"), route.headers.get("Last-Modified")
+    if route.status != 200 or not (etag or modified):
+        return route
+    kept = {k: v for k, v in route.headers.items() if k in ("ETag", "Last-Modified")}
+    not_modified = Route(b"", route.content_type, 304, kept)
+    asked_tag = headers.get("If-None-Match")
+    if asked_tag is not None:
+        return not_modified if etag and asked_tag.strip() == etag else route
+    since = headers.get("If-Modified-Since")
+    if since and modified:
+        try:
+            if parsedate_to_datetime(modified) <= parsedate_to_datetime(since):
+                return not_modified
+        except (TypeError, ValueError):
+            return route
+    return route
 
 
 #: Pages of the hostile site that must never become items.

@@ -29,6 +29,7 @@ def test_empty_project_gets_everything() -> None:
     settings = applied({})
     assert settings.getdict("ITEM_PIPELINES") == {
         "scrapy_maintext.pipelines.extraction.ExtractionPipeline": 400,
+        "scrapy_maintext.state.recrawl_stage.RecrawlPipeline": 450,
         "scrapy_maintext.exporters.docdir.DocDirPipeline": 800,
     }
     assert settings.getdict("FEED_EXPORTERS") == {
@@ -43,6 +44,7 @@ def test_empty_project_gets_everything() -> None:
     assert downloader["scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware"] is None
     assert downloader["scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware"] == 580
     assert downloader["scrapy_maintext.politeness.retry_after.RetryAfterMiddleware"] == 560
+    assert downloader["scrapy_maintext.state.conditional.ConditionalRequestMiddleware"] == 570
     spider = settings.getdict("SPIDER_MIDDLEWARES")
     assert spider == {
         "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,

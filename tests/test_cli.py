@@ -419,6 +419,23 @@ def test_wrong_argument_is_one_line_exit_2_output_kept(
     assert out.read_text() == '{"url": "earlier"}\n'
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("EXTRACT_LANGUAGES=de,d3", "EXTRACT_LANGUAGES: 'd3' is no ISO 639-1 language code"),
+        ("EXTRACT_ENGINE=bogus", "EXTRACT_ENGINE must be one of"),
+    ],
+)
+def test_wrong_extraction_setting_is_one_line_exit_2(
+    tmp_path: Path, setting: str, message: str
+) -> None:
+    proc = maintext("crawl", "sitemap", "-a", "domain=a.example", "-s", setting, cwd=tmp_path)
+    lines = proc.stderr.decode().splitlines()
+    assert proc.returncode == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"maintext crawl: error: {message}")
+
+
 def _free_port() -> int:
     import socket
 

@@ -32,6 +32,12 @@ def test_sitemap_crawl_to_jsonl_tei_and_text(hostile_site: TestSiteServer, tmp_p
     by_path = {item["url"].removeprefix(hostile_site.base_url): item for item in result.items}
     assert set(by_path) == site.expected_pages
 
+    # Every document has a language, read from its text (the demo site is English but for
+    # its German "about" page).
+    for item in result.items:
+        expected = "de" if "/de/" in item["url"] else "en"
+        assert item["language"] == expected, item["url"]
+        assert 0.5 < item["language_confidence"] <= 1
     scores = []
     for article in site.articles:
         item = by_path[f"/articles/{article.slug}.html"]

@@ -150,6 +150,12 @@ def test_items_get_text_and_keep_their_fields(crawled: tuple[Path, dict]) -> Non
     # The page states no date: the item's feed date fills in.
     assert items["nodate.html"]["date"] == "2023-05-06"
     assert items["nodate.html"]["language"] == "de"
+    # Every document has a language from its text, and the detector's confidence in it.
+    for item in items.values():
+        assert item["language"] in ("en", "de")
+        assert 0.5 < item["language_confidence"] <= 1
+    assert (out_text := (crawled[0] / "corpus.txt").read_text("utf-8")).count("Language: ") == 2
+    assert out_text.count("Language-Confidence: ") == 2
 
 
 def test_stats_count_extractions_and_drops(crawled: tuple[Path, dict]) -> None:
@@ -160,6 +166,20 @@ def test_stats_count_extractions_and_drops(crawled: tuple[Path, dict]) -> None:
     assert stats["extract/dropped/duplicate"] == 1
     assert stats["item_scraped_count"] == 2
     assert stats["extract/docdir/written"] == 2
+
+
+def test_languages_setting_keeps_only_the_documents_in_those_languages(
+    server: Server, tmp_path: Path
+) -> None:
+    crawled = crawl_logged(server, tmp_path, "EXTRACT_LANGUAGES=de,fr")
+    assert set(items_of(tmp_path)) == {"nodate.html"}
+    stats = crawled.stats
+    # Both English pages: a page in another language never reaches the duplicate check.
+    assert stats["extract/dropped/language"] == 2
+    assert stats["extract/language/de"] == 1
+    assert stats["extract/language/en"] == 2
+    # The crawl report gives the reason by name.
+    assert "dropped language 2, no_text 1" in crawled.log
 
 
 def test_addon_politeness_reaches_the_server(server: Server, crawled: tuple[Path, dict]) -> None:
@@ -215,3 +235,20 @@ def test_a_model_that_cannot_load_is_logged_once_and_trafilatura_takes_over(
     assert crawled.log.count("Neural extractor unavailable") == 1
     assert crawled.stats["extract/trafilatura"] == 4
     assert "extract/neural" not in crawled.stats
+
+
+def test_recurring_crawl_through_the_addon(server: Server, tmp_path: Path) -> None:
+    """A project's own spider with CRAWL_STATE: the pages it exported are asked for
+    conditionally next time (this server answers If-Modified-Since) and nothing is exported
+    again."""
+    state = f"CRAWL_STATE={tmp_path / 'state.sqlite'}"
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    first = crawl(server, tmp_path / "first", state)
+    exported = first["item_scraped_count"]
+    assert exported >= 2 and first["recrawl/new"] == exported
+    second = crawl(server, tmp_path / "second", state)
+    assert second.get("item_scraped_count", 0) == 0
+    # Every page the first run decided (exported or dropped for a reason) answers 304.
+    assert second["recrawl/not_modified"] == exported + first.get("item_dropped_count", 0)
+    assert (tmp_path / "second" / "items.jsonl").read_text("utf-8") == ""

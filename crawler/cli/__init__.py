@@ -238,16 +238,22 @@ def check_spider_arguments(spider: str, scrapy_args: list[str]) -> str | None:
 def check_settings(scrapy_args: list[str]) -> str | None:
     """The error line for ``-s`` settings this Python cannot crawl with, or None."""
     from scrapy.settings import Settings
+    from scrapy_maintext.commands.crawl import crawl_state_problem
     from scrapy_maintext.distributed.components import missing_dependency
+    from scrapy_maintext.pipelines.config import ExtractConfig
     from scrapy_maintext.vocabulary.settings import setting
 
     try:
         settings = Settings(command_line_settings(scrapy_args))
+        if setting(settings, "EXTRACT_ENABLED"):
+            # As the extraction pipeline reads them (EXTRACT_ENGINE, EXTRACT_LANGUAGES, ...).
+            ExtractConfig.from_settings(settings)
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    if missing:
-        return f"maintext crawl: error: {missing}"
+    problem = missing or crawl_state_problem(settings)
+    if problem:
+        return f"maintext crawl: error: {problem}"
     from scrapy_maintext.archive.extension import WarcSettings
 
     try:

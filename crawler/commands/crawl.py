@@ -24,6 +24,8 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
+from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -91,6 +93,18 @@ class Command(ScrapyCrawlCommand):
                 check(opts.spargs)
             except ValueError as exc:
                 raise UsageError(str(exc), print_help=False) from None
+        try:
+            # The extraction settings, read as the pipeline will read them: a wrong value
+            # (EXTRACT_ENGINE, EXTRACT_LANGUAGES, ...) is one line, not a traceback.
+            if setting(self.settings, "EXTRACT_ENABLED"):
+                ExtractConfig.from_settings(self.settings)
+        except ValueError as exc:
+            raise UsageError(str(exc), print_help=False) from None
+        problem = crawl_state_problem(self.settings)
+        if problem is not None:
+            print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)
+            self.exitcode = EXIT_USAGE
+            return
         if setting(self.settings, "REDIS_URL"):
             missing = missing_dependency()
             if missing is not None:
@@ -106,6 +120,24 @@ class Command(ScrapyCrawlCommand):
             self.exitcode = 1
         elif _no_site_crawled(crawler.spider):
             self.exitcode = EXIT_NO_SITE
+
+
+def crawl_state_problem(settings: BaseSettings) -> str | None:
+    """Why ``CRAWL_STATE`` cannot be used (not ours, corrupt, newer, in use, with
+    ``REDIS_URL``), in one line; None when it can (or is not set)."""
+    path = setting(settings, "CRAWL_STATE")
+    if not path:
+        return None
+    if setting(settings, "REDIS_URL"):
+        return (
+            "CRAWL_STATE is one machine's file and cannot be shared by the workers of a "
+            "distributed crawl (REDIS_URL): run recurring crawls on one machine"
+        )
+    try:
+        check_state_file(path)
+    except CrawlStateError as exc:
+        return str(exc)
+    return None
 
 
 def continue_feeds(settings: BaseSettings) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -44,6 +45,8 @@ class CrawlPlan:
     options: PlanOptions = field(default_factory=PlanOptions)
     candidates: dict[str, Candidate] = field(default_factory=dict)
     rejected: Counter[str] = field(default_factory=Counter)
+    #: ``max_pages`` left pages of the plan out (:meth:`to_fetch`).
+    truncated: bool = False
 
     def add(self, candidate: Candidate) -> bool:
         """Add a page; False (and a counted reason) when it is refused or already known."""
@@ -109,12 +112,16 @@ class CrawlPlan:
         items.sort(key=lambda c: c.date or _OLDEST, reverse=True)
         return items
 
-    def to_fetch(self, scheduled: set[str]) -> list[Candidate]:
-        """The pages to request now: newest first, none of ``scheduled``, and no more than
-        ``max_pages`` counting those already scheduled."""
-        pages = [c for c in self.ordered() if c.url not in scheduled]
+    def to_fetch(
+        self, scheduled: set[str], skip: AbstractSet[str] = frozenset()
+    ) -> list[Candidate]:
+        """The pages to request now: newest first, none of ``scheduled`` or ``skip``, and no
+        more than ``max_pages`` counting those already scheduled (not those skipped)."""
+        pages = [c for c in self.ordered() if c.url not in scheduled and c.url not in skip]
         if self.options.max_pages is not None:
-            pages = pages[: max(0, self.options.max_pages - len(scheduled))]
+            allowed = max(0, self.options.max_pages - len(scheduled))
+            self.truncated = self.truncated or len(pages) > allowed
+            pages = pages[:allowed]
         return pages
 
 

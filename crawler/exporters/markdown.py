@@ -17,7 +17,13 @@ from scrapy_maintext.exporters.records import text_of, to_record
 from scrapy_maintext.exporters.txt import TxtItemExporter
 
 #: Metadata lines of a document's header: (label, record key).
-HEADER_FIELDS = (("URL", "url"), ("Date", "date"), ("Language", "language"))
+HEADER_FIELDS = (
+    ("URL", "url"),
+    ("Author", "author"),
+    ("Date", "date"),
+    ("Language", "language"),
+    ("Language-Confidence", "language_confidence"),
+)
 #: A line that Markdown would read as a block marker (heading, quote, bullet, rule or setext
 #: underline, fence, HTML), escaped with a backslash before its first character.
 _BLOCK_START = re.compile(

@@ -188,7 +188,11 @@ def _build_profile(header: Any, record: dict[str, Any]) -> None:
         return
     profile = _el(header, "profileDesc")
     if has_language:
-        _el(_el(profile, "langUsage"), "language", str(language), ident=str(language))
+        language_el = _el(_el(profile, "langUsage"), "language", str(language), ident=str(language))
+        confidence = record.get("language_confidence")
+        if isinstance(confidence, int | float) and 0 <= confidence <= 1:
+            # TEI's @cert takes a probability: the language detector's.
+            language_el.set("cert", f"{float(confidence):.4g}")
     if categories or tags:
         text_class = _el(profile, "textClass")
         for scheme, terms in (("categories", categories), ("tags", tags)):

@@ -20,6 +20,7 @@ HEADER_FIELDS = (
     ("Site", "sitename"),
     ("Host", "hostname"),
     ("Language", "language"),
+    ("Language-Confidence", "language_confidence"),
     ("License", "license"),
     ("Categories", "categories"),
     ("Tags", "tags"),

@@ -11,7 +11,8 @@ from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
-from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of
+from scrapy_maintext.extraction.language import detect
+from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of, page_language
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 
@@ -137,9 +138,18 @@ def _extract_tree(
     doc.escalated = result.escalated
     doc.trafilatura_bounded = result.trafilatura_bounded
     doc.fingerprint = fingerprint(doc.text)
+    apply_language(doc, tree, options.with_metadata)
     if not doc.text.strip():
         doc.reason = "no-main-text"
     return result.segments
+
+
+def apply_language(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:
+    """The document's language from its text (title included), the markup's as a hint."""
+    hint = doc.language if metadata else page_language(tree)
+    text = f"{doc.title}\n{doc.text}" if doc.title and len(doc.text) < 200 else doc.text
+    found = detect(text, hint)
+    doc.language, doc.language_confidence = found.code, found.confidence
 
 
 def without_trailing_headings(blocks: list[Block]) -> list[Block]:

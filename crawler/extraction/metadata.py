@@ -1,6 +1,7 @@
 """Page metadata for every engine: trafilatura's metadata extractor (htmldate inside), run
-step by step so that its slowest step, the author search, can be the equivalent in
-``extraction.author`` (same answers, a fifth of the time).
+step by step so that its slowest steps, the author search and the category and tag search,
+can be the equivalents in ``extraction.author`` (same answers, a fifth of the time) and
+``extraction.catstags``.
 
 ``trafilatura_metadata`` follows ``trafilatura.metadata.extract_metadata`` of the versions
 pyproject.toml allows, calling the same functions in the same order;
@@ -21,6 +22,15 @@ from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.author import extract_author
+from scrapy_maintext.extraction.catstags import extract_catstags
+from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
+from scrapy_maintext.extraction.structured import (
+    BYLINE,
+    MAX_JSON_LD_CHARS,
+    Candidates,
+    add_byline,
+    page_candidates,
+)
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -44,6 +54,8 @@ _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/set
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (
     "/html/@lang",
+    # The HTML parser keeps "xml:lang" as a plain attribute name, not a namespaced one.
+    "/html/@*[name()='xml:lang']",
     "/html/@xml:lang",
     "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')"
     "='content-language']/@content",
@@ -52,13 +64,21 @@ _LANG_XPATHS = (
 
 
 def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) -> None:
-    """Fill the metadata fields of ``doc`` from the page (the tree is not modified)."""
-    # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
-    # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
-    meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree))
-    doc.title = meta.title or None
-    doc.author = meta.author or None
-    doc.date = real_date(meta.date, tree, url)
+    """Fill the metadata fields of ``doc`` from the page (the tree is not modified).
+
+    Never raises: a metadata block that breaks a parser costs the metadata, not the text.
+    """
+    try:
+        meta, found = gather(tree, url)
+    # Third-party parsers (htmldate, dateparser, trafilatura's) fail in many ways on odd
+    # markup; RecursionError included.
+    except Exception as exc:
+        logger.debug("Metadata failed for %s: %r", url, exc)
+        doc.language = page_language(tree)
+        return
+    doc.title = RULES["title"].pick(found.title)[0]
+    doc.author = RULES["author"].pick(found.author)[0]
+    doc.date = RULES["date"].pick(found.date)[0]
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
@@ -67,6 +87,41 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
+
+
+def gather(
+    tree: lxml.html.HtmlElement, url: str | None, rules: dict[str, Rule] | None = RULES
+) -> tuple[MetaDocument, Candidates]:
+    """trafilatura's metadata and every structured source of title, author and date, with
+    trafilatura's answers as the source "trafilatura" (``metadata_rules`` chooses).
+
+    With ``rules``, the byline search and trafilatura's author and date searches (its slowest
+    steps) are skipped on pages where a decision list believes a source that gives a value
+    first; None runs every step (``benchmarks.metadata`` learns the rules from all of them).
+    """
+    found = page_candidates(tree, url)
+    if rules is None or rules["author"].needs(found.author, BYLINE):
+        add_byline(tree, found)
+    skip = frozenset(
+        f for f in ("author", "date") if rules and not rules[f].needs(getattr(found, f), FALLBACK)
+    )
+    # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
+    # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
+    meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree), skip)
+    date = real_date(meta.date, tree, url) if "date" not in skip else None
+    add_fallback(found, url, meta.title, meta.author, date)
+    return meta, found
+
+
+def add_fallback(
+    found: Candidates, url: str | None, title: str | None, author: str | None, date: str | None
+) -> None:
+    """trafilatura's title, author and date as the source "trafilatura", and the titles
+    without site names derived from every title source."""
+    found.add("title", FALLBACK, title)
+    found.add("author", FALLBACK, author)
+    found.add("date", FALLBACK, date)
+    add_clean_titles(found, url)
 
 
 def warm_date_parser() -> None:
@@ -79,9 +134,13 @@ def warm_date_parser() -> None:
 
 
 def trafilatura_metadata(
-    tree: lxml.html.HtmlElement, url: str | None, dates: dict[str, Any]
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    dates: dict[str, Any],
+    skip: frozenset[str] = frozenset(),
 ) -> MetaDocument:
-    """``trafilatura.metadata.extract_metadata(tree, default_url=url, date_config=dates)``."""
+    """``trafilatura.metadata.extract_metadata(tree, default_url=url, date_config=dates)``,
+    without its author search and date search for the fields in ``skip``."""
     meta = tm.examine_meta(tree)
     if meta.author and " " not in meta.author:
         meta.author = None
@@ -91,14 +150,16 @@ def trafilatura_metadata(
     except Exception as exc:
         logger.debug("JSON-LD metadata failed for %s: %r", url, exc)
     meta.title = meta.title or tm.extract_title(tree)
-    meta.author = meta.author or extract_author(tree)
+    if "author" not in skip:
+        meta.author = meta.author or extract_author(tree)
     meta.url = meta.url or tm.extract_url(tree, url)
     if meta.url:
         meta.hostname = extract_domain(meta.url, fast=True)
-    meta.date = find_date(tree, **{**dates, "url": meta.url})
+    if "date" not in skip:
+        meta.date = find_date(tree, **{**dates, "url": meta.url})
     _sitename(tree, meta)
-    meta.categories = meta.categories or tm.extract_catstags("category", tree)
-    meta.tags = meta.tags or tm.extract_catstags("tag", tree)
+    meta.categories = meta.categories or extract_catstags("category", tree)
+    meta.tags = meta.tags or extract_catstags("tag", tree)
     meta.license = tm.extract_license(tree)
     meta.filedate = dates.get("max_date")
     meta.clean_and_trim()
@@ -130,33 +191,39 @@ def date_config(tree: lxml.html.HtmlElement) -> dict[str, Any]:
 
 
 def bound_json_ld(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
-    """``tree``, or a copy of it with malformed JSON-LD blocks cut to MAX_MALFORMED_JSON_LD
-    chars (``tree`` itself is never modified).
+    """``tree``, or a copy of it with its JSON-LD blocks bounded (``tree`` itself is never
+    modified): malformed blocks cut to MAX_MALFORMED_JSON_LD chars, blocks above
+    ``structured.MAX_JSON_LD_CHARS`` emptied.
 
     trafilatura reads a block that is not valid JSON with regular expressions that are
     quadratic in its length (a 163 KB block took 30 s); what it looks for there (author,
-    type, publisher, title) sits near the start. Valid JSON is parsed in linear time and
-    is left alone.
+    type, publisher, title) sits near the start. Valid JSON is parsed in linear time, but
+    what trafilatura makes of a huge value is not: an 8 MB ``author`` took a worker past
+    1 GB. A block nested too deep for ``json`` counts as malformed.
     """
-    cut = [i for i, script in enumerate(tree.xpath(_JSON_LD_XPATH)) if _too_long(script.text)]
-    if not cut:
+    scripts = tree.xpath(_JSON_LD_XPATH)
+    bounded_texts = {i: _bounded(script.text) for i, script in enumerate(scripts)}
+    changes = {i: text for i, text in bounded_texts.items() if text is not None}
+    if not changes:
         return tree
     bounded = copy.deepcopy(tree)
     scripts = bounded.xpath(_JSON_LD_XPATH)
-    for i in cut:
-        scripts[i].text = scripts[i].text[:MAX_MALFORMED_JSON_LD]
+    for i, text in changes.items():
+        scripts[i].text = text
     return bounded
 
 
-def _too_long(text: str | None) -> bool:
-    """A block longer than MAX_MALFORMED_JSON_LD that is not valid JSON."""
+def _bounded(text: str | None) -> str | None:
+    """What a JSON-LD block's text must become, or None when it may stay."""
     if not text or len(text) <= MAX_MALFORMED_JSON_LD:
-        return False
+        return None
+    if len(text) > MAX_JSON_LD_CHARS:
+        return ""
     try:
         json.loads(text, strict=False)
-    except ValueError:
-        return True
-    return False
+    except (ValueError, RecursionError):
+        return text[:MAX_MALFORMED_JSON_LD]
+    return None
 
 
 def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) -> str | None:

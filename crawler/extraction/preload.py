@@ -1,7 +1,8 @@
 """Imported by the extraction workers' fork server (``worker.FORKSERVER_PRELOAD``) only.
 
 Everything a worker needs, onnxruntime included, imported once before the workers are
-forked, and dateparser's locale data compiled (``metadata.warm_date_parser``): every
+forked, dateparser's locale data compiled (``metadata.warm_date_parser``) and the language
+model loaded (``language.identifier``): every
 worker, also each one that replaces a recycled worker, starts with it. The fork server
 ignores an ImportError of a preload but would die of any other error, so a failing neural
 module is left for the workers' warm-up to report, and a failing warm-up is left to the
@@ -14,6 +15,7 @@ import contextlib
 import gc
 
 import scrapy_maintext.extraction.worker
+from scrapy_maintext.extraction.language import identifier
 from scrapy_maintext.extraction.metadata import warm_date_parser
 
 with contextlib.suppress(Exception):
@@ -21,6 +23,10 @@ with contextlib.suppress(Exception):
 
 with contextlib.suppress(Exception):
     warm_date_parser()
+
+# The language model (~0.7 s to load) once, in the fork server, rather than in every worker.
+with contextlib.suppress(Exception):
+    identifier()
 
 # What the fork server holds now (modules, the compiled date data) stays out of the
 # collector's passes in every worker it forks, so those passes do not write to, and copy,

@@ -34,6 +34,8 @@ class ExtractConfig:
     jobdir: str | None
     gc_freeze: bool
     dedup_store: str | None
+    #: EXTRACT_LANGUAGES: ISO 639-1 codes of the documents kept (empty: all).
+    languages: frozenset[str] = frozenset()
     #: EXTRACT_MARKDOWN: items also get a ``markdown`` field.
     markdown: bool = False
 
@@ -77,8 +79,18 @@ class ExtractConfig:
             jobdir=settings.get("JOBDIR") or None,
             gc_freeze=setting(settings, "EXTRACT_GC_FREEZE"),
             dedup_store=setting(settings, "EXTRACT_DEDUP_STORE"),
+            languages=languages(setting(settings, "EXTRACT_LANGUAGES")),
             markdown=setting(settings, "EXTRACT_MARKDOWN"),
         )
+
+
+def languages(values: list[str]) -> frozenset[str]:
+    """EXTRACT_LANGUAGES as lower-case primary subtags ("de-AT" keeps "de")."""
+    codes = {str(v).strip().lower().replace("_", "-").split("-")[0] for v in values}
+    for code in codes - {""}:
+        if not (code.isalpha() and 2 <= len(code) <= 3):
+            raise ValueError(f"EXTRACT_LANGUAGES: {code!r} is no ISO 639-1 language code")
+    return frozenset(codes - {""})
 
 
 def extract_workers(settings: BaseSettings) -> int:

@@ -35,6 +35,7 @@ from scrapy_maintext.vocabulary.reasons import (
     ExtractionTimeout,
     NearDuplicate,
     NoMainText,
+    OtherLanguage,
 )
 from twisted.internet.defer import Deferred, succeed
 
@@ -64,6 +65,7 @@ class ExtractionPipeline:
         # the workers finish in, so which near-duplicate is kept does not depend on timing.
         self._last_turn: Deferred = succeed(None)
         self._neural_warned = False
+        self._closed = False
         # Connected after the feed exporter (extensions exist before pipelines).
         crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
 
@@ -100,6 +102,11 @@ class ExtractionPipeline:
             report(status, logger)
 
     def _workers_failed(self, failure: Any) -> None:
+        if self._closed:
+            # A crawl with nothing to extract (a recurring crawl where nothing changed)
+            # closes before its workers are up: their warm-up is cancelled, no failure.
+            logger.debug("Extraction workers stopped before they started")
+            return
         logger.warning("Extraction workers failed to start: %s", failure.getErrorMessage())
 
     def _open_fingerprints(self) -> Any:
@@ -115,6 +122,7 @@ class ExtractionPipeline:
             self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
     def close_spider(self) -> None:
+        self._closed = True
         if self.config.gc_freeze:
             HEAP_FREEZE.release()
         if self.site_memory is not None:
@@ -206,6 +214,8 @@ class ExtractionPipeline:
             self._inc(Stat.EXTRACT_TRAFILATURA_BOUNDED + doc.trafilatura_bounded)
         if doc.reason:
             self._inc(Stat.EXTRACT_REASON + doc.reason)
+        else:
+            self._inc(Stat.EXTRACT_LANGUAGE + (doc.language or "unknown"))
 
     def _neural_failed(self, doc: Document) -> None:
         """Count a model error apart from an unsure model; warn once per crawl."""
@@ -223,12 +233,18 @@ class ExtractionPipeline:
         )
 
     def _check(self, doc: Document, url: str | None) -> None:
-        """Raise DropItem for pages without enough main text and for near-duplicates."""
+        """Raise DropItem for pages without enough main text, in a language not kept and for
+        near-duplicates."""
         too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
         if too_short and self.config.drop_no_text:
             self._inc(Stat.EXTRACT_DROPPED + DropReason.NO_TEXT)
             message = f"No main text ({doc.reason or 'too-short'}): {url}"
             raise NoMainText(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+        languages = self.config.languages
+        if languages and doc.language not in languages:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.LANGUAGE)
+            message = f"Language {doc.language or 'unknown'} not in EXTRACT_LANGUAGES: {url}"
+            raise OtherLanguage(message, log_level=ROUTINE_DROP_LOG_LEVEL)
         if self.seen is None or not doc.fingerprint:
             return
         duplicate_of = self.seen.check_and_add(doc.fingerprint, url)

@@ -132,6 +132,7 @@ class CrawlReport:
         connect(self.item_scraped, signal=signals.item_scraped)
         connect(self.item_dropped, signal=signals.item_dropped)
         connect(self.page_skipped, signal=Signal.PAGE_SKIPPED)
+        connect(self.recrawl_outcome, signal=Signal.RECRAWL_OUTCOME)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlReport:
@@ -216,6 +217,9 @@ class CrawlReport:
     def page_skipped(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
         report = self.site(site)
         (report.skipped if planned else report.not_planned)[reason] += count
+
+    def recrawl_outcome(self, site: str, outcome: str, count: int = 1) -> None:
+        self.site(site).recrawl[outcome] += count
 
     def _sync_with_spider(self) -> None:
         """Planned pages and failures of the discovery spiders' sites."""
@@ -343,6 +347,7 @@ def format_report(sites: dict[str, SiteReport], reason: str) -> str:
             ("dropped", r.dropped),
             ("skipped", r.skipped),
             ("not planned", r.not_planned),
+            ("recrawl", r.recrawl),
         ):
             if counter:
                 details.append(

@@ -74,7 +74,15 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
             raise ReportError("not a crawl report (a site without its name)")
         for key in ("planned", "fetched", "mean_text_length", "requests"):
             site.setdefault(key, 0)
-        for key in ("skipped", "extracted", "dropped", "not_planned", "languages", "months"):
+        for key in (
+            "skipped",
+            "extracted",
+            "dropped",
+            "not_planned",
+            "languages",
+            "months",
+            "recrawl",
+        ):
             site.setdefault(key, {})
         site.setdefault("statuses", {})
         site.setdefault("text_lengths", [0] * bins)

@@ -131,6 +131,8 @@ class SiteReport:
     delay: float | None = None
     #: Shortest time between two requests to the site whose send times are known (seconds).
     min_gap: float | None = None
+    #: Recurring crawl (``CRAWL_STATE``): pages by outcome (new, changed, unchanged, ...).
+    recrawl: Counter[str] = field(default_factory=Counter)
     _last_request: float | None = None
 
     @property
@@ -172,7 +174,15 @@ class SiteReport:
         self._last_request = when
 
     def to_dict(self) -> dict[str, Any]:
-        counters = ("skipped", "extracted", "dropped", "not_planned", "languages", "months")
+        counters = (
+            "skipped",
+            "extracted",
+            "dropped",
+            "not_planned",
+            "languages",
+            "months",
+            "recrawl",
+        )
         data: dict[str, Any] = {
             "site": self.site,
             "planned": self.planned,

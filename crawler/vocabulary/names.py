@@ -44,6 +44,13 @@ class Meta:
     #: Distributed crawl: the Redis lease of a request, and requests kept on this worker.
     DISTRIBUTED_LEASE: Final = "distributed_lease"
     DISTRIBUTED_LOCAL: Final = "distributed_local"
+    # Recurring crawls (CRAWL_STATE).
+    #: Conditional headers were added from the crawl state (a 304 is expected, not an error).
+    CONDITIONAL: Final = "recrawl_conditional"
+    #: A sitemap or feed request ("sitemap" or "feed"): conditional with CRAWL_STATE.
+    DISCOVERY_DOCUMENT: Final = "discovery_document"
+    #: A child sitemap's ``lastmod`` in the index that listed it (ISO 8601), or None.
+    SITEMAP_LASTMOD: Final = "sitemap_lastmod"
 
 
 class Stat:
@@ -89,6 +96,8 @@ class Stat:
     #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
     EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
+    #: Documents per language (``extract/language/de``; ``unknown`` without one).
+    EXTRACT_LANGUAGE: Final = "extract/language/"
     # WARC archive (WARC_OUTPUT).
     WARC_RECORDS: Final = "warc/records"
     WARC_BYTES: Final = "warc/bytes"
@@ -128,9 +137,21 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
-    # Crawl report (issue 24): recurring crawls' outcomes, ``recrawl/<outcome>`` (new,
-    # changed, unchanged, not_modified, gone, skipped_by_date), shown when present.
+    # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``), and
+    # the crawl report (issue 24) shows ``recrawl/<outcome>`` when present.
     RECRAWL: Final = "recrawl/"
+    RECRAWL_NEW: Final = "recrawl/new"
+    RECRAWL_CHANGED: Final = "recrawl/changed"
+    RECRAWL_UNCHANGED: Final = "recrawl/unchanged"
+    RECRAWL_NOT_MODIFIED: Final = "recrawl/not_modified"
+    RECRAWL_GONE: Final = "recrawl/gone"
+    RECRAWL_SKIPPED_BY_DATE: Final = "recrawl/skipped_by_date"
+    RECRAWL_CONDITIONAL: Final = "recrawl/conditional_requests"
+    RECRAWL_UNLISTED_CHECKED: Final = "recrawl/unlisted_checked"
+    RECRAWL_SITEMAPS_NOT_MODIFIED: Final = "recrawl/sitemaps_not_modified"
+    RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
+    RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
+    RECRAWL_KNOWN: Final = "recrawl/known"
 
 
 class Signal:
@@ -139,3 +160,6 @@ class Signal:
     #: Pages of a site that will not become items: ``site``, ``reason`` (a
     #: :class:`~scrapy_maintext.vocabulary.reasons.SkipReason` value), ``count``, ``planned``.
     PAGE_SKIPPED: Final = object()
+    #: A page's outcome in a recurring crawl (``CRAWL_STATE``): ``site``, ``outcome`` (a
+    #: :class:`~scrapy_maintext.vocabulary.reasons.RecrawlOutcome`), ``count``.
+    RECRAWL_OUTCOME: Final = object()

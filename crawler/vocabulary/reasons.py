@@ -37,6 +37,13 @@ class SkipReason(StrEnum):
     CONNECTION_REFUSED = "connection_refused"
     CONNECTION_LOST = "connection_lost"
     NON_HTML = "non_html"
+    # Recurring crawls (CRAWL_STATE): nothing new, not a failure.
+    #: A conditional request answered 304 Not Modified.
+    NOT_MODIFIED = "not_modified"
+    #: A page exported by an earlier run now answers 404 or 410.
+    GONE = "gone"
+    #: Not requested: its sitemap lastmod or feed date is not newer than when last decided.
+    UNCHANGED_BY_DATE = "unchanged_by_date"
 
 
 class DropReason(StrEnum):
@@ -46,14 +53,35 @@ class DropReason(StrEnum):
     DUPLICATE = "duplicate"
     TIMEOUT = "timeout"
     ERROR = "error"
+    #: A document in a language ``EXTRACT_LANGUAGES`` does not keep.
+    LANGUAGE = "language"
     #: A DropItem raised by a pipeline of the project's own.
     OTHER = "other"
+    #: Recurring crawl: the same text as the page's last export (not a failure).
+    UNCHANGED = "unchanged"
+
+
+class RecrawlOutcome(StrEnum):
+    """What a recurring crawl (``CRAWL_STATE``) made of a page; the ``recrawl/`` stats."""
+
+    NEW = "new"
+    CHANGED = "changed"
+    #: Fetched (200) with the same text as its last export.
+    UNCHANGED = "unchanged"
+    NOT_MODIFIED = "not_modified"
+    GONE = "gone"
+    SKIPPED_BY_DATE = "skipped_by_date"
 
 
 #: Reasons that are routine or said once for the whole site: logged at INFO, not WARNING.
 QUIET_SKIPS = frozenset(
     {SkipReason.ROBOTS_FORBIDDEN, SkipReason.SITE_UNREACHABLE, SkipReason.SITE_STALLED}
 )
+#: Drops that decide a page for good (a recurring crawl remembers them); a timeout or an
+#: error may go otherwise next time.
+FINAL_DROPS = frozenset({DropReason.UNCHANGED, DropReason.NO_TEXT, DropReason.DUPLICATE})
+#: Outcomes of a recurring crawl that are no failure: counted apart from page errors.
+RECRAWL_SKIPS = frozenset({SkipReason.NOT_MODIFIED, SkipReason.GONE})
 
 
 class PageIgnored(IgnoreRequest):
@@ -82,6 +110,14 @@ class EarlierRun(PageIgnored):
     reason = SkipReason.EARLIER_RUN
 
 
+class NotModified(PageIgnored):
+    reason = SkipReason.NOT_MODIFIED
+
+
+class PageGone(PageIgnored):
+    reason = SkipReason.GONE
+
+
 class PageDropped(DropItem):
     """An item the extraction pipeline dropped, for :attr:`reason`."""
 
@@ -96,12 +132,22 @@ class NearDuplicate(PageDropped):
     reason = DropReason.DUPLICATE
 
 
+class OtherLanguage(PageDropped):
+    """A document in a language ``EXTRACT_LANGUAGES`` does not keep."""
+
+    reason = DropReason.LANGUAGE
+
+
 class ExtractionTimeout(PageDropped):
     reason = DropReason.TIMEOUT
 
 
 class ExtractionFailed(PageDropped):
     reason = DropReason.ERROR
+
+
+class Unchanged(PageDropped):
+    reason = DropReason.UNCHANGED
 
 
 def drop_reason(exception: BaseException) -> DropReason:

@@ -70,6 +70,12 @@ _OURS = [
         ("DISCOVERY_MAX_SITEMAPS", 1000, int, "Sitemaps read from one site at most."),
         ("DISCOVERY_EXPLORE_MAX_DEPTH", 5, int, "Link depth limit of explore mode."),
         (
+            "DISCOVERY_SITEMAPS_BEFORE_PAGES",
+            25,
+            int,
+            "Unread sitemaps of a site above which the pages found so far go ahead of them.",
+        ),
+        (
             "DISCOVERY_HTML_BYTES",
             True,
             bool,
@@ -122,6 +128,12 @@ _OURS = [
             "Item field whose title is used when the page gives none.",
         ),
         ("EXTRACT_GC_FREEZE", True, bool, "Keep the crawl's long-lived heap out of GC passes."),
+        (
+            "EXTRACT_LANGUAGES",
+            [],
+            list,
+            "Keep only documents in these languages (ISO 639-1, e.g. de,fr); empty: all.",
+        ),
     ),
     *_group(
         "Site memory",
@@ -173,6 +185,21 @@ _OURS = [
             False,
             bool,
             "Items also get a `markdown` field (the text as Markdown).",
+        ),
+    ),
+    *_group(
+        "Recurring crawls",
+        (
+            "CRAWL_STATE",
+            "",
+            str,
+            "SQLite file remembering pages between runs: only new or changed ones are exported.",
+        ),
+        (
+            "CRAWL_STATE_COMMIT_DELAY",
+            0.25,
+            float,
+            "Seconds the crawl state gathers writes into one commit.",
         ),
     ),
     *_group(

@@ -1,0 +1,381 @@
+"""What a recurring crawl remembers between runs (``CRAWL_STATE``): one SQLite file.
+
+Scrapy-free. One row per canonical URL, pages and discovery documents (sitemaps, feeds)
+alike: the validators the server gave (``ETag``, ``Last-Modified``), the date a sitemap or
+feed listed it with, a hash of the exported text, first and last export time, revision,
+whether it is gone, and which sitemap listed it. Rows are keyed by a 64-bit hash of the URL
+(8 bytes instead of an index over the URL text); the URL is kept for people who look and for
+re-planning, its scheme and host (and the sitemap that listed it) as a number of table
+``names``: 172 bytes per URL in all at 1M URLs (``python -m benchmarks.crawl_state``).
+
+The file is opened in WAL mode with ``synchronous=NORMAL``: a commit reaches the OS at
+once (a SIGKILL loses nothing committed) without waiting for the disk. One process holds
+the file at a time (an ``flock`` on it); a second gets :class:`CrawlStateError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scrapy_maintext.state.validators import Validators
+
+#: ``PRAGMA application_id`` of our files ("mTxS"): a SQLite file of anything else is refused.
+APPLICATION_ID = 0x6D547853
+#: ``PRAGMA user_version``: the schema this code writes; a newer file is refused.
+SCHEMA_VERSION = 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Rows looked up per query (below SQLite's limit of bound parameters).
+_CHUNK = 500
+
+_SCHEMA = """
+CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE urls (
+    key INTEGER PRIMARY KEY,
+    host INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    etag TEXT,
+    last_modified INTEGER,
+    listed INTEGER,
+    text_hash INTEGER,
+    first_export INTEGER,
+    last_export INTEGER,
+    revision INTEGER NOT NULL DEFAULT 0,
+    gone INTEGER NOT NULL DEFAULT 0,
+    document INTEGER NOT NULL DEFAULT 0,
+    source INTEGER
+);
+CREATE INDEX urls_source ON urls(source) WHERE source IS NOT NULL;
+"""
+_COLUMNS = (
+    "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
+    " gone, source"
+)
+
+
+class CrawlStateError(Exception):
+    """The state file cannot be used; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    """What the state remembers of one URL."""
+
+    url: str
+    etag: str | None
+    last_modified: int | None
+    #: The date (epoch s) the sitemap/feed listed the URL with when it was last decided.
+    listed: int | None
+    text_hash: int | None
+    first_export: int | None
+    last_export: int | None
+    revision: int
+    gone: bool
+    #: The sitemap (or page) that listed it last, if any.
+    source: str | None
+
+    @property
+    def validators(self) -> Validators:
+        return Validators(self.etag, self.last_modified)
+
+
+def url_key(url: str) -> int:
+    """The row key of ``url``: 64 bits of its BLAKE2b hash, as a signed integer."""
+    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+class CrawlState:
+    """The state file of a recurring crawl, open and locked for this process."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock_fd = -1
+        self._check_header()
+        self._lock()
+        try:
+            self.db = self._connect()
+        except BaseException:
+            self._unlock()
+            raise
+        self._dirty = 0
+        #: The ``names`` table in memory, both ways (URL prefixes and sitemaps: few).
+        self._names: dict[str, int] = {}
+        self._ids: dict[int, str] = {}
+        try:
+            for ident, name in self.db.execute("SELECT id, name FROM names"):
+                self._names[name] = ident
+                self._ids[ident] = name
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise CrawlStateError(f"crawl state {self.path} is corrupt: {exc}") from None
+
+    # Opening: refuse what is not ours, and a second process.
+
+    def _check_header(self) -> None:
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(len(_SQLITE_MAGIC))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise CrawlStateError(f"crawl state {self.path} cannot be read: {exc}") from None
+        if head and head != _SQLITE_MAGIC:
+            raise CrawlStateError(f"crawl state {self.path} is not a crawl state file (not SQLite)")
+
+    def _lock(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise CrawlStateError(f"crawl state {self.path} cannot be opened: {exc}") from None
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._unlock()
+            raise CrawlStateError(
+                f"crawl state {self.path} is in use by another crawl; "
+                "one crawl at a time per state file"
+            ) from None
+
+    def _unlock(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = -1
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit off in Python's sense: we open transactions ourselves.
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            app_id = db.execute("PRAGMA application_id").fetchone()[0]
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise CrawlStateError(f"crawl state {self.path} is corrupt: {exc}") from None
+        if app_id == 0 and tables == 0:
+            self._create(db)
+        elif app_id != APPLICATION_ID:
+            db.close()
+            raise CrawlStateError(f"crawl state {self.path} is not a crawl state file")
+        elif version > SCHEMA_VERSION:
+            db.close()
+            raise CrawlStateError(
+                f"crawl state {self.path} has schema {version}, newer than this version "
+                f"of scrapy-maintext reads ({SCHEMA_VERSION}); upgrade, or start over with "
+                "another file"
+            )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("BEGIN")
+        return db
+
+    def _create(self, db: sqlite3.Connection) -> None:
+        db.executescript(
+            f"BEGIN; {_SCHEMA} PRAGMA application_id={APPLICATION_ID}; "
+            f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
+        )
+
+    # Reading.
+
+    def get(self, url: str) -> UrlRecord | None:
+        row = self.db.execute(f"SELECT {_COLUMNS} FROM urls WHERE key=?", (url_key(url),))
+        found = row.fetchone()
+        record = self._record(found) if found else None
+        return record if record is not None and record.url == url else None
+
+    def _split(self, url: str) -> tuple[int, str]:
+        """``url`` as (the ``names`` id of its scheme and host, the rest)."""
+        cut = _prefix_length(url)
+        host = self._name_id(url[:cut])
+        assert host is not None
+        return host, url[cut:]
+
+    def _name_id(self, name: str | None) -> int | None:
+        """The ``names`` id of a URL prefix or a source URL (added when new)."""
+        if name is None:
+            return None
+        found = self._names.get(name)
+        if found is None:
+            cursor = self.db.execute("INSERT INTO names (name) VALUES (?)", (name,))
+            found = int(cursor.lastrowid or 0)
+            self._names[name] = found
+            self._ids[found] = name
+        return found
+
+    def _record(self, row: tuple) -> UrlRecord:
+        host, path, etag, modified, listed, hashed, first, last, revision, gone, source = row
+        url = self._ids[host] + path
+        source_url = self._ids.get(source) if source is not None else None
+        return UrlRecord(
+            url, etag, modified, listed, hashed, first, last, revision, bool(gone), source_url
+        )
+
+    def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        """The records of those of ``urls`` that are known, by URL."""
+        by_key = {url_key(u): u for u in urls}
+        found: dict[str, UrlRecord] = {}
+        keys = list(by_key)
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT {_COLUMNS} FROM urls WHERE key IN ({marks})"
+            for row in self.db.execute(query, chunk):
+                record = self._record(row)
+                found[record.url] = record
+        wanted = set(by_key.values())
+        return {u: r for u, r in found.items() if u in wanted}
+
+    def listed_by(
+        self, source_url: str, documents: bool = False, undated: bool = False
+    ) -> list[str]:
+        """Pages (child sitemaps and feeds, with ``documents``) last listed by the sitemap
+        or page ``source_url`` and not gone; with ``undated``, those listed without a date."""
+        source = self._names.get(source_url)
+        if source is None:
+            return []
+        query = "SELECT host, path FROM urls WHERE source=? AND gone=0 AND document=?"
+        if undated:
+            query += " AND listed IS NULL"
+        rows = self.db.execute(query, (source, int(documents)))
+        return [self._ids[host] + path for host, path in rows]
+
+    def known_pages(self) -> int:
+        """Pages remembered (discovery documents not counted), gone ones included."""
+        return int(self.db.execute("SELECT count(*) FROM urls WHERE document=0").fetchone()[0])
+
+    # Writing: each call is part of the open transaction until :meth:`commit`.
+
+    def record_export(
+        self,
+        url: str,
+        hashed: int,
+        when: int,
+        validators: Validators,
+        listed: int | None,
+        source: str | None,
+    ) -> None:
+        """``url`` exported with text hash ``hashed`` at ``when``: its revision goes up."""
+        self.db.execute(
+            "INSERT INTO urls (key, host, path, etag, last_modified, listed, text_hash,"
+            " first_export, last_export, revision, gone, source) VALUES (?,?,?,?,?,?,?,?,?,1,0,?)"
+            " ON CONFLICT(key) DO UPDATE SET etag=excluded.etag,"
+            " last_modified=excluded.last_modified, listed=excluded.listed,"
+            " text_hash=excluded.text_hash,"
+            " first_export=coalesce(first_export, excluded.first_export),"
+            " last_export=excluded.last_export, revision=revision+1, gone=0,"
+            " source=coalesce(excluded.source, source), document=0",
+            (
+                url_key(url),
+                *self._split(url),
+                validators.etag,
+                validators.last_modified,
+                listed,
+                hashed,
+                when,
+                when,
+                self._name_id(source),
+            ),
+        )
+        self._dirty += 1
+
+    def record_seen(
+        self,
+        url: str,
+        validators: Validators | None,
+        listed: int | None,
+        source: str | None,
+        document: bool = False,
+    ) -> None:
+        """``url`` answered and nothing was exported (304, same text, dropped): remember its
+        validators and listed date, keep its text and revision."""
+        etag = validators.etag if validators else None
+        modified = validators.last_modified if validators else None
+        self.db.execute(
+            "INSERT INTO urls (key, host, path, etag, last_modified, listed, gone, document,"
+            " source) VALUES (?,?,?,?,?,?,0,?,?) ON CONFLICT(key) DO UPDATE SET"
+            " etag=coalesce(excluded.etag, etag),"
+            " last_modified=coalesce(excluded.last_modified, last_modified),"
+            " listed=coalesce(excluded.listed, listed), gone=0,"
+            " source=coalesce(excluded.source, source)",
+            (
+                url_key(url),
+                *self._split(url),
+                etag,
+                modified,
+                listed,
+                int(document),
+                self._name_id(source),
+            ),
+        )
+        self._dirty += 1
+
+    def mark_gone(self, url: str) -> None:
+        self.db.execute("UPDATE urls SET gone=1 WHERE key=?", (url_key(url),))
+        self._dirty += 1
+
+    def unlist(self, urls: Iterable[str]) -> None:
+        """These pages are no longer listed by the sitemap that listed them."""
+        keys = [(url_key(url),) for url in urls]
+        self.db.executemany("UPDATE urls SET source=NULL WHERE key=?", keys)
+        self._dirty += 1
+
+    @property
+    def pending(self) -> int:
+        """Writes not committed yet."""
+        return self._dirty
+
+    def commit(self) -> None:
+        if self._dirty:
+            self.db.execute("COMMIT")
+            self.db.execute("BEGIN")
+            self._dirty = 0
+
+    def close(self) -> None:
+        if self._lock_fd < 0:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            self.commit()
+            self.db.execute("COMMIT")
+        self.db.close()
+        self._unlock()
+
+    def __enter__(self) -> CrawlState:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _prefix_length(url: str) -> int:
+    """Length of ``scheme://host[:port]`` at the start of ``url`` (0 when it has none)."""
+    scheme_end = url.find("://")
+    if scheme_end < 0:
+        return 0
+    path_start = url.find("/", scheme_end + 3)
+    return len(url) if path_start < 0 else path_start
+
+
+def check_state_file(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`CrawlStateError` if ``path`` cannot be this crawl's state (not ours,
+    corrupt, newer, in use); creates nothing when the file does not exist."""
+    path = Path(path)
+    if not path.exists():
+        if path.parent.exists() and not os.access(path.parent, os.W_OK):
+            raise CrawlStateError(f"crawl state {path} cannot be created: folder not writable")
+        return
+    with CrawlState(path) as state:
+        # A corrupt page shows only when read: the whole file is checked before a crawl
+        # (``python -m benchmarks.crawl_state`` times it on a million URLs).
+        try:
+            result = state.db.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise CrawlStateError(f"crawl state {path} is corrupt: {exc}") from None
+        if result != "ok":
+            raise CrawlStateError(f"crawl state {path} is corrupt: {result}")

@@ -1,0 +1,140 @@
+"""The crawl state of one crawl (``CRAWL_STATE``), shared by its components (Scrapy glue).
+
+The conditional-request middleware, the recrawl pipeline stage and the discovery spiders
+all use the one :class:`~scrapy_maintext.state.crawl_state.CrawlState` of their crawler,
+opened by whichever asks first (:func:`crawl_state_of`) and closed when the spider closes.
+Writes are gathered for ``CRAWL_STATE_COMMIT_DELAY`` seconds into one commit, off the
+path of every page; a page's row is written only once its document is exported (or it was
+decided otherwise), so a killed run loses nothing, and re-exports at most what it wrote in
+its last fraction of a second.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.utils.reactor import CallLaterOnce
+from scrapy_maintext.logformatter import REPORT
+from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord
+from scrapy_maintext.vocabulary.names import Signal, Stat
+from scrapy_maintext.vocabulary.reasons import RecrawlOutcome
+from scrapy_maintext.vocabulary.settings import setting
+
+logger = logging.getLogger(__name__)
+
+_OPEN: weakref.WeakKeyDictionary[Crawler, Recrawl] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class RecrawlSettings:
+    """``CRAWL_STATE*`` settings."""
+
+    path: str
+    commit_delay: float
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RecrawlSettings:
+        return cls(
+            path=setting(crawler.settings, "CRAWL_STATE"),
+            commit_delay=setting(crawler.settings, "CRAWL_STATE_COMMIT_DELAY"),
+        )
+
+
+class Recrawl:
+    """A crawl's open state, its commits and its outcome counts."""
+
+    def __init__(self, crawler: Crawler, state: CrawlState, config: RecrawlSettings) -> None:
+        self.crawler = crawler
+        self.state = state
+        self.config = config
+        self._commit_later = CallLaterOnce(self._commit)
+        #: Outcomes not told to the crawl report yet (told at each commit: one signal per
+        #: site and outcome instead of one per page).
+        self._untold: Counter[tuple[str, str]] = Counter()
+        #: Records looked up for page requests in flight, until their item is judged (one
+        #: query per page instead of two); pages that fail take theirs out.
+        self.looked_up: dict[str, UrlRecord | None] = {}
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
+
+    def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
+        """Count a page outcome in the ``recrawl/`` stats and tell the crawl report."""
+        if count <= 0:
+            return
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(Stat.RECRAWL + outcome, count)
+        self._untold[(site, outcome)] += count
+        self._commit_later.schedule(self.config.commit_delay)
+
+    def flush(self) -> None:
+        """Commit now and tell the crawl report every outcome so far (before it reports)."""
+        self._commit_later.cancel()
+        self._commit()
+
+    def _commit(self) -> None:
+        self.state.commit()
+        untold, self._untold = self._untold, Counter()
+        for (site, outcome), count in untold.items():
+            self.crawler.signals.send_catch_log(
+                signal=Signal.RECRAWL_OUTCOME, site=site, outcome=outcome, count=count
+            )
+
+    def record_of(self, url: str) -> UrlRecord | None:
+        """The state's record of ``url``, taken from those looked up for requests in flight."""
+        if url in self.looked_up:
+            return self.looked_up.pop(url)
+        return self.state.get(url)
+
+    def inc_stat(self, name: str, count: int = 1) -> None:
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(name, count)
+
+    def written(self) -> None:
+        """A write is waiting: commit it (with the others of the next moments) soon."""
+        self._commit_later.schedule(self.config.commit_delay)
+
+    def _closed(self, spider: Any = None, reason: str = "") -> None:
+        self.flush()
+        known = self.state.known_pages()
+        self.state.close()
+        _OPEN.pop(self.crawler, None)
+        stats = self.crawler.stats
+        get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
+        if stats is not None:
+            stats.set_value(Stat.RECRAWL_KNOWN, known)
+        fresh = get(Stat.RECRAWL_NEW) + get(Stat.RECRAWL_CHANGED)
+        unchanged = (
+            get(Stat.RECRAWL_UNCHANGED)
+            + get(Stat.RECRAWL_NOT_MODIFIED)
+            + get(Stat.RECRAWL_SKIPPED_BY_DATE)
+        )
+        logger.info(
+            "Recurring crawl: %d new or changed of %d known; %d unchanged, %d gone (state %s)",
+            fresh,
+            known,
+            unchanged,
+            get(Stat.RECRAWL_GONE),
+            self.state.path,
+            extra=REPORT,
+        )
+
+
+def crawl_state_of(crawler: Crawler) -> Recrawl | None:
+    """The crawl's open state (opened on the first call), or None without ``CRAWL_STATE``.
+
+    Raises :class:`~scrapy_maintext.state.crawl_state.CrawlStateError` when the file cannot
+    be used (the crawl command checks it first and says so in one line)."""
+    found = _OPEN.get(crawler)
+    if found is not None:
+        return found
+    config = RecrawlSettings.from_crawler(crawler)
+    if not config.path:
+        return None
+    recrawl = Recrawl(crawler, CrawlState(config.path), config)
+    _OPEN[crawler] = recrawl
+    return recrawl

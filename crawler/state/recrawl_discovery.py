@@ -1,0 +1,104 @@
+"""What the discovery spiders ask the crawl state before they request anything.
+
+* A planned page whose sitemap ``lastmod`` (or feed entry date) is not newer than the date
+  it was listed with when last decided is not requested (:meth:`DiscoveryMemory.unchanged`).
+* A child sitemap whose ``lastmod`` in its index equals the remembered one is not fetched
+  again; the pages that sitemap listed without a date are re-planned (they get conditional
+  requests: nothing says they did not change). A sitemap or feed answering ``304`` is the
+  same: what it listed is remembered (its child sitemaps and undated pages re-planned).
+* A page a re-read sitemap no longer lists is requested once (conditionally): a 404 or 410
+  marks it gone.
+
+Sitemaps' and feeds' own rows (validators, lastmod in their index, which index listed them)
+are written only when a site's discovery and every planned page of it ended cleanly
+(:meth:`DiscoveryMemory.save`): a run killed halfway reads them all again next time rather
+than take a 304 for pages it never fetched.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from scrapy_maintext.state.crawl_state import CrawlState
+from scrapy_maintext.state.validators import Validators, iso_to_epoch
+
+
+@dataclass(frozen=True)
+class DocumentSeen:
+    """A sitemap or feed read in this run."""
+
+    url: str
+    validators: Validators | None
+    listed: int | None
+    parent: str | None
+
+
+@dataclass
+class DiscoveryMemory:
+    """One crawl's questions to the state and its discovery rows waiting for a clean end."""
+
+    state: CrawlState
+    documents: defaultdict[str, list[DocumentSeen]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    unlisted: defaultdict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def unchanged(self, dated: dict[str, datetime | None]) -> set[str]:
+        """Of the pages ``dated`` (URL to the date a sitemap or feed lists it with), those
+        whose date is not newer than the one remembered; undated pages never are."""
+        dates = {url: _epoch(date) for url, date in dated.items() if date is not None}
+        records = self.state.get_many(dates)
+        return {
+            url
+            for url, record in records.items()
+            if not record.gone and record.listed is not None and dates[url] <= record.listed
+        }
+
+    def child_unchanged(self, url: str, lastmod: str | None) -> bool:
+        """A child sitemap listed with the same ``lastmod`` as when it was last read."""
+        listed = iso_to_epoch(lastmod)
+        if listed is None:
+            return False
+        record = self.state.get(url)
+        return record is not None and record.listed == listed
+
+    def listed_date(self, url: str) -> int | None:
+        """The ``lastmod`` a child sitemap was last listed with in its index."""
+        record = self.state.get(url)
+        return record.listed if record is not None else None
+
+    def remembered_children(self, url: str) -> tuple[list[str], list[str]]:
+        """What the sitemap ``url`` listed last time: child sitemaps, and undated pages."""
+        children = self.state.listed_by(url, documents=True)
+        return children, self.state.listed_by(url, undated=True)
+
+    def no_longer_listed(self, site: str, sitemap: str, listed: Iterable[str]) -> list[str]:
+        """Pages ``sitemap`` listed last time and not now (each to be checked once)."""
+        now = set(listed)
+        gone = [url for url in self.state.listed_by(sitemap) if url not in now]
+        self.unlisted[site] += gone
+        return gone
+
+    def read(
+        self,
+        site: str,
+        url: str,
+        validators: Validators | None,
+        lastmod: str | None,
+        parent: str | None,
+    ) -> None:
+        """A sitemap or feed was read (``validators`` None: it answered 304)."""
+        self.documents[site].append(DocumentSeen(url, validators, iso_to_epoch(lastmod), parent))
+
+    def save(self, site: str) -> None:
+        """The site's discovery and pages ended cleanly: remember its documents."""
+        for doc in self.documents.pop(site, []):
+            self.state.record_seen(doc.url, doc.validators, doc.listed, doc.parent, document=True)
+        self.state.unlist(self.unlisted.pop(site, []))
+
+
+def _epoch(date: datetime) -> int:
+    return int((date if date.tzinfo else date.replace(tzinfo=UTC)).timestamp())

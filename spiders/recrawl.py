@@ -1,0 +1,109 @@
+"""What the discovery spiders do in a recurring crawl (``CRAWL_STATE``): ask the crawl state
+before requesting, and remember their sitemaps and feeds when a site ended cleanly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy import signals
+from scrapy.http import Response
+from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
+from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
+from scrapy_maintext.state.validators import Validators
+from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import (
+    FINAL_DROPS,
+    RecrawlOutcome,
+    SkipReason,
+    drop_reason,
+)
+
+if TYPE_CHECKING:
+    from scrapy_maintext.spiders.sites import SiteState
+
+    # DiscoverySpider is made of this mixin: what it uses of the spider is declared below.
+    _Base = scrapy.Spider
+else:
+    _Base = object
+
+
+class RecrawlMixin(_Base):
+    """The discovery spiders' side of a recurring crawl; nothing without ``CRAWL_STATE``."""
+
+    if TYPE_CHECKING:
+        sites: dict[str, SiteState]
+
+        def report_skip(
+            self, site: str, reason: str, count: int = 1, planned: bool = True
+        ) -> None: ...
+
+        def inc_stat(self, key: str, count: int = 1) -> None: ...
+
+    #: The crawl state of a recurring crawl, from ``start()`` on.
+    recrawl: Recrawl | None = None
+    discovery_memory: DiscoveryMemory | None = None
+
+    def open_recrawl(self) -> None:
+        """Open the crawl state (at the start of ``start()``), if there is one."""
+        self.recrawl = crawl_state_of(self.crawler)
+        if self.recrawl is not None:
+            self.discovery_memory = DiscoveryMemory(self.recrawl.state)
+            connect = self.crawler.signals.connect
+            connect(self._item_not_final, signal=signals.item_dropped)
+            connect(self._item_not_final, signal=signals.item_error)
+
+    def skip_unchanged(self, site: SiteState) -> None:
+        """Set aside the planned pages whose sitemap lastmod or feed date says they did not
+        change since they were last decided (counted)."""
+        memory = self.discovery_memory
+        if memory is None or self.recrawl is None:
+            return
+        done = site.scheduled | site.unchanged
+        dated = {u: c.date for u, c in site.plan.candidates.items() if u not in done}
+        unchanged = memory.unchanged(dated)
+        if unchanged:
+            site.unchanged |= unchanged
+            self.recrawl.outcome(site.base_url, RecrawlOutcome.SKIPPED_BY_DATE, len(unchanged))
+            reason = SkipReason.UNCHANGED_BY_DATE
+            self.report_skip(site.base_url, reason, len(unchanged), planned=False)
+
+    def _item_not_final(
+        self, response: Response | None = None, exception: Any = None, failure: Any = None, **_: Any
+    ) -> None:
+        """A page whose item failed or was dropped for a reason that may not hold next time
+        (a timeout): its site's sitemaps are not remembered, so the page is planned again."""
+        if exception is not None and drop_reason(exception) in FINAL_DROPS:
+            return
+        site = self.sites.get(getattr(response, "meta", {}).get(Meta.SITE, ""))
+        if site is not None:
+            site.incomplete = True
+
+    def closed(self, reason: str) -> None:
+        """A recurring crawl that finished keeps the sitemaps and feeds of every site that
+        ended cleanly (before the state closes: this handler was connected first)."""
+        if self.discovery_memory is None or reason != "finished":
+            return
+        for base, site in self.sites.items():
+            if not site.incomplete and site.failure is None:
+                self.discovery_memory.save(base)
+
+    def read_document(self, site: SiteState, response: Response, parent: str | None) -> None:
+        """A sitemap or feed was read: remember it (saved at a clean end)."""
+        if self.discovery_memory is None:
+            return
+        headers = response.headers
+        validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
+        lastmod = response.meta.get(Meta.SITEMAP_LASTMOD)
+        self.discovery_memory.read(site.base_url, response.url, validators, lastmod, parent)
+
+    def discovery_not_modified(
+        self, site: SiteState, request: scrapy.Request
+    ) -> Iterator[scrapy.Request]:
+        """A sitemap or feed answered 304: what it lists is what this crawl had last time."""
+        site.remembered += 1
+        if self.discovery_memory is not None:
+            self.discovery_memory.read(site.base_url, request.url, None, None, None)
+        self.inc_stat(Stat.RECRAWL_FEEDS_NOT_MODIFIED)
+        return iter(())

@@ -1,0 +1,168 @@
+"""The crawl state file (``CRAWL_STATE``): what it remembers, and the files it refuses."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check_state_file
+from scrapy_maintext.state.validators import Validators, http_date_to_epoch, text_hash
+
+from tests.crawl import QUICK_DISCOVERY, run_crawl
+from tests.sites import TestSiteServer
+
+URL = "https://example.org/a.html"
+
+
+def test_export_revisions_and_validators(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    with CrawlState(path) as state:
+        assert state.get(URL) is None
+        state.record_export(URL, text_hash("one"), 100, Validators('"x"', 50), 7, "https://s/1")
+        state.commit()
+    with CrawlState(path) as state:
+        record = state.get(URL)
+        assert record is not None
+        assert (record.revision, record.first_export, record.last_export) == (1, 100, 100)
+        assert record.validators == Validators('"x"', 50) and record.listed == 7
+        state.record_seen(URL, Validators(None, 60), 9, None)
+        state.record_export(URL, text_hash("two"), 200, Validators('"y"', 70), 9, None)
+        record = state.get(URL)
+        assert record is not None
+        assert (record.revision, record.first_export, record.last_export) == (2, 100, 200)
+        assert record.text_hash == text_hash("two") and record.etag == '"y"'
+        assert state.listed_by("https://s/1") == [URL]
+        state.mark_gone(URL)
+        assert state.get(URL).gone  # type: ignore[union-attr]
+        assert state.listed_by("https://s/1") == []
+        assert state.known_pages() == 1
+
+
+def test_text_hash_folds_white_space_only() -> None:
+    assert text_hash("a  b\n c") == text_hash("a b c")
+    assert text_hash("a b c") != text_hash("a b d")
+
+
+def test_http_dates() -> None:
+    assert http_date_to_epoch(b"Thu, 01 Jan 1970 00:01:00 GMT") == 60
+    assert http_date_to_epoch(b"yesterday") is None
+    # The obsolete forms (RFC 9110 5.6.7) too.
+    for form in ("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT"):
+        assert http_date_to_epoch(form) == 784111777
+    assert http_date_to_epoch("Sun Nov  6 08:49:37 1994") == 784111777
+    assert Validators(None, 60).if_modified_since() == "Thu, 01 Jan 1970 00:01:00 GMT"
+
+
+def test_get_many(tmp_path: Path) -> None:
+    with CrawlState(tmp_path / "s.sqlite") as state:
+        urls = [f"https://example.org/{i}" for i in range(1200)]
+        for url in urls[::2]:
+            state.record_seen(url, None, 1, None)
+        found = state.get_many(urls)
+        assert set(found) == set(urls[::2])
+
+
+def test_second_process_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    with CrawlState(path), pytest.raises(CrawlStateError, match="in use by another crawl"):
+        CrawlState(path)
+    with CrawlState(path):
+        pass  # free again once closed
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    text = tmp_path / "notes.txt"
+    text.write_text("my notes, not a database\n")
+    foreign = tmp_path / "foreign.sqlite"
+    with contextlib.closing(sqlite3.connect(foreign)) as db:
+        db.execute("CREATE TABLE t (x)")
+        db.commit()
+    newer = tmp_path / "newer.sqlite"
+    CrawlState(newer).close()
+    with contextlib.closing(sqlite3.connect(newer)) as db:
+        db.execute("PRAGMA user_version=99")  # closed: the WAL goes into the file
+    corrupt = tmp_path / "corrupt.sqlite"
+    with CrawlState(corrupt) as state:
+        for i in range(2000):
+            state.record_seen(f"https://example.org/{i}", None, i, None)
+    data = bytearray(corrupt.read_bytes())
+    data[4096:12288] = b"\xff" * 8192  # pages after the header page
+    corrupt.write_bytes(bytes(data))
+    return {"not SQLite": text, "not a crawl state": foreign, "newer": newer, "corrupt": corrupt}
+
+
+def test_bad_files_are_refused_and_left_alone(tmp_path: Path) -> None:
+    for expected, path in _bad_files(tmp_path).items():
+        before = path.read_bytes()
+        with pytest.raises(CrawlStateError) as raised:
+            check_state_file(path)
+        message = str(raised.value)
+        assert "\n" not in message and str(path) in message
+        assert expected.split()[-1] in message, message
+        assert path.read_bytes() == before, expected
+
+
+@pytest.mark.parametrize("case", ["not SQLite", "not a crawl state", "newer", "corrupt"])
+def test_crawl_with_a_bad_state_file_exits_2(
+    case: str, hostile_site: TestSiteServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _bad_files(tmp_path)[case]
+    before = path.read_bytes()
+    settings = {**QUICK_DISCOVERY, "CRAWL_STATE": str(path)}
+    result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
+    assert result.returncode == 2
+    assert "Traceback" not in result.log
+    assert capsys.readouterr().err.strip().startswith(f"scrapy crawl: error: crawl state {path}")
+    assert not hostile_site.paths()
+    assert path.read_bytes() == before
+
+
+def test_crawl_while_another_holds_the_state_exits_2(
+    hostile_site: TestSiteServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "state.sqlite"
+    settings = {**QUICK_DISCOVERY, "CRAWL_STATE": str(path)}
+    with CrawlState(path):
+        result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
+    assert result.returncode == 2
+    assert "in use by another crawl" in capsys.readouterr().err
+    assert "Traceback" not in result.log
+
+
+def test_crawl_state_with_redis_url_exits_2(
+    hostile_site: TestSiteServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {
+        **QUICK_DISCOVERY,
+        "CRAWL_STATE": str(tmp_path / "state.sqlite"),
+        "REDIS_URL": "redis://127.0.0.1:1/0",
+    }
+    result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
+    assert result.returncode == 2
+    assert "one machine's file" in capsys.readouterr().err
+    assert not (tmp_path / "state.sqlite").exists()
+
+
+def test_maintext_crawl_says_it_in_one_line(tmp_path: Path) -> None:
+    from scrapy_maintext.cli import check_settings
+
+    notes = _bad_files(tmp_path)["not SQLite"]
+    error = check_settings(["-s", f"CRAWL_STATE={notes}", "-O", "out.jsonl"])
+    assert (
+        error
+        == f"maintext crawl: error: crawl state {notes} is not a crawl state file (not SQLite)"
+    )
+    assert check_settings(["-s", f"CRAWL_STATE={tmp_path / 'new.sqlite'}"]) is None
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_report_shows_recrawl_outcomes() -> None:
+    from scrapy_maintext.report.extension import SiteReport, format_report
+
+    report = SiteReport("https://example.org")
+    report.recrawl.update({"new": 2, "changed": 3, "unchanged": 15, "gone": 1})
+    text = format_report({report.site: report}, "finished")
+    assert "recrawl unchanged 15, changed 3, new 2, gone 1" in text
+    assert report.to_dict()["recrawl"] == {"changed": 3, "gone": 1, "new": 2, "unchanged": 15}
