@@ -94,6 +94,9 @@ class Document:
     #: Whether a cascade model (v4) was unsure and handed the page to its next model, which
     #: runs trafilatura (counted as ``extract/neural_escalated``; not an exported field).
     escalated: bool = False
+    #: How trafilatura's work was bounded on a page too big for it ("no_comparison",
+    #: "no_reference"; counted as ``extract/trafilatura_bounded/...``; not exported).
+    trafilatura_bounded: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The exported fields, in field order (``INTERNAL_FIELDS`` left out).
@@ -110,6 +113,6 @@ class Document:
 
 
 #: Fields the crawl counts but does not export.
-INTERNAL_FIELDS = ("neural_error", "notes", "escalated")
+INTERNAL_FIELDS = ("neural_error", "notes", "escalated", "trafilatura_bounded")
 #: Fields of :meth:`Document.to_dict`, in order.
 EXPORTED_FIELDS = tuple(f.name for f in fields(Document) if f.name not in INTERNAL_FIELDS)

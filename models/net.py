@@ -36,6 +36,14 @@ def _pool(emb: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
     return summed / mask.sum(dim=2).clamp(min=1.0)
 
 
+def block_embeddings(
+    net: nn.Module, dense: torch.Tensor, struct_ids: torch.Tensor, word_ids: torch.Tensor
+) -> torch.Tensor:
+    """(B, N, d_model) from a net's ``emb``, ``dense`` and ``mix`` layers (BlockNet, SeqNet)."""
+    feats = [torch.relu(net.dense(dense)), _pool(net.emb, struct_ids)]
+    return torch.relu(net.mix(torch.cat([*feats, _pool(net.emb, word_ids)], dim=-1)))
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, cfg: NetConfig) -> None:
         super().__init__()
@@ -80,8 +88,7 @@ class BlockNet(nn.Module):
         pad_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Logits (B, N); ``pad_mask`` (B, N) is True on padding (training only)."""
-        feats = [torch.relu(self.dense(dense)), _pool(self.emb, struct_ids)]
-        x = torch.relu(self.mix(torch.cat([*feats, _pool(self.emb, word_ids)], dim=-1)))
+        x = block_embeddings(self, dense, struct_ids, word_ids)
         if pad_mask is not None:
             # Padding must look like the conv's own zero padding at run time.
             x = x * (~pad_mask).to(torch.float32).unsqueeze(-1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,35 @@ def snippet_examples(data: str | Path, keep_hidden: bool = False) -> list[Exampl
     pages = (p for p in iter_pages(data, (SNIPPETS,)) if p.split == "train")
     examples = (snippet_example(page, keep_hidden) for page in pages)
     return [ex for ex in examples if ex is not None]
+
+
+@dataclass
+class SnippetPage:
+    """A held-out page of the snippet set, segmented once, for scoring many models."""
+
+    example: Example
+    texts: list[str]
+    with_: list[str]
+    without: list[str]
+
+
+def snippet_test_pages(data: str | Path) -> list[SnippetPage]:
+    """The snippet set's held-out half (``dataset.is_snippet_train`` false), segmented."""
+    out = []
+    for page in iter_pages(data, (SNIPPETS,)):
+        if page.split != "test":
+            continue
+        try:
+            raw = segment(parse_html(page.html))
+        except Exception:  # unparsable pages are skipped, as in build_example
+            continue
+        if not raw:
+            continue
+        toks = [tokens(b.text) for b in raw]
+        labels = np.zeros(len(raw), dtype=np.float32)
+        ex = Example(page.id, SNIPPETS, "test", page.site, featurize(raw), labels, toks, [])
+        out.append(SnippetPage(ex, [b.text for b in raw], page.with_, page.without))
+    return out
 
 
 def evaluate(data: str, folders: list[Path]) -> None:

@@ -14,8 +14,10 @@ import argparse
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -173,19 +175,36 @@ def validate(model: torch.nn.Module, val: list[Example]) -> float:
     return float(np.mean([page_f1(ex, predict_page(model, ex) >= 0.5) for ex in val]))
 
 
-def fit(train: list[Example], val: list[Example], recipe: Recipe) -> BlockNet:
-    rng = random.Random(recipe.seed)
+def net_config(recipe: Recipe) -> NetConfig:
     dense_size = DENSE_SIZE + (STACK_SIZE if recipe.stack else 0)
     net = NetConfig(dense_size, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
     net.ff_dim = 2 * recipe.d_model
-    model = BlockNet(net).to(recipe.device)
+    return net
+
+
+#: One training epoch: (model, optimiser, scheduler, pages, rng, recipe) -> summed loss.
+EpochFn = Callable[..., float]
+
+
+def fit(
+    train: list[Example],
+    val: list[Example],
+    recipe: Recipe,
+    model: torch.nn.Module | None = None,
+    epoch_fn: EpochFn | None = None,
+) -> Any:
+    """``model`` (default: a new BlockNet) trained with ``epoch_fn`` (default: ``train_epoch``),
+    at the epoch of best validation F1."""
+    rng = random.Random(recipe.seed)
+    model = (model or BlockNet(net_config(recipe))).to(recipe.device)
+    run_epoch = epoch_fn or train_epoch
     opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
     steps = recipe.epochs * len(batches(train, random.Random(0)))
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, LEARNING_RATE, total_steps=steps)
     best, best_state = -1.0, None
     for epoch in range(recipe.epochs):
         t0 = time.time()
-        loss = train_epoch(model, opt, sched, train, rng, recipe)
+        loss = run_epoch(model, opt, sched, train, rng, recipe)
         f1 = validate(model, val)
         logger.info("epoch %d loss %.3f val F1 %.4f (%.0fs)", epoch, loss, f1, time.time() - t0)
         if f1 > best:

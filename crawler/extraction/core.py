@@ -136,6 +136,7 @@ def _extract_tree(
     doc.model_version = result.model_version
     doc.neural_error = result.neural_error
     doc.escalated = result.escalated
+    doc.trafilatura_bounded = result.trafilatura_bounded
     doc.fingerprint = fingerprint(doc.text)
     apply_language(doc, tree, options.with_metadata)
     if not doc.text.strip():

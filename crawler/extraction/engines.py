@@ -14,6 +14,7 @@ from typing import Any
 
 import lxml.html
 from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.comparison import Bound, comparison_pays
 from scrapy_maintext.extraction.options import ExtractOptions
 from trafilatura import bare_extraction
 
@@ -39,6 +40,8 @@ class EngineResult:
     segments: list[Any] | None = None
     #: Whether a cascade model handed the page to its next model (``NeuralResult.escalated``).
     escalated: bool = False
+    #: How trafilatura's work was bounded on a page too big for it (``extraction.comparison``).
+    trafilatura_bounded: Bound | None = None
 
 
 class NeuralEngineError(RuntimeError):
@@ -65,7 +68,8 @@ def run_neural(
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
     asks (a cascade's first model does not); that run is reused as the fallback when the
-    caller's options are trafilatura's defaults (``_Reference``)."""
+    caller's options are trafilatura's defaults (``_Reference``). On pages too big for
+    trafilatura's comparison, both runs skip it (``extraction.comparison``)."""
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
@@ -73,6 +77,7 @@ def run_neural(
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error
+    bounded = Bound.NO_REFERENCE if result.reference_skipped else reference.bounded
     if error and options.engine == "neural":
         raise NeuralEngineError(error)
     version = str(extractor.version)
@@ -81,6 +86,7 @@ def run_neural(
     stacked = reference.stacked
     if result.fallback and options.engine == "auto":
         fallback = stacked if stacked is not None else run_trafilatura(tree, url, options)
+        fallback.trafilatura_bounded = fallback.trafilatura_bounded or bounded
         fallback.confidence, fallback.model_version = confidence, version
         # "auto" promises text whenever trafilatura finds some; the error is still counted.
         fallback.neural_error = error
@@ -89,7 +95,8 @@ def run_neural(
         return fallback
     comments = None
     if options.include_comments:
-        comments = (stacked or run_trafilatura(tree, url, options)).comments
+        commented = stacked or run_trafilatura(tree, url, options)
+        comments, bounded = commented.comments, bounded or commented.trafilatura_bounded
     blocks = list(result.blocks)
     return EngineResult(
         blocks,
@@ -99,6 +106,7 @@ def run_neural(
         comments,
         segments=segments,
         escalated=result.escalated,
+        trafilatura_bounded=bounded,
     )
 
 
@@ -117,16 +125,22 @@ class _Reference:
         self.tree, self.url, self.options, self.kind = tree, url, options, kind
         self.stacked: EngineResult | None = None
         self.text: str | None = None
+        #: Bound.NO_COMPARISON when the reference was computed without it.
+        self.bounded: Bound | None = None
 
     def __call__(self) -> str:
         if self.text is None:
             if self.kind == "trafilatura" and _reference_options(self.options):
                 self.stacked = run_trafilatura(self.tree, self.url, self.options)
                 self.text = blocks_to_lines(self.stacked.blocks)
+                self.bounded = self.stacked.trafilatura_bounded
             else:
                 from scrapy_maintext.neural.stack import trafilatura_text
 
-                self.text = trafilatura_text(self.tree, self.url, self.kind)
+                kind = self.kind
+                if kind == "trafilatura" and not comparison_pays(self.tree):
+                    kind, self.bounded = "trafilatura-fast", Bound.NO_COMPARISON
+                self.text = trafilatura_text(self.tree, self.url, kind)
         return self.text
 
 
@@ -150,6 +164,7 @@ class NeuralFailure:
     error: str | None = None
     segments: list[Any] | None = None
     escalated: bool = False
+    reference_skipped: bool = False
 
 
 #: Logged once per process (and once for all the workers) when the model cannot be loaded.
@@ -201,9 +216,11 @@ def run_trafilatura(
 ) -> EngineResult:
     # No copy here: bare_extraction copies a tree it is given before pruning it
     # (tests/test_neural_model_path.py checks that the caller's tree is left intact).
+    fast = not comparison_pays(tree)
     result = bare_extraction(
         tree,
         url=url,
+        fast=fast,
         favor_precision=options.favor_precision,
         favor_recall=options.favor_recall,
         include_comments=options.include_comments,
@@ -213,6 +230,8 @@ def run_trafilatura(
         deduplicate=False,
     )
     extracted = EngineResult(extractor="trafilatura")
+    if fast:
+        extracted.trafilatura_bounded = Bound.NO_COMPARISON
     if result is None or isinstance(result, dict):
         return extracted
     if result.body is not None:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.comparison import comparison_pays
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
@@ -30,8 +31,9 @@ __all__ = ["NeuralExtractor", "NeuralResult", "default_extractor"]
 
 logger = logging.getLogger(__name__)
 
-#: Pages with more blocks than this get no trafilatura reference when the caller passes none
-#: (the largest training page has about 6,000 blocks).
+#: Pages with more blocks than this get no trafilatura reference (the largest training page
+#: has about 6,000 blocks); below it, a page too big for trafilatura's comparison gets its
+#: ``fast=True`` output (``extraction.comparison``).
 REFERENCE_MAX_BLOCKS = 10_000
 
 #: Length of an error message kept in a result (exception texts can quote whole inputs).
@@ -60,6 +62,9 @@ class NeuralResult:
     #: The deciding model's keep mask over ``segments``, before repeated runs were dropped
     #: (``neural.repeats``); ``blocks`` are the kept segments after that rule.
     decided: np.ndarray | None = None
+    #: Whether the deciding model stacks trafilatura but the page was too big to run it
+    #: (``REFERENCE_MAX_BLOCKS``): it read "no reference".
+    reference_skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -147,12 +152,18 @@ class NeuralExtractor:
         """``feats`` with this model's stacking columns, when it has any."""
         if not self.needs_reference or not page.raw:
             return feats
-        reference = page.reference() if callable(page.reference) else page.reference
+        # trafilatura takes seconds on hostile giant pages; past this size the model reads
+        # "no reference", as for pages where trafilatura finds nothing, whoever computes it.
+        if len(page.raw) > REFERENCE_MAX_BLOCKS:
+            reference: str | None = ""
+            page.reference_skipped = True
+        else:
+            reference = page.reference() if callable(page.reference) else page.reference
         if reference is None:
-            # trafilatura takes seconds on hostile giant pages; past this size the model
-            # reads "no reference", as for pages where trafilatura finds nothing.
-            big = len(page.raw) > REFERENCE_MAX_BLOCKS
-            reference = "" if big else trafilatura_text(page.tree, page.url, self.reference)
+            kind = self.reference
+            if kind == "trafilatura" and not comparison_pays(page.tree):
+                kind = "trafilatura-fast"
+            reference = trafilatura_text(page.tree, page.url, kind)
         stack = stack_features([tokens(b.text) for b in page.raw], reference)
         return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, stack)
 
@@ -177,7 +188,12 @@ class NeuralExtractor:
         keep = drop_repeated_runs(raw, decision.keep)
         blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]
         return NeuralResult(
-            blocks, decision.confidence, decision.fallback, segments=raw, decided=decision.keep
+            blocks,
+            decision.confidence,
+            decision.fallback,
+            segments=raw,
+            decided=decision.keep,
+            reference_skipped=page.reference_skipped,
         )
 
 
@@ -189,6 +205,8 @@ class _Page:
     url: str | None
     reference: Reference
     raw: list[RawBlock]
+    #: Set when a stacking model's reference was skipped for the page's size.
+    reference_skipped: bool = False
 
 
 def _cascade(model: BlockModel, spec: Any) -> Cascade | None:

@@ -219,6 +219,8 @@ class ExtractionPipeline:
             self._inc(Stat.EXTRACT_FALLBACK)
         if doc.escalated:
             self._inc(Stat.EXTRACT_ESCALATED)
+        if doc.trafilatura_bounded:
+            self._inc(Stat.EXTRACT_TRAFILATURA_BOUNDED + doc.trafilatura_bounded)
         if doc.reason:
             self._inc(Stat.EXTRACT_REASON + doc.reason)
         else:

@@ -93,6 +93,8 @@ class Stat:
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
+    #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
+    EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
     #: Documents per language (``extract/language/de``; ``unknown`` without one).
     EXTRACT_LANGUAGE: Final = "extract/language/"

@@ -1,0 +1,179 @@
+"""Cross-validation over wcxb-dev SITE folds: the protocol that chooses between recipes.
+
+    python -m scrapy_maintext.models.folds run --data ../shared/data --recipe v4 --out DIR
+    python -m scrapy_maintext.models.folds run --data ../shared/data --recipe v5 --out DIR
+    python -m scrapy_maintext.models.folds report --out DIR
+
+Protocol (issue 23). Every wcxb-dev site falls in one of ``--folds`` folds by a hash of its
+hostname (``fold_of``), whatever its train/test split, so every labelled modern site is held
+out exactly once. For each fold, a model of each recipe is trained on the wcxb-dev pages of the
+other folds plus the 2007-2013 sets' training sites (a ``--legacy-share`` of them, by site hash,
+to fit the CPU budget); its decoding is tuned and its epoch chosen on the validation sites of
+those training pages (``dataset.is_validation_site``); then it is scored on the fold's pages,
+neural output alone and ``auto`` (trafilatura's text where the decoding falls back), beside
+trafilatura's defaults on the same pages. Every fold's model is also scored on the held-out
+sites of the 2007-2013 sets (a regression check) and on the held-out half of the trafilatura
+snippet set. Pages whose ground truth the static HTML cannot reproduce (``gt_coverage`` < 0.8)
+are neither trained on nor scored (``dataset.usable_for_f1``).
+
+``run`` writes ``DIR/<recipe>-fold<k>.json`` per fold (per-page scores); ``report`` prints the
+tables: per recipe, token F1 per page type as the mean over folds with the spread (min-max
+over folds), macro over types, precision and recall of article pages, the snippet accuracy
+and the legacy macro.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from scrapy_maintext.models.dataset import Example, is_validation_site, load_examples
+from scrapy_maintext.models.metrics import prf, snippet_score
+from scrapy_maintext.models.seqtrain import fit_seq
+from scrapy_maintext.models.snippets import SnippetPage, snippet_test_pages
+from scrapy_maintext.models.train import Recipe, fit, select_stack
+from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
+from scrapy_maintext.neural.decision import DecodeParams, decide
+
+logger = logging.getLogger(__name__)
+
+MODERN = "wcxb-dev"
+#: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
+#: page-type head); v4t: v4's net plus the page-type head only.
+RECIPES = ("v4", "v5", "v4t")
+
+
+def fold_of(site: str, folds: int) -> int:
+    return zlib.crc32(b"fold:" + site.encode()) % folds
+
+
+def in_legacy_share(site: str, percent: int) -> bool:
+    return zlib.crc32(b"legacy:" + site.encode()) % 100 < percent
+
+
+@dataclass
+class FoldSets:
+    train: list[Example]
+    val: list[Example]
+    test: list[Example]
+
+
+def fold_sets(examples: list[Example], fold: int, folds: int, legacy_percent: int) -> FoldSets:
+    modern = [e for e in examples if e.dataset == MODERN]
+    test = [e for e in modern if fold_of(e.site, folds) == fold]
+    pool = [e for e in modern if fold_of(e.site, folds) != fold]
+    pool += [
+        e
+        for e in examples
+        if e.dataset != MODERN and e.split == "train" and in_legacy_share(e.site, legacy_percent)
+    ]
+    val = [e for e in pool if is_validation_site(e.site)]
+    train = [e for e in pool if not is_validation_site(e.site)]
+    return FoldSets(train, val, test)
+
+
+def train_recipe(name: str, sets: FoldSets, epochs: int) -> torch.nn.Module:
+    recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs)
+    if name == "v4":
+        return fit(sets.train, sets.val, recipe)
+    return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
+
+
+def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dict[str, Any]:
+    probs = predict_page(model, ex)
+    decision = decide(probs, block_lengths(ex), params)
+    kept = [t for toks, k in zip(ex.block_tokens, decision.keep, strict=True) if k for t in toks]
+    neural = prf(kept, ex.gold_tokens)
+    traf = prf(ex.fallback_tokens, ex.gold_tokens)
+    auto = traf if decision.fallback else neural
+    return {
+        "id": ex.id,
+        "group": f"{MODERN}/{ex.page_type}" if ex.dataset == MODERN else ex.dataset,
+        "neural": neural,
+        "auto": auto,
+        "trafilatura": traf,
+    }
+
+
+def snippet_accuracy(
+    model: torch.nn.Module, params: DecodeParams, pages: list[SnippetPage]
+) -> float:
+    correct = total = 0
+    for page in pages:
+        probs = predict_page(model, page.example)
+        decision = decide(probs, block_lengths(page.example), params)
+        text = " ".join(b for b, k in zip(page.texts, decision.keep, strict=True) if k)
+        c, t = snippet_score(text, page.with_, page.without)
+        correct, total = correct + c, total + t
+    return correct / max(total, 1)
+
+
+def run(args: argparse.Namespace) -> None:
+    examples = load_examples(args.data)
+    select_stack(examples, "")
+    legacy_test = [e for e in examples if e.dataset != MODERN and e.split == "test"]
+    snippets = snippet_test_pages(args.data)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for fold in [int(f) for f in args.only.split(",")] if args.only else range(args.folds):
+        sets = fold_sets(examples, fold, args.folds, args.legacy_percent)
+        logger.info("fold %d: train %d val %d test %d", fold, *map(len, asdict(sets).values()))
+        t0 = time.time()
+        model = train_recipe(args.recipe, sets, args.epochs)
+        seconds = time.time() - t0
+        decoding = tune_decoding(model, sets.val)
+        params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
+        result = {
+            "recipe": args.recipe,
+            "fold": fold,
+            "folds": args.folds,
+            "epochs": args.epochs,
+            "legacy_percent": args.legacy_percent,
+            "train_seconds": round(seconds),
+            "decoding": decoding,
+            "pages": [score_page(model, params, ex) for ex in sets.test + legacy_test],
+            "snippets": snippet_accuracy(model, params, snippets),
+        }
+        path = out / f"{args.recipe}-fold{fold}.json"
+        path.write_text(json.dumps(result), encoding="utf-8")
+        logger.info("wrote %s", path)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from scrapy_maintext.models.folds_report import report
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    go = sub.add_parser("run", help="train and score one recipe on every fold")
+    go.add_argument("--data", default="../shared/data")
+    go.add_argument("--recipe", choices=RECIPES, required=True)
+    go.add_argument("--out", required=True)
+    go.add_argument("--folds", type=int, default=3)
+    go.add_argument("--only", default="", help="comma list of folds to run (default: all)")
+    go.add_argument("--epochs", type=int, default=4)
+    go.add_argument("--legacy-percent", type=int, default=50)
+    go.add_argument("--threads", type=int, default=1)
+    show = sub.add_parser("report", help="tables from the runs' JSON files")
+    show.add_argument("--out", required=True)
+    show.add_argument("--data", default="../shared/data")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.command == "run":
+        torch.manual_seed(1234)
+        np.random.seed(1234)
+        torch.set_num_threads(args.threads)
+        run(args)
+    else:
+        print(report(Path(args.out)))
+
+
+if __name__ == "__main__":
+    main()
