@@ -95,9 +95,10 @@ class Recrawl:
         """The near-duplicate fingerprint ``url`` was last exported with (the request's record
         is read, not taken: the recrawl stage takes it later)."""
         record = self.looked_up[url] if url in self.looked_up else self.state.get(url)
-        canonical = normalize_url(url)
-        if record is None and canonical and canonical != url:
-            record = self.looked_up.get(canonical) or self.state.get(canonical)
+        if record is None:
+            canonical = normalize_url(url)
+            if canonical and canonical != url:
+                record = self.looked_up.get(canonical) or self.state.get(canonical)
         return record.fingerprint if record is not None else None
 
     def inc_stat(self, name: str, count: int = 1) -> None:
