@@ -2,21 +2,25 @@
 
 Scrapy has no public API for what polite crawling needs: a download slot's delay, its last
 request time and its queue, the per-slot settings the downloader reads when it creates a
-slot, the robots middleware's parse step, AutoThrottle's adjustment, the engine's state
-(for the site memory's drain check, off by default), a response's explicit encoding, and
-scrapy-redis's request codec. Components call the functions and base classes here and
-nothing private of Scrapy's elsewhere; ``tests/test_scrapy_internals.py`` checks each by its
-behaviour on the installed Scrapy, and ``.ci/newest-scrapy`` runs those tests against the
-newest Scrapy release before the bound in pyproject.toml is raised.
+slot, the downloader's start of a slot's queued requests, the robots middleware's parse
+step, AutoThrottle's adjustment, the engine's state (for the site memory's drain check, off
+by default), a response's explicit encoding, and scrapy-redis's request codec. Components
+call the functions and base classes here and nothing private of Scrapy's elsewhere;
+``tests/test_scrapy_internals.py`` checks each by its behaviour on the installed Scrapy, and
+``.ci/newest-scrapy`` runs those tests against the newest Scrapy release before the bound in
+pyproject.toml is raised.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
+from scrapy.core.downloader import Downloader
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
@@ -96,6 +100,30 @@ def crawl_is_drained(crawler: Crawler, held: int) -> bool:
     if scheduler is None:  # the engine is closing
         return True
     return not scheduler.has_pending_requests() or engine.needs_backout()
+
+
+class OneAtATimeDownloader(Downloader):
+    """Scrapy's downloader keeping a slot's concurrency when the slot has no delay.
+
+    With no delay, Scrapy starts every queued request its slot has room for in one loop,
+    but on the asyncio reactor each download only begins (and takes its place in the slot's
+    ``transferring`` set) on a later turn of the event loop: the loop sees the room
+    unchanged and starts the whole queue at once (11 requests in flight to one site with
+    CONCURRENT_REQUESTS_PER_DOMAIN=1). Pages then arrive in whatever order a loaded machine
+    answers them, and what depends on their order (the site memory's warm-up) changes from
+    run to run. Here a request takes its place before its download is scheduled.
+    """
+
+    def _process_queue(self, slot: Slot) -> None:
+        if slot.latercall or slot.download_delay():
+            super()._process_queue(slot)  # with a delay, Scrapy starts one request per call
+            return
+        while slot.queue and slot.free_transfer_slots() > 0:
+            slot.lastseen = monotonic()
+            request, queue_dfd = slot.queue.popleft()
+            # _download() adds it again (a set) and removes it when the download ends.
+            slot.transferring.add(request)
+            deferred_from_coro(self._wait_for_download(slot, request, queue_dfd))
 
 
 class RobotsTxtHooks(RobotsTxtMiddleware):

@@ -2,7 +2,8 @@
 
 Checked by behaviour on a real engine (``tests/scrapy_probe.py``, in a fresh process with its
 own reactor); the robots.txt and AutoThrottle hooks by the politeness crawls
-(tests/test_politeness_edges.py, tests/test_crawl_ports.py, tests/test_crawl_sitemap.py).
+(tests/test_politeness_edges.py, tests/test_crawl_ports.py, tests/test_crawl_sitemap.py); the
+downloader's one request at a time with no delay by tests/test_crawl_site_memory.py.
 ``pyproject.toml`` bounds Scrapy to the versions this was checked with; ``.ci/newest-scrapy``
 runs these tests against the newest Scrapy release before the bound is raised.
 """

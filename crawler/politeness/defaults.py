@@ -10,6 +10,8 @@ from scrapy_maintext.vocabulary.settings import SCRAPY_DEFAULTS, setting
 PRIORITY = "addon"
 USER_AGENT_PRODUCT = f"scrapy-maintext/{scrapy_maintext.__version__}"
 LOG_FORMATTER = "scrapy_maintext.logformatter.SummaryLogFormatter"
+#: Keeps CONCURRENT_REQUESTS_PER_DOMAIN when a site has no delay (Scrapy's own does not).
+DOWNLOADER = "scrapy_maintext.scrapy_internals.OneAtATimeDownloader"
 
 
 def apply_politeness(settings: BaseSettings) -> None:
@@ -22,6 +24,8 @@ def apply_politeness(settings: BaseSettings) -> None:
     settings.set("USER_AGENT", user_agent(setting(settings, "CRAWLER_CONTACT")), priority=PRIORITY)
     # Scrapy's own formatter logs whole items: a dropped page's HTML would fill the log.
     settings.set("LOG_FORMATTER", LOG_FORMATTER, priority=PRIORITY)
+    if settings.get("DOWNLOADER") == "scrapy.core.downloader.Downloader":
+        settings.set("DOWNLOADER", DOWNLOADER, priority=PRIORITY)
 
 
 def user_agent(contact: str | None) -> str:
