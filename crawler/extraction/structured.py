@@ -1,9 +1,10 @@
 """What a page says about itself in structured markup, source by source, bounded.
 
 Each source (a JSON-LD property, an OpenGraph or ``article:*`` tag, Dublin Core, microdata,
-``<title>``, the first ``<h1>``, ...) gives at most one value per field; which source is
-believed first is decided by how often each proved right on labelled pages
-(``scrapy_maintext.extraction.metadata_rules``, measured by ``benchmarks.metadata``).
+``<title>``, the first ``<h1>``, the days written beside it (``textdates``), ...) gives at
+most one value per field; which source is believed first is decided by how often each
+proved right on labelled pages (``scrapy_maintext.extraction.metadata_rules``, measured by
+``benchmarks.metadata``).
 
 Hostile markup costs neither memory nor the page: JSON-LD blocks above
 :data:`MAX_JSON_LD_CHARS` are not parsed, nesting beyond what ``json`` accepts is caught,
