@@ -28,7 +28,8 @@ the text alone). The text is the labelled text, or trafilatura's where a page ha
 
 Cost: ms per page of our whole metadata step (``metadata.apply_metadata`` plus
 ``language.detect``) against ``trafilatura.metadata.extract_metadata`` on the same tree,
-interleaved (who goes first alternates), as the ratio of the medians and of the means.
+interleaved (who goes first alternates), as the ratio of the medians and of the means; and
+what the search for days written beside the heading (``textdates.heading_dates``) takes of it.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from scrapy_maintext.extraction.metadata_rules import (
 )
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.structured import add_byline, page_candidates
+from scrapy_maintext.extraction.textdates import heading_dates
 from scrapy_maintext.models.dataset import site_of
 from trafilatura import bare_extraction
 from trafilatura.metadata import extract_metadata
@@ -389,6 +391,9 @@ def cost(data: Path, limit: int, rounds: int) -> None:
                 t0 = time.perf_counter()
                 run(tree, url, text)
                 times[name].append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            heading_dates(tree)
+            times["text dates"].append((time.perf_counter() - t0) * 1000)
     med = {k: statistics.median(v) for k, v in times.items()}
     mean = {k: statistics.fmean(v) for k, v in times.items()}
     print(
@@ -396,6 +401,7 @@ def cost(data: Path, limit: int, rounds: int) -> None:
     )
     for name in times:
         print(f"{name:<12} median {med[name]:7.2f}  mean {mean[name]:7.2f}")
+    print("(text dates: the search for days written beside the heading, part of ours)")
     print(
         f"ours / trafilatura: median ratio {med['ours'] / med['trafilatura']:.2f}, "
         f"mean ratio {mean['ours'] / mean['trafilatura']:.2f}"

@@ -253,9 +253,12 @@ RULES: dict[str, Rule] = {
     "date": Rule(
         "list",
         (
-            "article_published",
             "url_date",
+            "article_published",
+            "text_date_published",
+            "text_date_before_h1",
             "time_first",
+            "text_date_after_h1",
             "microdata_date",
             "jsonld_published",
             "trafilatura",

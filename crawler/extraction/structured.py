@@ -1,9 +1,10 @@
 """What a page says about itself in structured markup, source by source, bounded.
 
 Each source (a JSON-LD property, an OpenGraph or ``article:*`` tag, Dublin Core, microdata,
-``<title>``, the first ``<h1>``, ...) gives at most one value per field; which source is
-believed first is decided by how often each proved right on labelled pages
-(``scrapy_maintext.extraction.metadata_rules``, measured by ``benchmarks.metadata``).
+``<title>``, the first ``<h1>``, the days written beside it (``textdates``), ...) gives at
+most one value per field; which source is believed first is decided by how often each
+proved right on labelled pages (``scrapy_maintext.extraction.metadata_rules``, measured by
+``benchmarks.metadata``).
 
 Hostile markup costs neither memory nor the page: JSON-LD blocks above
 :data:`MAX_JSON_LD_CHARS` are not parsed, nesting beyond what ``json`` accepts is caught,
@@ -23,6 +24,7 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
+from scrapy_maintext.extraction.textdates import heading_dates, parse_day
 
 #: JSON-LD blocks longer than this are not parsed (chars). Real blocks are far smaller
 #: (a product page with reviews: ~100 KB); an 8 MB ``author`` is an attack or a bug.
@@ -124,6 +126,10 @@ META_SOURCES: dict[str, tuple[str, str]] = {
     "dcterms.created": ("date", "dc_date"),
     "citation_publication_date": ("date", "dc_date"),
     "citation_date": ("date", "dc_date"),
+    "ms.date": ("date", "meta_date"),
+    "updated": ("date", "meta_updated"),
+    "last-modified": ("date", "meta_updated"),
+    "dcterms.modified": ("date", "meta_updated"),
     "article:modified_time": ("date", "modified"),
     "og:updated_time": ("date", "modified"),
     "og:site_name": ("sitename", "og_site_name"),
@@ -158,10 +164,11 @@ class Candidates:
 
 
 def iso_day(value: str) -> str | None:
-    """YYYY-MM-DD from the start of an ISO 8601 date or datetime, else None."""
+    """YYYY-MM-DD from the start of an ISO 8601 date or datetime, else of the first day
+    written in ``value`` ("November 25, 2025"), else None."""
     match = _ISO_DATE.match(value.strip())
     if not match:
-        return None
+        return parse_day(value)
     month, day = int(match.group(2)), int(match.group(3))
     if not (1 <= month <= 12 and 1 <= day <= 31):
         return None
@@ -175,6 +182,8 @@ def page_candidates(tree: lxml.html.HtmlElement, url: str | None) -> Candidates:
     _meta_tags(tree, found)
     _microdata(tree, found)
     _markup(tree, found)
+    for source, day in heading_dates(tree).items():
+        found.add("date", source, day)
     if url:
         match = _URL_DATE.search(url)
         if match:

@@ -1,0 +1,104 @@
+"""Days a page writes as text beside its heading, and non-ISO days in meta tags: the date
+sources of ``extraction.textdates`` (pages built here)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from scrapy_maintext.extraction import extract
+from scrapy_maintext.extraction.body import parse_page
+from scrapy_maintext.extraction.metadata import gather
+from scrapy_maintext.extraction.metadata_rules import RULES
+from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.structured import page_candidates
+from scrapy_maintext.extraction.textdates import (
+    AFTER_H1,
+    BEFORE_H1,
+    MAX_WINDOW_CHARS,
+    PUBLISHED,
+    UPDATED,
+    heading_dates,
+    parse_day,
+)
+
+BODY = "<p>" + "The council met on Monday to discuss the cycle lanes of the city. " * 8 + "</p>"
+
+
+def tree_of(html: str):  # type: ignore[no-untyped-def]
+    tree = parse_page(html, ExtractOptions()).tree
+    assert tree is not None
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("March 3, 2026", "2026-03-03"),
+        ("3. März 2026", "2026-03-03"),
+        ("Dec. 09, 2025 5:00 am PST", "2025-12-09"),
+        ("30th March 2025, 16:26", "2025-03-30"),
+        ("December 15th 2025", "2025-12-15"),
+        ("le 3 mars 2026", "2026-03-03"),
+        ("12.12.2025", "2025-12-12"),
+        ("2024-11-06", "2024-11-06"),
+        ("03/01/2017", "2017-03-01"),
+        ("13/11/2025 09:21", "2025-11-13"),
+        ("February 30, 2025", None),
+        ("in 2025 and beyond", None),
+        ("Mayday 2020", None),
+    ],
+)
+def test_days_written_in_words_and_numbers_are_read(text: str, day: str | None) -> None:
+    assert parse_day(text) == day
+
+
+def test_the_days_beside_the_heading_are_sources_by_their_cue() -> None:
+    tree = tree_of(
+        "<html><body><nav>Archive 1 January 2020</nav><p>Feb 4, 2025 - 11 min read</p>"
+        "<h1>Cycle lanes</h1><script>var built = '2019-05-05';</script>"
+        "<p>By Anna Maier <span>Last updated:</span> <b>Dec 4, 2025</b></p>"
+        f"<p>Posted on 3 March 2024</p>{BODY}<footer>5.6.2021</footer></body></html>"
+    )
+    assert heading_dates(tree) == {
+        BEFORE_H1: "2025-02-04",
+        AFTER_H1: "2025-12-04",
+        UPDATED: "2025-12-04",
+        PUBLISHED: "2024-03-03",
+    }
+    assert page_candidates(tree, None).date[UPDATED] == "2025-12-04"
+
+
+def test_days_far_from_the_heading_or_without_one_are_no_source() -> None:
+    far = "<p>" + "Nothing dated here at all. " * (MAX_WINDOW_CHARS // 20) + "</p>"
+    tree = tree_of(f"<html><body><h1>Cycle lanes</h1>{far}<p>March 3, 2026</p></body></html>")
+    assert heading_dates(tree) == {}
+    assert heading_dates(tree_of(f"<html><body><p>March 3, 2026</p>{BODY}</body></html>")) == {}
+
+
+def test_meta_dates_written_in_words_are_read() -> None:
+    tree = tree_of(
+        '<html><head><meta name="date" content="November 25, 2025">'
+        '<meta name="updated" content="2025-12-18"></head><body><h1>T</h1></body></html>'
+    )
+    dates = page_candidates(tree, None).date
+    assert dates["meta_date"] == "2025-11-25"
+    assert dates["meta_updated"] == "2025-12-18"
+
+
+def test_a_page_that_shows_only_its_day_as_text_gets_that_day() -> None:
+    html = (
+        "<html><head><title>Cycle lanes</title></head><body><article><h1>Cycle lanes</h1>"
+        f"<p class='byline'>Published: January 23, 2025</p>{BODY}</article></body></html>"
+    )
+    _, found = gather(tree_of(html), "https://example.org/cycle-lanes")
+    assert RULES["date"].pick(found.date) == ("2025-01-23", PUBLISHED)
+    assert extract(html).date == "2025-01-23"
+
+
+def test_the_window_bounds_the_search_on_a_huge_page() -> None:
+    nodes = "".join(f"<p>paragraph {i} of 2 words</p>" for i in range(50_000))
+    tree = tree_of(f"<html><body><h1>Long</h1>{nodes}<p>March 3, 2026</p></body></html>")
+    started = time.perf_counter()
+    assert heading_dates(tree) == {}
+    assert time.perf_counter() - started < 0.5
