@@ -194,3 +194,23 @@ def test_a_wrong_archive_setting_is_one_line_and_exit_2(
     assert maintext(args) == 2
     assert capsys.readouterr().err == f"maintext crawl: error: {line.format(file=file)}\n"
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_wrong_archive_setting_is_one_line_from_scrapy_crawl_too(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.crawl import ROOT
+
+    args = ["-a", "domain=http://127.0.0.1:9", "-O", str(tmp_path / "x.jsonl")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "sitemap", *args, "-s", "WARC_MAX_SIZE=0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "error: WARC_MAX_SIZE must be a positive size, not 0" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "x.jsonl").exists()

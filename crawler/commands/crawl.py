@@ -22,6 +22,7 @@ from typing import Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
+from scrapy_maintext.archive.extension import WarcSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.pipelines.config import ExtractConfig
@@ -98,7 +99,8 @@ class Command(ScrapyCrawlCommand):
             # (EXTRACT_ENGINE, EXTRACT_LANGUAGES, ...) is one line, not a traceback.
             if setting(self.settings, "EXTRACT_ENABLED"):
                 ExtractConfig.from_settings(self.settings)
-        except ValueError as exc:
+            WarcSettings.from_settings(self.settings)
+        except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
         problem = crawl_state_problem(self.settings)
         if problem is not None:
