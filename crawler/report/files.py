@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scrapy_maintext.report.sites import REPORT_FORMAT, TEXT_LENGTH_BINS
+from scrapy_maintext.report.sites import REPORT_FORMAT, SITE_COUNTERS, TEXT_LENGTH_BINS
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -74,15 +74,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
             raise ReportError("not a crawl report (a site without its name)")
         for key in ("planned", "fetched", "mean_text_length", "requests"):
             site.setdefault(key, 0)
-        for key in (
-            "skipped",
-            "extracted",
-            "dropped",
-            "not_planned",
-            "languages",
-            "months",
-            "recrawl",
-        ):
+        for key in SITE_COUNTERS:
             site.setdefault(key, {})
         site.setdefault("statuses", {})
         site.setdefault("text_lengths", [0] * bins)

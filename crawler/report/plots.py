@@ -238,15 +238,7 @@ def plot_text_lengths(data: dict[str, Any], groups: list[Any]) -> Any:
 
 
 def plot_languages(data: dict[str, Any], groups: list[Any]) -> Any:
-    labels, counts = _grouped(groups, "languages")
-    if not any(counts):
-        return None
-    keep = _top_keys(counts)
-    folded = [_fold_other(c, keep) for c in counts]
-    figure = _new_figure(height=1.0 + 0.3 * len(labels))
-    keys = [k for k in [*keep, "other"] if any(c[k] for c in folded)]
-    _stacked_bars(figure.axes[0], labels, folded, keys, "exported documents")
-    return figure
+    return _plot_shares(groups, "languages", "exported documents", sort_keys=False)
 
 
 def plot_dates(data: dict[str, Any], groups: list[Any]) -> Any:
@@ -274,14 +266,21 @@ def plot_dates(data: dict[str, Any], groups: list[Any]) -> Any:
 
 
 def plot_statuses(data: dict[str, Any], groups: list[Any]) -> Any:
-    labels, counts = _grouped(groups, "statuses")
+    return _plot_shares(groups, "statuses", "fetched pages", sort_keys=True)
+
+
+def _plot_shares(groups: list[Any], key: str, xlabel: str, sort_keys: bool) -> Any:
+    """Stacked shares of a per-site counter: its most common keys, the rest as "other"."""
+    labels, counts = _grouped(groups, key)
     if not any(counts):
         return None
-    keep = sorted(_top_keys(counts))
+    keep = _top_keys(counts)
+    if sort_keys:
+        keep = sorted(keep)
     folded = [_fold_other(c, keep) for c in counts]
     keys = [k for k in [*keep, "other"] if any(c[k] for c in folded)]
     figure = _new_figure(height=1.0 + 0.3 * len(labels))
-    _stacked_bars(figure.axes[0], labels, folded, keys, "fetched pages")
+    _stacked_bars(figure.axes[0], labels, folded, keys, xlabel)
     return figure
 
 

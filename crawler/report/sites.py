@@ -31,6 +31,8 @@ ENGINES = ("neural", "fallback", "trafilatura")
 UNKNOWN = "unknown"
 #: Requests over time keep at most this many buckets; their width doubles to stay below.
 MAX_BUCKETS = 120
+#: A site's counters by key, in the JSON report (HTTP statuses are kept apart: keyed by code).
+SITE_COUNTERS = ("skipped", "extracted", "dropped", "not_planned", "languages", "months", "recrawl")
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})")
 
@@ -174,20 +176,11 @@ class SiteReport:
         self._last_request = when
 
     def to_dict(self) -> dict[str, Any]:
-        counters = (
-            "skipped",
-            "extracted",
-            "dropped",
-            "not_planned",
-            "languages",
-            "months",
-            "recrawl",
-        )
         data: dict[str, Any] = {
             "site": self.site,
             "planned": self.planned,
             "fetched": self.fetched,
-            **{name: dict(sorted(getattr(self, name).items())) for name in counters},
+            **{name: dict(sorted(getattr(self, name).items())) for name in SITE_COUNTERS},
             "statuses": dict(sorted(self.statuses.items())),
             "mean_text_length": self.mean_text_length(),
             "text_lengths": list(self.text_lengths),
