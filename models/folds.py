@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 from scrapy_maintext.models.dataset import Example, is_validation_site, load_examples
+from scrapy_maintext.models.dataset import site_fold as fold_of
 from scrapy_maintext.models.metrics import prf, snippet_score
 from scrapy_maintext.models.seqtrain import fit_seq
 from scrapy_maintext.models.snippets import SnippetPage, snippet_test_pages
@@ -49,10 +50,6 @@ MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
 #: page-type head); v4t: v4's net plus the page-type head only.
 RECIPES = ("v4", "v5", "v4t")
-
-
-def fold_of(site: str, folds: int) -> int:
-    return zlib.crc32(b"fold:" + site.encode()) % folds
 
 
 def in_legacy_share(site: str, percent: int) -> bool:
