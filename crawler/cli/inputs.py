@@ -157,7 +157,7 @@ def warc_documents(
         # warcio reads about anything as an ARC record; only WARC records count.
         counts["records"] += record.format.startswith("warc")
         doc = _warc_document(record, name, offset, file_name)
-        if doc is not None and getattr(record.raw_stream, "limit", 0):
+        if doc is not None and _cut_short(record):
             # The archive ends inside this record: a partial page is no document.
             problems.truncated += 1
             logger.warning("%s: record %s is cut short; skipped", name, doc.source)
@@ -173,6 +173,11 @@ def warc_documents(
         logger.warning(
             "%s: damaged record at offset %d skipped (%s)", name, damage.offset, damage.error
         )
+
+
+def _cut_short(record: Any) -> bool:
+    """The archive ends inside this record (warcio's reader still expects bytes of it)."""
+    return bool(getattr(record.raw_stream, "limit", 0))
 
 
 def _unreadable(problems: InputProblems, name: str, why: str) -> None:
