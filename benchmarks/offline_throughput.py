@@ -2,7 +2,7 @@
 trafilatura over the same records?
 
     python -m benchmarks.offline_throughput --data ../shared/data [--pages 400] [--workers 2]
-        [--rounds 3] [--engine auto]
+        [--rounds 3] [--engine auto] [--model DIR]
 
 A WARC (gzip per record) of ``--pages`` modern pages of the developer data (wcxb-dev, taken
 evenly through the file so that every page type is in it; never committed) is written to a
@@ -103,9 +103,11 @@ def timed(cmd: list[str]) -> Took:
     return Took(wall, cpu)
 
 
-def run_ours(warc: Path, out: Path, workers: int, engine: str) -> Took:
+def run_ours(warc: Path, out: Path, args: argparse.Namespace) -> Took:
     cmd = [sys.executable, "-m", "scrapy_maintext", "extract", str(warc), "-o", str(out)]
-    cmd += ["--workers", str(workers), "--engine", engine, "--no-progress"]
+    cmd += ["--workers", str(args.workers), "--engine", args.engine, "--no-progress"]
+    if args.model:
+        cmd += ["--model", args.model]
     return timed(cmd)
 
 
@@ -160,6 +162,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--engine", default="auto", choices=("auto", "neural", "trafilatura"))
+    parser.add_argument("--model", default=None, help="a model folder (maintext --model)")
     parser.add_argument("--baseline", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--baseline-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -178,7 +181,7 @@ def main() -> None:
             for name in order:
                 out = Path(tmp) / f"{name}.jsonl"
                 if name == OURS:
-                    took = run_ours(warc, out, args.workers, args.engine)
+                    took = run_ours(warc, out, args)
                 else:
                     took = run_theirs(warc, out, args.workers)
                 runs[name].append(took)

@@ -1,6 +1,6 @@
 """Write the golden files that pin preprocessing and predictions on the test fixture pages.
 
-    python -m scrapy_maintext.models.golden [--model crawler/neural/models/v4]
+    python -m scrapy_maintext.models.golden [--model crawler/neural/models/v4.1]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
 feature arrays (stacking columns included) and the int8 model's probabilities; for a cascade,

@@ -1,8 +1,8 @@
 """Quick held-out comparison of model versions from the cached examples (no re-parsing).
 
-    python -m scrapy_maintext.models.heldout --data ../shared/data --models v2,v4
-    python -m scrapy_maintext.models.heldout --cascade DIR_FIRST,v2 [--validation]
-        [--set-gate 0.6]
+    python -m scrapy_maintext.models.heldout --data ../shared/data --models v4.1,DIR
+    python -m scrapy_maintext.models.heldout --cascade DIR_FIRST,DIR_SECOND [--validation]
+        [--set-gate 0.6] [--unseen 3]
 
 Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks
 (a cascade such as v4 by its first model alone; ``--cascade`` scores the two together):
@@ -204,7 +204,7 @@ def set_gate(first: str, second: str, gate: float) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--models", default="v2,v4")
+    parser.add_argument("--models", default="v4.1")
     parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
     parser.add_argument("--validation", action="store_true", help="validation pages instead")
     parser.add_argument(

@@ -135,13 +135,11 @@ def html_text_system() -> System:
 
 
 #: Name in the table -> factory. Factories import lazily so a missing package skips one row.
-#: Only shipped model versions: v1 and v3 left the package (``models/CHANGELOG.md`` says how
-#: to recover their folders; ``neural("v1")`` then scores one again).
+#: Only shipped model versions: v1, v2, v3 and v4 left the package (``models/CHANGELOG.md``
+#: says how to recover their folders; ``neural("v1")`` then scores one again).
 FACTORIES: dict[str, Callable[[], System]] = {
-    "neural v2 (stacked on trafilatura)": neural("v2"),
-    "auto v2 (neural + trafilatura fallback)": auto("v2"),
-    "neural v4 (cascade: plain model with snippet labels, stacked v2 when unsure)": neural("v4"),
-    "auto v4 (neural + trafilatura fallback)": auto("v4"),
+    "neural v4.1 (v4's plain model, no cascade)": neural("v4.1"),
+    "auto v4.1 (neural + trafilatura fallback)": auto("v4.1"),
     "trafilatura (default)": trafilatura_system(),
     "trafilatura (fast)": trafilatura_system(fast=True),
     "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),

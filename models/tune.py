@@ -135,7 +135,7 @@ def retune(model_dir: Path, data: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Re-tune a shipped model's decoding")
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--model", default="crawler/neural/models/v2")
+    parser.add_argument("--model", default="crawler/neural/models/v4.1")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     print(retune(Path(args.model), args.data))

@@ -16,12 +16,11 @@ from lxml import etree
 from scrapy_maintext.cli import check_spider_arguments
 from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, SiteOptions
-from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from tests.model_folders import damaged_model
+from tests.model_folders import STACKED_MODEL, damaged_model
 from tests.schema import tei_errors
 from tests.slow_page import slow_page
 
@@ -65,7 +64,7 @@ def test_extract_directory_to_jsonl(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_extract_with_a_model_of_ones_own(tmp_path: Path) -> None:
-    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "my-model")
+    model = shutil.copytree(STACKED_MODEL, tmp_path / "my-model")
     out = tmp_path / "out.jsonl"
     args = ("--engine", "neural", "--model", str(model), "--workers", "1")
     proc = maintext("extract", str(SITE), "--base-url", BASE, "-o", str(out), *args, cwd=tmp_path)

@@ -17,11 +17,11 @@ from scrapy_maintext.extraction.comparison import MAX_COMPARED_PARAGRAPHS, Bound
 from scrapy_maintext.extraction.engines import _Reference, run_neural
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.neural import REFERENCE_MAX_BLOCKS, NeuralExtractor
-from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.pipelines.extraction import ExtractionPipeline
 from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import default_of
 
+from tests.model_folders import STACKED_MODEL
 from tests.slow_page import ARTICLE_ELEMENTS, ARTICLE_PHRASE
 from tests.slow_page import short_paragraphs_page as _page
 
@@ -83,7 +83,7 @@ def test_stacked_reference_skips_the_comparison_between_the_bounds() -> None:
 
 
 def test_stacked_model_reads_no_reference_on_giant_pages() -> None:
-    stacked = NeuralExtractor.load(MODELS_DIR / "v2")  # stacks trafilatura, no cascade
+    stacked = NeuralExtractor.load(STACKED_MODEL)  # stacks trafilatura, no cascade
     assert stacked.needs_reference
     tree = lxml.html.fromstring(_page(REFERENCE_MAX_BLOCKS + 500))
     t0 = time.process_time()

@@ -1,5 +1,6 @@
-"""The shipped cascade: a plain first model decides confident pages without running
-trafilatura; unsure pages go to the stacked model, from the same blocks and features."""
+"""A cascade (v4's, with the shipped model first): a plain first model decides confident
+pages without running trafilatura; unsure pages go to the stacked model, from the same blocks
+and features."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from scrapy_maintext import extract
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import _Reference, run_neural
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.neural import NeuralExtractor, default_extractor
-from scrapy_maintext.neural.inference import MODELS_DIR
+from scrapy_maintext.neural import NeuralExtractor
 from scrapy_maintext.neural.stack import trafilatura_text
 from scrapy_maintext.pipelines.extraction import ExtractionPipeline
+
+from tests.model_folders import STACKED_MODEL, cascade_model
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 URL = "https://gazette.example/news/article.html"
@@ -38,23 +40,18 @@ def _tree(name: str) -> lxml.html.HtmlElement:
     return lxml.html.fromstring((FIXTURES / name).read_text(encoding="utf-8"))
 
 
+NEXT = str(STACKED_MODEL)
+
+
 def _cascade_copy(tmp_path: Path, spec: object) -> Path:
-    """The shipped first model in a folder of its own, with another cascade entry."""
-    first = default_extractor()
-    assert first.cascade is not None, "the shipped model is a cascade"
-    folder = tmp_path / "first"
-    folder.mkdir()
-    shutil.copy(first.model.directory / "model.onnx", folder / "model.onnx")
-    config = json.loads((first.model.directory / "config.json").read_text(encoding="utf-8"))
-    config["cascade"] = spec
-    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    return folder
+    return cascade_model(tmp_path, spec)
 
 
-def test_confident_page_never_runs_trafilatura() -> None:
+def test_confident_page_never_runs_trafilatura(tmp_path: Path) -> None:
     tree = _tree("article.html")
     reference = CountingReference(tree)
-    result = default_extractor().extract(tree, URL, reference)
+    cascade = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": NEXT, "gate": 0.8}))
+    result = cascade.extract(tree, URL, reference)
     assert not result.escalated and not result.fallback
     assert reference.calls == 0
     assert "four hundred volunteers" in "\n".join(b.text for b in result.blocks)
@@ -63,7 +60,7 @@ def test_confident_page_never_runs_trafilatura() -> None:
 @pytest.mark.parametrize("name", ["article.html", "docs.html", "listing.html"])
 def test_unsure_page_is_decided_by_the_next_model(tmp_path: Path, name: str) -> None:
     # Gate above any confidence: every page is escalated.
-    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    next_dir = NEXT
     always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
     tree = _tree(name)
     reference = CountingReference(tree)
@@ -92,9 +89,10 @@ def test_bad_cascade_entries_are_refused_at_load(tmp_path: Path, spec: object) -
 
 
 def test_next_model_may_not_cascade_again(tmp_path: Path) -> None:
-    shipped = str(default_extractor().model.directory)
+    (tmp_path / "a").mkdir()
+    cascade = str(_cascade_copy(tmp_path / "a", {"next": NEXT, "gate": 0.8}))
     with pytest.raises(ValueError, match="cannot cascade"):
-        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": shipped, "gate": 0.5}))
+        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": cascade, "gate": 0.5}))
 
 
 def test_cascade_into_itself_is_refused(tmp_path: Path) -> None:
@@ -116,7 +114,7 @@ def test_reference_of_a_stacking_model_ignores_the_callers_options() -> None:
 def test_escalation_reaches_the_document_and_the_crawl_stats(tmp_path: Path) -> None:
     html = (FIXTURES / "article.html").read_text(encoding="utf-8")
     assert not extract(html, URL).escalated
-    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    next_dir = NEXT
     always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
     tree = parse_page(html, ExtractOptions()).tree
     assert run_neural(always, tree, URL, ExtractOptions()).escalated
@@ -133,7 +131,7 @@ def test_escalation_reaches_the_document_and_the_crawl_stats(tmp_path: Path) -> 
 def test_models_that_segment_differently_cannot_cascade(tmp_path: Path) -> None:
     # The next model reuses the first one's blocks: one trained with hidden blocks kept
     # (config "segment": {"keep_hidden": true}) cannot follow one trained without.
-    next_dir = str(MODELS_DIR / default_extractor().cascade.next.version)  # type: ignore[union-attr]
+    next_dir = NEXT
     folder = _cascade_copy(tmp_path, {"next": next_dir, "gate": 0.8})
     NeuralExtractor.load(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))

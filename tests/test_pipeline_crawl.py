@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 from lxml import etree
 from scrapy_maintext.exporters.txt import DOCUMENT_SEPARATOR
-from scrapy_maintext.neural.inference import MODELS_DIR
 
 from tests import inprocess
 from tests.crawl import ALL_IN_PROCESSES
-from tests.model_folders import damaged_model
+from tests.model_folders import STACKED_MODEL, damaged_model
 from tests.schema import tei_errors
 from tests.slow_page import slow_page
 
@@ -219,7 +218,7 @@ def test_thread_mode_without_worker_processes(server: Server, tmp_path: Path) ->
 
 def test_a_model_of_ones_own_extracts_the_crawl(server: Server, tmp_path: Path) -> None:
     # A model folder as `models.train --out` writes it, outside the package.
-    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "my-model")
+    model = shutil.copytree(STACKED_MODEL, tmp_path / "my-model")
     stats = crawl(server, tmp_path, f"EXTRACT_MODEL={model}", "EXTRACT_ENGINE=neural")
     assert stats["extract/neural"] == 4
     assert {item["model_version"] for item in items_of(tmp_path).values()} == {"v2"}

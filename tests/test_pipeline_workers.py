@@ -14,13 +14,12 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.worker import WorkerStatus, warm_up
-from scrapy_maintext.neural.inference import MODELS_DIR
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.pipelines.extraction import ExtractionPipeline
 from scrapy_maintext.pipelines.runner import ExtractionRunner
 
 from tests import worker_probe
-from tests.model_folders import damaged_model
+from tests.model_folders import STACKED_MODEL, cascade_model, damaged_model
 
 WAIT = 120
 
@@ -60,14 +59,14 @@ def test_warm_up_reports_why_a_model_cannot_load(tmp_path: Path) -> None:
 def test_model_setting_must_name_a_model_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="EXTRACT_MODEL"):
         ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(tmp_path)}))
-    # A cascade (v4 hands unsure pages to v2) copied without the model it hands them to.
-    cascade = shutil.copytree(MODELS_DIR / "v4", tmp_path / "v4")
+    # A cascade (v4's: unsure pages to v2) copied without the model it hands them to.
+    cascade = cascade_model(tmp_path, {"next": "v2", "gate": 0.8})
     with pytest.raises(ValueError, match=r"its cascade: no model\.onnx or config\.json"):
         ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
-    shutil.copytree(MODELS_DIR / "v2", tmp_path / "v2")
+    shutil.copytree(STACKED_MODEL, tmp_path / "v2")
     config = ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(cascade)}))
     assert config.options.model == str(cascade.resolve())
-    model = shutil.copytree(MODELS_DIR / "v2", tmp_path / "mine")
+    model = shutil.copytree(STACKED_MODEL, tmp_path / "mine")
     config = ExtractConfig.from_settings(Settings({"EXTRACT_MODEL": str(model)}))
     assert config.options.model == str(model.resolve())
 

@@ -19,7 +19,7 @@ from scrapy_maintext.neural.stack import STACK_SIZE
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-DEFAULT_VERSION = "v4"
+DEFAULT_VERSION = "v4.1"
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 
