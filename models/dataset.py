@@ -50,7 +50,7 @@ CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural
 FLOAT_MODELS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural"
 #: Version of what ``build_example`` stores (with the run-time modules, the cache key): bump it
 #: when labels, the split or the Example fields change.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 #: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
 VALIDATION_PERCENT = 15
 #: Share of the trafilatura snippet set's sites (by hash) whose snippets may label training
@@ -178,7 +178,7 @@ def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
     texts = {ref: trafilatura_text(tree, page.url, ref) for ref in REFERENCES}
     reference = texts["trafilatura"]
     stacks = {ref: stack_features(block_tokens, text) for ref, text in texts.items()}
-    features = featurize(blocks)
+    features = featurize(blocks, tree=True)
     features.stack = stacks["trafilatura"]
     return Example(
         page.id,
@@ -251,6 +251,7 @@ def save_pack(examples: list[Example], path: Path) -> None:
                 "stacks": {k: v.astype(np.float16) for k, v in ex.stacks.items()},
                 "struct": f.struct_ids.astype(np.uint16),
                 "word": f.word_ids.astype(np.uint16),
+                "tree": None if f.tree is None else f.tree.astype(np.int32),
                 "labels": ex.labels.astype(np.uint8),
                 "blocks": [ids(t) for t in ex.block_tokens],
                 "gold": ids(ex.gold_tokens),
@@ -270,7 +271,9 @@ def load_pack(path: Path) -> list[Example]:
         dense[:, 0] = np.log1p(p["lengths"].astype(np.float64)) / 8.0
         stacks = {k: v.astype(np.float32) for k, v in p["stacks"].items()}
         struct, word = p["struct"].astype(np.int64), p["word"].astype(np.int64)
+        tree = p.get("tree")
         feats = PageFeatures(dense, struct, word, stacks.get("trafilatura"))
+        feats.tree = None if tree is None else tree.astype(np.int64)
         id_, dataset, split, site, page_type = p["meta"]
         out.append(
             Example(
