@@ -5,8 +5,8 @@
     python -m scrapy_maintext.models.folds report --out DIR
 
 On a machine without the run-time dependencies (trafilatura, Scrapy), ``pack --out FILE``
-writes the prepared pages (``dataset.save_pack``, tree ids and the snippet pages included) and
-``run --pack FILE`` trains and scores from it alone.
+writes the prepared pages the folds use (``dataset.save_pack``, tree ids included, and the
+snippet pages beside) and ``run --pack FILE`` trains and scores from them alone.
 
 Protocol (issue 23). Every wcxb-dev site falls in one of ``--folds`` folds by a hash of its
 hostname (``fold_of``), whatever its train/test split, so every labelled modern site is held
@@ -29,7 +29,6 @@ precision and recall of article pages, the snippet accuracy and the legacy macro
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import logging
 import pickle
@@ -46,7 +45,10 @@ from scrapy_maintext.models.dataset import (
     is_validation_site,
     load_examples,
     load_pack,
+    open_pack,
+    pack_features,
     save_pack,
+    unpack_features,
 )
 from scrapy_maintext.models.metrics import prf, snippet_score
 from scrapy_maintext.models.seqtrain import fit_seq
@@ -56,7 +58,6 @@ from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decodi
 from scrapy_maintext.neural.decision import DecodeParams, decide
 
 if TYPE_CHECKING:
-    # models.snippets needs trafilatura: imported only where pages are read from --data.
     from scrapy_maintext.models.snippets import SnippetPage
 
 logger = logging.getLogger(__name__)
@@ -137,23 +138,48 @@ def snippet_accuracy(
     return correct / max(total, 1)
 
 
-def write_pack(data: str, path: Path) -> None:
-    """The examples (``dataset.save_pack``) and the held-out snippet pages in one file pair:
-    ``path`` and ``path.snippets``, for ``run --pack`` on a machine without trafilatura."""
+def used_by_folds(ex: Example, legacy_percent: int) -> bool:
+    """Pages some fold trains or scores on: wcxb-dev, the 2007-2013 held-out sites and the
+    training sites in the legacy share."""
+    return ex.dataset == MODERN or ex.split == "test" or in_legacy_share(ex.site, legacy_percent)
+
+
+def write_pack(data: str, path: Path, legacy_percent: int) -> None:
+    """The pages the folds use (``dataset.save_pack``, xz) at ``path`` and the held-out
+    snippet pages at ``path.snippets``, for ``run --pack`` on a machine without trafilatura."""
     from scrapy_maintext.models.snippets import snippet_test_pages
 
-    save_pack(load_examples(data), path)
-    with gzip.open(f"{path}.snippets", "wb", compresslevel=6) as fh:
-        pickle.dump(snippet_test_pages(data), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    examples = [e for e in load_examples(data) if used_by_folds(e, legacy_percent)]
+    save_pack(examples, path, xz=True)
+    snippets = [
+        {
+            "id": p.example.id,
+            "site": p.example.site,
+            **pack_features(p.example.features),
+            "texts": p.texts,
+            "with": p.with_,
+            "without": p.without,
+        }
+        for p in snippet_test_pages(data)
+    ]
+    with open_pack(f"{path}.snippets", "wb", xz=True) as fh:
+        pickle.dump(snippets, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _load(args: argparse.Namespace) -> tuple[list[Example], list[SnippetPage]]:
-    if args.pack:
-        with gzip.open(f"{args.pack}.snippets", "rb") as fh:
-            return load_pack(Path(args.pack)), list(pickle.load(fh))
-    from scrapy_maintext.models.snippets import snippet_test_pages
+    from scrapy_maintext.models.snippets import SNIPPETS, SnippetPage, snippet_test_pages
 
-    return load_examples(args.data), snippet_test_pages(args.data)
+    if not args.pack:
+        return load_examples(args.data), snippet_test_pages(args.data)
+    with open_pack(f"{args.pack}.snippets", "rb") as fh:
+        packed = pickle.load(fh)
+    snippets = []
+    for p in packed:
+        n = len(p["texts"])
+        feats = unpack_features(p)
+        ex = Example(p["id"], SNIPPETS, "test", p["site"], feats, np.zeros(n), [[]] * n, [])
+        snippets.append(SnippetPage(ex, p["texts"], p["with"], p["without"]))
+    return load_pack(Path(args.pack)), snippets
 
 
 def _sample(items: list[Any], n: int) -> list[Any]:
@@ -177,6 +203,7 @@ def run(args: argparse.Namespace) -> None:
         t0 = time.time()
         model = train_recipe(args.recipe, sets, args.epochs, args.seed, args.device)
         seconds = time.time() - t0
+        model.to(args.device)  # training hands it back on the CPU (for export)
         decoding = tune_decoding(model, sets.val)
         params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
         result = {
@@ -218,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     pack = sub.add_parser("pack", help="write the prepared pages for run --pack")
     pack.add_argument("--data", default="../shared/data")
     pack.add_argument("--out", required=True, help="file; FILE.snippets is written beside")
+    pack.add_argument("--legacy-percent", type=int, default=50)
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     show.add_argument("--data", default="../shared/data")
@@ -229,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.threads)
         run(args)
     elif args.command == "pack":
-        write_pack(args.data, Path(args.out))
+        write_pack(args.data, Path(args.out), args.legacy_percent)
     else:
         print(report(Path(args.out)))
 
