@@ -65,8 +65,8 @@ logger = logging.getLogger(__name__)
 MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
 #: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
-#: message passing (``models.treenet``).
-RECIPES = ("v4", "v5", "v4t", "tree")
+#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention.
+RECIPES = ("v4", "v5", "v4t", "tree", "treeonly")
 
 
 def fold_of(site: str, folds: int) -> int:
@@ -104,8 +104,8 @@ def train_recipe(
     recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs, device=device, seed=seed)
     if name == "v4":
         return fit(sets.train, sets.val, recipe)
-    if name == "tree":
-        return fit_tree(sets.train, sets.val, recipe)
+    if name in ("tree", "treeonly"):
+        return fit_tree(sets.train, sets.val, recipe, window=name == "tree")
     return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
 
 

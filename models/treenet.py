@@ -44,12 +44,14 @@ def tree_bias(tree_ids: torch.Tensor) -> torch.Tensor:
 
 
 class TreeNet(nn.Module):
-    """v4's ``BlockNet`` with ``rounds`` tree layers (one head per tree level) in front."""
+    """v4's ``BlockNet`` with ``rounds`` tree layers (one head per tree level) in front;
+    ``window=False`` drops v4's attention over the whole window (GROWN+UP's claim taken
+    literally: messages along the tree only, plus v4's local convolution)."""
 
     #: ``models.tune.predict_page`` and ``models.train.train_epoch`` pass ``tree_ids``.
     reads_tree = True
 
-    def __init__(self, cfg: NetConfig, rounds: int = ROUNDS) -> None:
+    def __init__(self, cfg: NetConfig, rounds: int = ROUNDS, window: bool = True) -> None:
         super().__init__()
         self.cfg = cfg
         d = cfg.d_model
@@ -59,7 +61,7 @@ class TreeNet(nn.Module):
         tree_cfg = replace(cfg, heads=len(TREE_LEVELS))
         self.tree_layers = nn.ModuleList(EncoderLayer(tree_cfg) for _ in range(rounds))
         self.conv = nn.Conv1d(d, d, cfg.conv_kernel, padding=cfg.conv_kernel // 2)
-        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers))
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.layers if window else 0))
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, 1)
 
@@ -90,10 +92,12 @@ class TreeNet(nn.Module):
         return self.head(self.norm(x)).squeeze(-1)
 
 
-def fit_tree(train: list[Example], val: list[Example], recipe: Recipe) -> TreeNet:
+def fit_tree(
+    train: list[Example], val: list[Example], recipe: Recipe, window: bool = True
+) -> TreeNet:
     """A TreeNet trained as ``models.train.fit`` trains a BlockNet (best validation epoch)."""
     torch.manual_seed(recipe.seed)
-    model = TreeNet(net_config(recipe))
+    model = TreeNet(net_config(recipe), window=window)
     return fit(train, val, recipe, model).eval()  # type: ignore[no-any-return]
 
 

@@ -28,9 +28,10 @@ from scrapy_maintext.neural.segment import segment  # noqa: E402
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 
 
-def _net() -> TreeNet:
+def _net(window: bool = True) -> TreeNet:
     torch.manual_seed(0)
-    return TreeNet(NetConfig(DENSE_SIZE, HASH_SIZE, d_model=48, heads=4, ff_dim=96)).eval()
+    cfg = NetConfig(DENSE_SIZE, HASH_SIZE, d_model=48, heads=4, ff_dim=96)
+    return TreeNet(cfg, window=window).eval()
 
 
 def _page(name: str) -> tuple[np.ndarray, ...]:
@@ -71,8 +72,9 @@ def test_messages_do_not_cross_subtrees_in_the_tree_layers() -> None:
     assert not torch.allclose(a[0, 3:], b[0, 3:], atol=1e-4)
 
 
-def test_a_padded_page_gets_the_logits_of_the_page_alone() -> None:
-    net = _net()
+@pytest.mark.parametrize("window", [True, False])
+def test_a_padded_page_gets_the_logits_of_the_page_alone(window: bool) -> None:
+    net = _net(window)
     arrays = [torch.from_numpy(a[None, :12]) for a in _page("article.html")]
     pad_to = 20
     padded = [
