@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 from scrapy_maintext.models.dataset import Example
-from scrapy_maintext.models.export import INPUT_NAMES, OPSET, quantize
+from scrapy_maintext.models.export import INPUT_NAMES, export_float, quantize
 from scrapy_maintext.models.net import EncoderLayer, NetConfig, block_embeddings
 from scrapy_maintext.models.train import Recipe, fit, net_config
 from scrapy_maintext.neural.features import HASH_SIZE, STRUCT_SLOTS, TREE_LEVELS, WORD_SLOTS
@@ -115,16 +115,5 @@ def example_inputs(dense_size: int, n: int = 40) -> tuple[torch.Tensor, ...]:
 
 def export_tree(model: TreeNet, float_path: Path, int8_path: Path) -> None:
     """Float ONNX at ``float_path``, its int8 quantization (as v4's) at ``int8_path``."""
-    model.eval()
-    axes = {name: {1: "blocks"} for name in TREE_INPUT_NAMES}
-    torch.onnx.export(
-        model,
-        example_inputs(model.cfg.dense_size),
-        str(float_path),
-        input_names=TREE_INPUT_NAMES,
-        output_names=["logits"],
-        dynamic_axes={**axes, "logits": {1: "blocks"}},
-        opset_version=OPSET,
-        dynamo=False,
-    )
+    export_float(model, float_path, example_inputs(model.cfg.dense_size), TREE_INPUT_NAMES)
     quantize(float_path, int8_path)
