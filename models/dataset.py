@@ -125,6 +125,11 @@ def is_validation(ex: Example) -> bool:
     return is_validation_site(ex.site)
 
 
+def site_fold(site: str, folds: int) -> int:
+    """The site fold of ``site`` among ``folds`` (``models.folds``' cross-validation)."""
+    return zlib.crc32(b"fold:" + site.encode()) % folds
+
+
 def is_validation_site(site: str) -> bool:
     return zlib.crc32(b"val:" + site.encode()) % 100 < VALIDATION_PERCENT
 

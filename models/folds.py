@@ -50,6 +50,7 @@ from scrapy_maintext.models.dataset import (
     save_pack,
     unpack_features,
 )
+from scrapy_maintext.models.dataset import site_fold as fold_of
 from scrapy_maintext.models.metrics import prf, snippet_score
 from scrapy_maintext.models.seqtrain import fit_seq
 from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
@@ -67,10 +68,6 @@ MODERN = "wcxb-dev"
 #: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
 #: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention.
 RECIPES = ("v4", "v5", "v4t", "tree", "treeonly")
-
-
-def fold_of(site: str, folds: int) -> int:
-    return zlib.crc32(b"fold:" + site.encode()) % folds
 
 
 def in_legacy_share(site: str, percent: int) -> bool:

@@ -16,10 +16,11 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scrapy_maintext.models.dataset import Example, is_validation, load_examples
+from scrapy_maintext.models.dataset import Example, is_validation, load_examples, site_fold
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.neural import NeuralExtractor
 from scrapy_maintext.neural.decision import Decision, decide
@@ -28,6 +29,8 @@ from scrapy_maintext.neural.inference import MODELS_DIR
 COLUMNS = ("neural", "auto", "trafilatura", "oracle")
 #: Page-confidence gates of the cascade table (1.01: the second model on every page).
 CASCADE_GATES = (0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 1.01)
+#: The gate row of the first model alone: trafilatura where it falls back, no second model.
+NO_SECOND_MODEL = -1.0
 
 
 def group_of(ex: Example) -> str:
@@ -91,27 +94,101 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
     it is confident (page confidence >= gate and no fallback); ``second`` (stacked, so
     trafilatura runs) decides the rest. Per gate: F1 and the share of pages spared trafilatura.
     """
+    rows = _rows(first, second, examples)
+    lines = ["| gate | wcxb-dev types | product | legacy | all pages | pages without trafilatura |"]
+    lines.append("|---|---|---|---|---|---|")
+    for gate in CASCADE_GATES:
+        score = gate_score(rows, gate)
+        every = np.mean(
+            [r.first_f1 if r.confidence >= gate and not r.fallback else r.second_f1 for r in rows]
+        )
+        cells = [score.modern, score.product, score.legacy, every, score.spared]
+        lines.append(f"| {gate} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def _rows(first: str, second: str, examples: list[Example]) -> list[CascadeRow]:
     models = [_load(m) for m in (first, second)]
     rows = []
     for ex in examples:
         (d1, f1), (d2, f2) = (_decide(m, ex) for m in models)
         traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
-        rows.append((group_of(ex), d1.confidence, d1.fallback, f1, traf if d2.fallback else f2))
-    lines = ["| gate | wcxb-dev types | product | legacy | all pages | pages without trafilatura |"]
+        second_f1 = traf if d2.fallback else f2
+        rows.append(
+            CascadeRow(ex.site, group_of(ex), d1.confidence, d1.fallback, f1, second_f1, traf)
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class CascadeRow:
+    site: str
+    group: str
+    confidence: float
+    fallback: bool
+    first_f1: float
+    second_f1: float
+    trafilatura_f1: float
+
+
+@dataclass(frozen=True)
+class GateScore:
+    modern: float
+    product: float
+    legacy: float
+    spared: float
+
+
+def gate_score(rows: list[CascadeRow], gate: float) -> GateScore:
+    """The cascade at ``gate``; a negative gate: no second model (trafilatura's text where
+    the first model falls back)."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    spared = 0
+    for row in rows:
+        use_first = row.confidence >= gate and not row.fallback
+        spared += use_first
+        other = row.second_f1 if gate >= 0 else row.trafilatura_f1
+        scores[row.group].append(row.first_f1 if use_first else other)
+    modern = [np.mean(v) for g, v in scores.items() if g.startswith("wcxb")]
+    legacy = [np.mean(v) for g, v in scores.items() if not g.startswith("wcxb")]
+    product = np.mean(scores.get("wcxb-dev/product", [np.nan]))
+    return GateScore(
+        float(np.mean(modern)), float(product), float(np.mean(legacy)), spared / len(rows)
+    )
+
+
+def cascade_folds(first: str, second: str, examples: list[Example], folds: int) -> str:
+    """The gate table per site fold of the pages given (pages neither model trained on), and
+    the gate chosen by cross-validation: for each fold, the gate with the best wcxb-dev macro
+    over the other folds' pages (ties: the gate that spares trafilatura most), scored on the
+    fold's own pages."""
+    rows = _rows(first, second, examples)
+    by_fold = [[r for r in rows if site_fold(r.site, folds) == k] for k in range(folds)]
+    lines = [
+        f"{len(rows)} pages in {folds} site folds ("
+        + ", ".join(str(len(f)) for f in by_fold)
+        + ")",
+        "",
+    ]
+    lines.append("| gate | wcxb-dev types, per fold | mean | product | legacy | spared |")
     lines.append("|---|---|---|---|---|---|")
-    for gate in CASCADE_GATES:
-        scores: dict[str, list[float]] = defaultdict(list)
-        spared = 0
-        for group, conf, fallback, f1, f2 in rows:
-            use_first = conf >= gate and not fallback
-            spared += use_first
-            scores[group].append(f1 if use_first else f2)
-        modern = [np.mean(v) for g, v in scores.items() if g.startswith("wcxb")]
-        legacy = [np.mean(v) for g, v in scores.items() if not g.startswith("wcxb")]
-        every = np.mean([x for v in scores.values() for x in v])
-        product = np.mean(scores.get("wcxb-dev/product", [np.nan]))
-        cells = [np.mean(modern), product, np.mean(legacy), every, spared / len(rows)]
-        lines.append(f"| {gate} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    for gate in (NO_SECOND_MODEL, *CASCADE_GATES):
+        per = [gate_score(f, gate) for f in by_fold]
+        cells = " / ".join(f"{p.modern:.3f}" for p in per)
+        mean = np.mean([p.modern for p in per])
+        product = np.nanmean([p.product for p in per])
+        legacy = np.mean([p.legacy for p in per])
+        spared = np.mean([p.spared for p in per])
+        lines.append(
+            f"| {gate} | {cells} | {mean:.3f} | {product:.3f} | {legacy:.3f} | {spared:.0%} |"
+        )
+    lines += ["", "| fold | gate chosen on the other folds | its wcxb-dev types on the fold |"]
+    lines.append("|---|---|---|")
+    for k in range(folds):
+        rest = [r for j, f in enumerate(by_fold) if j != k for r in f]
+        gates = (NO_SECOND_MODEL, *CASCADE_GATES)
+        best = max(gates, key=lambda g: (round(gate_score(rest, g).modern, 4), -g))
+        lines.append(f"| {k} | {best} | {gate_score(by_fold[k], best).modern:.3f} |")
     return "\n".join(lines)
 
 
@@ -131,6 +208,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cascade", default="", help="FIRST,SECOND: gate table (see cascade)")
     parser.add_argument("--validation", action="store_true", help="validation pages instead")
     parser.add_argument(
+        "--unseen",
+        type=int,
+        default=0,
+        metavar="FOLDS",
+        help="held-out and validation pages together (no model trained on them), the cascade's"
+        " gate table per site fold and the gate chosen by cross-validation over FOLDS folds",
+    )
+    parser.add_argument(
         "--keep-hidden", action="store_true", help="blocks of models trained with --keep-hidden"
     )
     parser.add_argument(
@@ -146,7 +231,12 @@ def main(argv: list[str] | None = None) -> None:
         e
         for e in load_examples(args.data, keep_hidden=args.keep_hidden)
         if (e.split == "train" and is_validation(e) if args.validation else e.split == "test")
+        or (args.unseen and e.split == "train" and is_validation(e))
     ]
+    if args.cascade and args.unseen:
+        first, second = args.cascade.split(",")
+        print(cascade_folds(first.strip(), second.strip(), examples, args.unseen))
+        return
     if args.cascade:
         first, second = args.cascade.split(",")
         print(cascade(first.strip(), second.strip(), examples))

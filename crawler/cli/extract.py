@@ -29,7 +29,7 @@ from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
-from scrapy_maintext.extraction.worker import init_worker, report, warm_up
+from scrapy_maintext.extraction.worker import init_worker, report, warm_up, worker_context
 from scrapy_maintext.report.header import run_header
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.site_memory.registry import (
@@ -110,6 +110,8 @@ class Summary:
             text += f"; skipped: {reasons}"
         if self.problems.truncated:
             text += f"; {self.problems.truncated} WARC records cut short"
+        if self.problems.damaged:
+            text += f"; {self.problems.damaged} damaged WARC records skipped"
         if self.problems.unreadable:
             text += f"; unreadable: {', '.join(self.problems.unreadable)}"
         if self.interrupted:
@@ -239,12 +241,15 @@ def _pool(job: ExtractJob) -> Any:
         return None
     from pebble import ProcessPool
 
-    # Each worker loads the model when it starts, not with its first document.
+    # Workers are forked from the crawl's fork server, which has imported the extraction,
+    # compiled dateparser's locale data and loaded the language model once for all of them;
+    # each worker then loads the model when it starts, not with its first document.
     return ProcessPool(
         max_workers=job.workers,
         max_tasks=MAX_TASKS_PER_WORKER,
         initializer=init_worker,
         initargs=(job.options,),
+        context=worker_context(),
     )
 
 

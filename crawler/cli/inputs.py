@@ -50,6 +50,8 @@ class InputProblems:
     unreadable: list[str] = field(default_factory=list)
     #: WARC records cut short (a truncated archive): skipped.
     truncated: int = 0
+    #: WARC records that could not be parsed or read: skipped, reading went on after them.
+    damaged: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,30 +146,38 @@ def warc_documents(
     stream: IO[bytes], name: str, problems: InputProblems, file_name: str = "-"
 ) -> Iterator[SourceDocument]:
     """HTML responses of a WARC (``response`` records with a 2xx HTML payload); their
-    provenance names the file ``file_name``."""
-    from warcio.archiveiterator import ArchiveIterator
+    provenance names the file ``file_name``. A damaged record is skipped and counted, and
+    reading goes on at the next record (``archive.reader``)."""
+    from scrapy_maintext.archive.reader import Damage, read_records
 
-    records = 0
-    try:
-        iterator = ArchiveIterator(stream)
-        for record in iterator:
-            # warcio reads about anything as an ARC record; only WARC records count.
-            records += record.format.startswith("warc")
-            document = _warc_document(record, name, iterator, file_name)
-            if document is None:
-                continue
-            if getattr(record.raw_stream, "limit", 0):
-                # The archive ends inside this record: a partial page is no document.
-                problems.truncated += 1
-                logger.warning("%s: record %s is cut short; skipped", name, document.source)
-                continue
-            yield document
-    # warcio raises its own errors, zlib's and EOFError on damaged archives.
-    except Exception as exc:
-        _unreadable(problems, name, f"{type(exc).__name__}: {str(exc)[:MAX_ERROR_CHARS]!r}")
+    damaged: list[Damage] = []
+    counts = {"records": 0}
+
+    def document(record: Any, offset: int) -> SourceDocument | None:
+        # warcio reads about anything as an ARC record; only WARC records count.
+        counts["records"] += record.format.startswith("warc")
+        doc = _warc_document(record, name, offset, file_name)
+        if doc is not None and _cut_short(record):
+            # The archive ends inside this record: a partial page is no document.
+            problems.truncated += 1
+            logger.warning("%s: record %s is cut short; skipped", name, doc.source)
+            return None
+        return doc
+
+    yield from read_records(stream, document, damaged)
+    if counts["records"] == 0:
+        _unreadable(problems, name, damaged[0].error if damaged else "no WARC record in it")
         return
-    if records == 0:
-        _unreadable(problems, name, "no WARC record in it")
+    for damage in damaged:
+        problems.damaged += 1
+        logger.warning(
+            "%s: damaged record at offset %d skipped (%s)", name, damage.offset, damage.error
+        )
+
+
+def _cut_short(record: Any) -> bool:
+    """The archive ends inside this record (warcio's reader still expects bytes of it)."""
+    return bool(getattr(record.raw_stream, "limit", 0))
 
 
 def _unreadable(problems: InputProblems, name: str, why: str) -> None:
@@ -183,14 +193,13 @@ def _is_html_response(record: Any) -> bool:
     return str(http.get_statuscode()).startswith("2") and ctype in (*HTML_CONTENT_TYPES, "")
 
 
-def _warc_document(record: Any, name: str, iterator: Any, file_name: str) -> SourceDocument | None:
+def _warc_document(record: Any, name: str, offset: int, file_name: str) -> SourceDocument | None:
     if not _is_html_response(record):
         return None
     url = record.rec_headers.get_header("WARC-Target-URI") or ""
     record_id = record_id_of(record) or url
     body = record.content_stream().read()
-    # Asked once the payload is read (warcio reads the record's end to answer).
-    provenance = Provenance.of_record(record, file_name, iterator.get_record_offset())
+    provenance = Provenance.of_record(record, file_name, offset)
     return SourceDocument(
         url, decode_payload(record, body), f"{name}#{record_id}", provenance.to_dict()
     )

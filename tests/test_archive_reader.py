@@ -1,0 +1,112 @@
+"""WARC files with a damaged record in the middle: the records after it are still read."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import pytest
+from scrapy_maintext.archive.reader import Damage, read_records
+from scrapy_maintext.cli.inputs import InputProblems, warc_documents
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from tests.test_cli import maintext
+
+PAGE = b"<html><body><article><h1>%s</h1><p>" + b"A paragraph of the page. " * 30 + b"</p>"
+HTTP = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
+
+
+def _record(url: str, gz: bool) -> bytes:
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=gz)
+    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+    body = PAGE % url.encode()
+    record = writer.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http)
+    writer.write_record(record)
+    return out.getvalue()
+
+
+def _no_target_uri(gz: bool) -> bytes:
+    """A response record without WARC-Target-URI: warcio fails on it."""
+    block = HTTP + PAGE % b"lost"
+    head = (
+        b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:0>\r\n"
+        b"WARC-Date: 2026-01-01T00:00:00Z\r\n"
+        b"Content-Type: application/http; msgtype=response\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(block)
+    )
+    record = head + block + b"\r\n\r\n"
+    return gzip.compress(record) if gz else record
+
+
+def _corrupt_member() -> bytes:
+    member = bytearray(_record("https://a.example/corrupt", gz=True))
+    middle = len(member) // 2
+    member[middle : middle + 40] = b"\x00" * 40
+    return bytes(member)
+
+
+def _urls(data: bytes) -> tuple[list[str], list[Damage]]:
+    damaged: list[Damage] = []
+
+    def url(record: object, offset: int) -> str | None:
+        if record.rec_type != "response":  # type: ignore[attr-defined]
+            return None
+        record.content_stream().read()  # type: ignore[attr-defined]
+        return str(record.rec_headers.get_header("WARC-Target-URI"))  # type: ignore[attr-defined]
+
+    return list(read_records(io.BytesIO(data), url, damaged)), damaged
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_a_record_without_target_uri_costs_that_record_only(gz: bool) -> None:
+    first = _record("https://a.example/1", gz)
+    urls, damaged = _urls(first + _no_target_uri(gz) + _record("https://a.example/2", gz))
+    assert urls == ["https://a.example/1", "https://a.example/2"]
+    assert [d.offset for d in damaged] == [len(first)]
+    assert "AttributeError" in damaged[0].error
+
+
+def test_a_corrupt_gzip_member_costs_that_record_only() -> None:
+    data = _record("https://a.example/1", True) + _corrupt_member()
+    data += _record("https://a.example/2", True) + _record("https://a.example/3", True)
+    urls, damaged = _urls(data)
+    assert urls == ["https://a.example/1", "https://a.example/2", "https://a.example/3"]
+    assert len(damaged) == 1
+
+
+def test_damage_first_and_last() -> None:
+    data = _no_target_uri(True) + _record("https://a.example/1", True) + _no_target_uri(True)
+    urls, damaged = _urls(data)
+    assert urls == ["https://a.example/1"]
+    assert len(damaged) == 2
+
+
+def test_offsets_after_a_damaged_record_point_at_the_record() -> None:
+    data = _record("https://a.example/1", True) + _no_target_uri(True)
+    data += _record("https://a.example/2", True)
+    problems = InputProblems()
+    docs = list(warc_documents(io.BytesIO(data), "x.warc.gz", problems, "x.warc.gz"))
+    assert [d.url for d in docs] == ["https://a.example/1", "https://a.example/2"]
+    assert problems.damaged == 1 and not problems.unreadable
+    stream = io.BytesIO(data)
+    stream.seek(docs[1].provenance["warc_offset"])
+    record = next(iter(ArchiveIterator(stream)))
+    assert record.rec_headers.get_header("WARC-Target-URI") == "https://a.example/2"
+
+
+def test_maintext_extract_counts_the_damaged_record(tmp_path: Path) -> None:
+    warc = tmp_path / "crawl.warc.gz"
+    parts = [_record("https://a.example/1", True), _no_target_uri(True)]
+    warc.write_bytes(b"".join([*parts, _record("https://a.example/2", True)]))
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(warc), "-o", str(out), "--workers", "0", cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 0, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert f"{warc}: damaged record at offset {len(parts[0])} skipped" in stderr
+    assert "1 damaged WARC records skipped" in stderr.strip().splitlines()[-1]
+    assert out.read_text(encoding="utf-8").count("\n") == 2
