@@ -12,6 +12,7 @@ import functools
 import gzip
 import json
 import logging
+import lzma
 import os
 import pickle
 import sys
@@ -50,7 +51,7 @@ CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural
 FLOAT_MODELS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural"
 #: Version of what ``build_example`` stores (with the run-time modules, the cache key): bump it
 #: when labels, the split or the Example fields change.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 #: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
 VALIDATION_PERCENT = 15
 #: Share of the trafilatura snippet set's sites (by hash) whose snippets may label training
@@ -183,7 +184,7 @@ def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
     texts = {ref: trafilatura_text(tree, page.url, ref) for ref in REFERENCES}
     reference = texts["trafilatura"]
     stacks = {ref: stack_features(block_tokens, text) for ref, text in texts.items()}
-    features = featurize(blocks)
+    features = featurize(blocks, tree=True)
     features.stack = stacks["trafilatura"]
     return Example(
         page.id,
@@ -232,51 +233,122 @@ def load_examples(data: str | Path, workers: int = 2, keep_hidden: bool = False)
     return examples
 
 
-def save_pack(examples: list[Example], path: Path) -> None:
-    """A compact, compressed copy of ``examples`` for training on another machine.
+#: First bytes of an xz stream (``save_pack(xz=True)``); other packs are gzip.
+_XZ_MAGIC = b"\xfd7zXZ\x00"
 
-    Token strings become integer ids (F1 only compares tokens for equality), hashed ids
-    uint16 (``HASH_SIZE`` is 2**15) and the dense features float16; block lengths are kept
-    exact in the first dense column's place by ``load_pack``.
-    """
+
+#: Dense columns that the block lengths determine (``neural.features._text_stats`` and
+#: ``_page_stats``): log1p(chars) / 8, the block's index, the text before it and its own
+#: text as shares of the page. The pack recomputes them exactly rather than store them.
+_FROM_LENGTHS = (0, 13, 14, 15)
+
+
+def _length_columns(lengths: np.ndarray) -> np.ndarray:
+    n = len(lengths)
+    chars = lengths.astype(np.float64)
+    total = max(float(chars.sum()), 1.0)
+    before = np.concatenate([[0.0], np.cumsum(chars)[:-1]])
+    index = np.arange(n, dtype=np.float64) / max(n - 1, 1)
+    return np.stack([np.log1p(chars) / 8.0, index, before / total, chars / total], axis=1)
+
+
+def pack_features(f: PageFeatures) -> dict[str, Any]:
+    """Compact copy of a page's features: hashed ids uint16 (``HASH_SIZE`` is 2**15), dense
+    features float16 but for the exact block lengths, from which ``unpack_features``
+    recomputes the columns they determine (``_FROM_LENGTHS``)."""
+    lengths = np.rint(np.expm1(f.dense[:, 0].astype(np.float64) * 8.0)).astype(np.int32)
+    rest = np.delete(f.dense, _FROM_LENGTHS, axis=1)
+    return {
+        "dense": rest.astype(np.float16),
+        "lengths": lengths,
+        "struct": f.struct_ids.astype(np.uint16),
+        "word": f.word_ids.astype(np.uint16),
+        "tree": None if f.tree is None else f.tree.astype(np.int32),
+    }
+
+
+def unpack_features(p: dict[str, Any], stack: np.ndarray | None = None) -> PageFeatures:
+    rest = p["dense"].astype(np.float32)
+    dense = np.zeros((rest.shape[0], rest.shape[1] + len(_FROM_LENGTHS)), dtype=np.float32)
+    others = [c for c in range(dense.shape[1]) if c not in _FROM_LENGTHS]
+    dense[:, others] = rest
+    dense[:, _FROM_LENGTHS] = _length_columns(p["lengths"])
+    struct, word = p["struct"].astype(np.int64), p["word"].astype(np.int64)
+    feats = PageFeatures(dense, struct, word, stack)
+    tree = p.get("tree")
+    feats.tree = None if tree is None else tree.astype(np.int64)
+    return feats
+
+
+def _token_ids(ex: Example) -> Any:
+    """Token strings -> ids local to the page, numbered over its ground truth (1, 2, ...),
+    0 for a token the ground truth lacks: F1 only counts the tokens a bag shares with the
+    ground truth, so every score is unchanged, and small ids pack small."""
     vocab: dict[str, int] = {}
+    for tok in ex.gold_tokens:
+        vocab.setdefault(tok, len(vocab) + 1)
 
     def ids(toks: list[str]) -> np.ndarray:
-        return np.array([vocab.setdefault(t, len(vocab)) for t in toks], dtype=np.int32)
+        return np.array([vocab.get(t, 0) for t in toks], dtype=np.int64)
 
+    return ids, len(vocab)
+
+
+def _bag(ids: np.ndarray, size: int) -> np.ndarray:
+    """Counts of ids 0..size: a bag of tokens, all that F1 reads of a token list."""
+    return np.bincount(ids, minlength=size + 1).astype(np.int32)
+
+
+def _unbag(counts: np.ndarray) -> list[int]:
+    return np.repeat(np.arange(len(counts)), counts).tolist()  # type: ignore[no-any-return]
+
+
+def open_pack(path: Path | str, mode: str, xz: bool = False) -> Any:
+    """A pack file: gzip, or xz (smaller, slower) when written so or read from such a file."""
+    if "r" in mode:
+        with open(path, "rb") as fh:
+            xz = fh.read(len(_XZ_MAGIC)) == _XZ_MAGIC
+    return lzma.open(path, mode) if xz else gzip.open(path, mode, compresslevel=6)
+
+
+def save_pack(examples: list[Example], path: Path, xz: bool = False) -> None:
+    """A compact, compressed copy of ``examples`` for training on another machine.
+
+    Features as ``pack_features``; token strings become page-local integer ids
+    (``_token_ids``: the token F1 of any selection of blocks is unchanged), and the ground
+    truth and trafilatura's output bags of them (``_bag``): their token order is not kept, so
+    a pack serves order-free metrics (token F1, the training loss), not ROUGE.
+    """
     packed = []
     for ex in examples:
-        f = ex.features
-        lengths = np.rint(np.expm1(f.dense[:, 0].astype(np.float64) * 8.0)).astype(np.int32)
+        ids, size = _token_ids(ex)
+        blocks = [ids(t) for t in ex.block_tokens]
         packed.append(
             {
                 "meta": (ex.id, ex.dataset, ex.split, ex.site, ex.page_type),
-                "dense": f.dense.astype(np.float16),
-                "lengths": lengths,
+                **pack_features(ex.features),
                 "stacks": {k: v.astype(np.float16) for k, v in ex.stacks.items()},
-                "struct": f.struct_ids.astype(np.uint16),
-                "word": f.word_ids.astype(np.uint16),
                 "labels": ex.labels.astype(np.uint8),
-                "blocks": [ids(t) for t in ex.block_tokens],
-                "gold": ids(ex.gold_tokens),
-                "fallback": ids(ex.fallback_tokens),
+                "blocks": np.concatenate(blocks).astype(np.uint16 if size < 1 << 16 else np.int32),
+                "block_sizes": np.array([len(b) for b in blocks], dtype=np.int32),
+                "gold": _bag(ids(ex.gold_tokens), size)[1:],
+                "fallback": _bag(ids(ex.fallback_tokens), size),
             }
         )
-    with gzip.open(path, "wb", compresslevel=6) as fh:
+    with open_pack(path, "wb", xz) as fh:
         pickle.dump(packed, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def load_pack(path: Path) -> list[Example]:
-    with gzip.open(path, "rb") as fh:
+    with open_pack(path, "rb") as fh:
         packed = pickle.load(fh)
     out = []
     for p in packed:
-        dense = p["dense"].astype(np.float32)
-        dense[:, 0] = np.log1p(p["lengths"].astype(np.float64)) / 8.0
         stacks = {k: v.astype(np.float32) for k, v in p["stacks"].items()}
-        struct, word = p["struct"].astype(np.int64), p["word"].astype(np.int64)
-        feats = PageFeatures(dense, struct, word, stacks.get("trafilatura"))
+        feats = unpack_features(p, stacks.get("trafilatura"))
         id_, dataset, split, site, page_type = p["meta"]
+        bounds = np.cumsum(p["block_sizes"])[:-1]
+        gold = np.concatenate([[0], p["gold"]]).astype(np.int64)
         out.append(
             Example(
                 id_,
@@ -285,10 +357,10 @@ def load_pack(path: Path) -> list[Example]:
                 site,
                 feats,
                 p["labels"].astype(np.float32),
-                [b.tolist() for b in p["blocks"]],
-                p["gold"].tolist(),
+                [b.tolist() for b in np.split(p["blocks"], bounds)],
+                _unbag(gold),
                 page_type,
-                p["fallback"].tolist(),
+                _unbag(p["fallback"]),
                 stacks,
             )
         )

@@ -42,14 +42,21 @@ def _example_inputs(dense_size: int, n: int = 40) -> tuple[torch.Tensor, ...]:
     )
 
 
-def export_float(model: BlockNet | Ensemble, path: Path) -> None:
+def export_float(
+    model: torch.nn.Module,
+    path: Path,
+    example: tuple[torch.Tensor, ...] | None = None,
+    names: list[str] = INPUT_NAMES,
+) -> None:
+    """Float ONNX of ``model`` with a dynamic block axis; ``example`` inputs (default: v4's
+    three) named ``names``."""
     model.eval()
-    axes = {name: {1: "blocks"} for name in INPUT_NAMES}
+    axes = {name: {1: "blocks"} for name in names}
     torch.onnx.export(
         model,
-        _example_inputs(model.cfg.dense_size),
+        example or _example_inputs(model.cfg.dense_size),  # type: ignore[operator]
         str(path),
-        input_names=INPUT_NAMES,
+        input_names=names,
         output_names=["logits"],
         dynamic_axes={**axes, "logits": {1: "blocks"}},
         opset_version=OPSET,

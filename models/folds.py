@@ -4,6 +4,10 @@
     python -m scrapy_maintext.models.folds run --data ../shared/data --recipe v5 --out DIR
     python -m scrapy_maintext.models.folds report --out DIR
 
+On a machine without the run-time dependencies (trafilatura, Scrapy), ``pack --out FILE``
+writes the prepared pages the folds use (``dataset.save_pack``, tree ids included, and the
+snippet pages beside) and ``run --pack FILE`` trains and scores from them alone.
+
 Protocol (issue 23). Every wcxb-dev site falls in one of ``--folds`` folds by a hash of its
 hostname (``fold_of``), whatever its train/test split, so every labelled modern site is held
 out exactly once. For each fold, a model of each recipe is trained on the wcxb-dev pages of the
@@ -16,10 +20,10 @@ sites of the 2007-2013 sets (a regression check) and on the held-out half of the
 snippet set. Pages whose ground truth the static HTML cannot reproduce (``gt_coverage`` < 0.8)
 are neither trained on nor scored (``dataset.usable_for_f1``).
 
-``run`` writes ``DIR/<recipe>-fold<k>.json`` per fold (per-page scores); ``report`` prints the
-tables: per recipe, token F1 per page type as the mean over folds with the spread (min-max
-over folds), macro over types, precision and recall of article pages, the snippet accuracy
-and the legacy macro.
+``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores); ``report``
+prints the tables: per recipe, token F1 per page type as the mean over folds and seeds with the
+spread (min-max over folds, each fold's figure the mean over its seeds), macro over types,
+precision and recall of article pages, the snippet accuracy and the legacy macro.
 """
 
 from __future__ import annotations
@@ -27,29 +31,43 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import pickle
 import time
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from scrapy_maintext.models.dataset import Example, is_validation_site, load_examples
+from scrapy_maintext.models.dataset import (
+    Example,
+    is_validation_site,
+    load_examples,
+    load_pack,
+    open_pack,
+    pack_features,
+    save_pack,
+    unpack_features,
+)
 from scrapy_maintext.models.dataset import site_fold as fold_of
 from scrapy_maintext.models.metrics import prf, snippet_score
 from scrapy_maintext.models.seqtrain import fit_seq
-from scrapy_maintext.models.snippets import SnippetPage, snippet_test_pages
-from scrapy_maintext.models.train import Recipe, fit, select_stack
+from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
+from scrapy_maintext.models.treenet import fit_tree
 from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
 from scrapy_maintext.neural.decision import DecodeParams, decide
+
+if TYPE_CHECKING:
+    from scrapy_maintext.models.snippets import SnippetPage
 
 logger = logging.getLogger(__name__)
 
 MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
-#: page-type head); v4t: v4's net plus the page-type head only.
-RECIPES = ("v4", "v5", "v4t")
+#: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
+#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention.
+RECIPES = ("v4", "v5", "v4t", "tree", "treeonly")
 
 
 def in_legacy_share(site: str, percent: int) -> bool:
@@ -77,10 +95,14 @@ def fold_sets(examples: list[Example], fold: int, folds: int, legacy_percent: in
     return FoldSets(train, val, test)
 
 
-def train_recipe(name: str, sets: FoldSets, epochs: int) -> torch.nn.Module:
-    recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs)
+def train_recipe(
+    name: str, sets: FoldSets, epochs: int, seed: int = SEED, device: str = "cpu"
+) -> torch.nn.Module:
+    recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs, device=device, seed=seed)
     if name == "v4":
         return fit(sets.train, sets.val, recipe)
+    if name in ("tree", "treeonly"):
+        return fit_tree(sets.train, sets.val, recipe, window=name == "tree")
     return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
 
 
@@ -113,33 +135,88 @@ def snippet_accuracy(
     return correct / max(total, 1)
 
 
+def used_by_folds(ex: Example, legacy_percent: int) -> bool:
+    """Pages some fold trains or scores on: wcxb-dev, the 2007-2013 held-out sites and the
+    training sites in the legacy share."""
+    return ex.dataset == MODERN or ex.split == "test" or in_legacy_share(ex.site, legacy_percent)
+
+
+def write_pack(data: str, path: Path, legacy_percent: int) -> None:
+    """The pages the folds use (``dataset.save_pack``, xz) at ``path`` and the held-out
+    snippet pages at ``path.snippets``, for ``run --pack`` on a machine without trafilatura."""
+    from scrapy_maintext.models.snippets import snippet_test_pages
+
+    examples = [e for e in load_examples(data) if used_by_folds(e, legacy_percent)]
+    save_pack(examples, path, xz=True)
+    snippets = [
+        {
+            "id": p.example.id,
+            "site": p.example.site,
+            **pack_features(p.example.features),
+            "texts": p.texts,
+            "with": p.with_,
+            "without": p.without,
+        }
+        for p in snippet_test_pages(data)
+    ]
+    with open_pack(f"{path}.snippets", "wb", xz=True) as fh:
+        pickle.dump(snippets, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load(args: argparse.Namespace) -> tuple[list[Example], list[SnippetPage]]:
+    from scrapy_maintext.models.snippets import SNIPPETS, SnippetPage, snippet_test_pages
+
+    if not args.pack:
+        return load_examples(args.data), snippet_test_pages(args.data)
+    with open_pack(f"{args.pack}.snippets", "rb") as fh:
+        packed = pickle.load(fh)
+    snippets = []
+    for p in packed:
+        n = len(p["texts"])
+        feats = unpack_features(p)
+        ex = Example(p["id"], SNIPPETS, "test", p["site"], feats, np.zeros(n), [[]] * n, [])
+        snippets.append(SnippetPage(ex, p["texts"], p["with"], p["without"]))
+    return load_pack(Path(args.pack)), snippets
+
+
+def _sample(items: list[Any], n: int) -> list[Any]:
+    """At most ``n`` items spread over the list (smoke runs); all with ``n`` = 0."""
+    return items if n <= 0 else items[:: max(1, len(items) // n)][:n]
+
+
 def run(args: argparse.Namespace) -> None:
-    examples = load_examples(args.data)
+    examples, snippets = _load(args)
     select_stack(examples, "")
-    legacy_test = [e for e in examples if e.dataset != MODERN and e.split == "test"]
-    snippets = snippet_test_pages(args.data)
+    legacy_test = _sample(
+        [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
+    )
+    snippets = _sample(snippets, args.sample)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for fold in [int(f) for f in args.only.split(",")] if args.only else range(args.folds):
         sets = fold_sets(examples, fold, args.folds, args.legacy_percent)
+        sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
         logger.info("fold %d: train %d val %d test %d", fold, *map(len, asdict(sets).values()))
         t0 = time.time()
-        model = train_recipe(args.recipe, sets, args.epochs)
+        model = train_recipe(args.recipe, sets, args.epochs, args.seed, args.device)
         seconds = time.time() - t0
+        model.to(args.device)  # training hands it back on the CPU (for export)
         decoding = tune_decoding(model, sets.val)
         params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
         result = {
             "recipe": args.recipe,
             "fold": fold,
             "folds": args.folds,
+            "seed": args.seed,
             "epochs": args.epochs,
             "legacy_percent": args.legacy_percent,
+            "device": args.device,
             "train_seconds": round(seconds),
             "decoding": decoding,
             "pages": [score_page(model, params, ex) for ex in sets.test + legacy_test],
             "snippets": snippet_accuracy(model, params, snippets),
         }
-        path = out / f"{args.recipe}-fold{fold}.json"
+        path = out / f"{args.recipe}-fold{fold}-seed{args.seed}.json"
         path.write_text(json.dumps(result), encoding="utf-8")
         logger.info("wrote %s", path)
 
@@ -158,16 +235,26 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--epochs", type=int, default=4)
     go.add_argument("--legacy-percent", type=int, default=50)
     go.add_argument("--threads", type=int, default=1)
+    go.add_argument("--seed", type=int, default=SEED)
+    go.add_argument("--device", default="cpu", help="torch device for training and scoring")
+    go.add_argument("--pack", default="", help="prepared pages from the pack command")
+    go.add_argument("--sample", type=int, default=0, help="at most N pages per set (smoke)")
+    pack = sub.add_parser("pack", help="write the prepared pages for run --pack")
+    pack.add_argument("--data", default="../shared/data")
+    pack.add_argument("--out", required=True, help="file; FILE.snippets is written beside")
+    pack.add_argument("--legacy-percent", type=int, default=50)
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     show.add_argument("--data", default="../shared/data")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.command == "run":
-        torch.manual_seed(1234)
-        np.random.seed(1234)
+        torch.manual_seed(args.seed)
+        np.random.seed(args.seed)
         torch.set_num_threads(args.threads)
         run(args)
+    elif args.command == "pack":
+        write_pack(args.data, Path(args.out), args.legacy_percent)
     else:
         print(report(Path(args.out)))
 

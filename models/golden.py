@@ -6,6 +6,10 @@ For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with th
 feature arrays (stacking columns included) and the int8 model's probabilities; for a cascade,
 also the next model's stacking columns and probabilities. The int8-vs-float test runs the
 float models (``tests/fixtures/neural/<version>.float.onnx``) itself.
+
+``--tree`` writes only ``*.tree.json``: the tree position (``featurize(tree=True)``), which no
+shipped model reads yet (issue 23's tree candidate), pinned apart so that the shipped
+goldens stay as they are.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from typing import Any
 import numpy as np
 from scrapy_maintext.models.systems import parse_html
 from scrapy_maintext.neural import NeuralExtractor
+from scrapy_maintext.neural.features import TREE_LEVELS, featurize
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+from scrapy_maintext.neural.segment import segment
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +64,22 @@ def golden_for(page: Path, extractor: NeuralExtractor) -> dict[str, Any]:
     return data
 
 
+def tree_golden(page: Path) -> dict[str, Any]:
+    feats = featurize(segment(parse_html(page.read_text(encoding="utf-8"))), tree=True)
+    assert feats.tree is not None
+    return {"levels": list(TREE_LEVELS), "tree": feats.tree.tolist()}
+
+
+def write_tree_goldens() -> list[Path]:
+    written = []
+    for page in sorted(FIXTURES.glob("*.html")):
+        out = page.with_suffix(".tree.json")
+        out.write_text(json.dumps(tree_golden(page)) + "\n", encoding="utf-8")
+        written.append(out)
+    logger.info("wrote %d tree golden files", len(written))
+    return written
+
+
 def write_goldens(model_dir: Path) -> list[Path]:
     extractor = NeuralExtractor.load(model_dir)
     written = []
@@ -72,9 +94,13 @@ def write_goldens(model_dir: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(MODELS_DIR / DEFAULT_VERSION))
+    parser.add_argument("--tree", action="store_true", help="only the tree position files")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    write_goldens(Path(args.model))
+    if args.tree:
+        write_tree_goldens()
+    else:
+        write_goldens(Path(args.model))
 
 
 if __name__ == "__main__":

@@ -99,7 +99,8 @@ def snippet_test_pages(data: str | Path) -> list[SnippetPage]:
             continue
         toks = [tokens(b.text) for b in raw]
         labels = np.zeros(len(raw), dtype=np.float32)
-        ex = Example(page.id, SNIPPETS, "test", page.site, featurize(raw), labels, toks, [])
+        feats = featurize(raw, tree=True)
+        ex = Example(page.id, SNIPPETS, "test", page.site, feats, labels, toks, [])
         out.append(SnippetPage(ex, [b.text for b in raw], page.with_, page.without))
     return out
 

@@ -28,7 +28,6 @@ from scrapy_maintext.models.dataset import (
     load_pack,
 )
 from scrapy_maintext.models.export import export_model
-from scrapy_maintext.models.golden import write_goldens
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.models.net import BlockNet, Ensemble, NetConfig
 from scrapy_maintext.models.snippets import snippet_examples
@@ -82,6 +81,8 @@ class Batch:
     labels: torch.Tensor
     weights: torch.Tensor
     pad_mask: torch.Tensor
+    #: Ancestor ids (``neural.features.tree_ids``; -1 on padding) when the pages carry them.
+    tree: torch.Tensor | None = None
 
 
 def block_weights(ex: Example, recipe: Recipe) -> np.ndarray:
@@ -119,6 +120,7 @@ def make_batch(examples: list[Example], rng: random.Random, recipe: Recipe) -> B
     labels = np.zeros((b, width), dtype=np.float32)
     weights = np.zeros((b, width), dtype=np.float32)
     pad = np.ones((b, width), dtype=bool)
+    tree = None if f0.tree is None else np.full((b, width, f0.tree.shape[1]), -1, dtype=np.int64)
     for i, (ex, lo, hi) in enumerate(crops):
         k = hi - lo
         dense[i, :k] = model_dense(ex, recipe.stack)[lo:hi]
@@ -127,8 +129,13 @@ def make_batch(examples: list[Example], rng: random.Random, recipe: Recipe) -> B
         labels[i, :k] = ex.labels[lo:hi]
         weights[i, :k] = block_weights(ex, recipe)[lo:hi]
         pad[i, :k] = False
+        if tree is not None and ex.features.tree is not None:
+            tree[i, :k] = ex.features.tree[lo:hi]
     arrays = (dense, struct, words, labels, weights, pad)
-    return Batch(*(torch.from_numpy(a).to(recipe.device) for a in arrays))
+    batch = Batch(*(torch.from_numpy(a).to(recipe.device) for a in arrays))
+    if tree is not None:
+        batch.tree = torch.from_numpy(tree).to(recipe.device)
+    return batch
 
 
 def batches(examples: list[Example], rng: random.Random) -> list[list[Example]]:
@@ -159,7 +166,11 @@ def train_epoch(
         batch = make_batch(group, rng, recipe)
         if not bool(batch.weights.sum() > 0):
             continue  # crops of partially labelled pages that hold no labelled block
-        logits = model(batch.dense, batch.struct_ids, batch.word_ids, batch.pad_mask)
+        # A net that reads the tree (``models.treenet``) takes the ancestor ids as well.
+        tree = (batch.tree,) if getattr(model, "reads_tree", False) else ()
+        logits = model(
+            batch.dense, batch.struct_ids, batch.word_ids, *tree, pad_mask=batch.pad_mask
+        )
         loss = (loss_fn(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
         opt.zero_grad()
         loss.backward()
@@ -281,6 +292,9 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     export_model(model, out, decoding, train, val, time.time() - t0, recipe)
     if out.resolve() == (MODELS_DIR / DEFAULT_VERSION).resolve():
+        # Imported here: the goldens run the extractor (trafilatura), which training needs not.
+        from scrapy_maintext.models.golden import write_goldens
+
         write_goldens(out)
 
 

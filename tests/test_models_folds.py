@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from scrapy_maintext.models.dataset import Example  # noqa: E402
+from scrapy_maintext.models.dataset import Example, load_pack, save_pack  # noqa: E402
 from scrapy_maintext.models.folds import fold_of, fold_sets  # noqa: E402
+from scrapy_maintext.models.metrics import prf, tokens  # noqa: E402
 from scrapy_maintext.models.net import NetConfig  # noqa: E402
 from scrapy_maintext.models.seqnet import SeqNet  # noqa: E402
-from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE, PageFeatures  # noqa: E402
+from scrapy_maintext.models.systems import parse_html  # noqa: E402
+from scrapy_maintext.neural.features import (  # noqa: E402
+    DENSE_SIZE,
+    HASH_SIZE,
+    PageFeatures,
+    featurize,
+)
+from scrapy_maintext.neural.segment import segment  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 
 
 def _example(site: str, dataset: str, split: str = "train") -> Example:
@@ -55,3 +67,36 @@ def test_a_padded_page_gets_the_logits_of_the_page_alone(recurrent: bool) -> Non
         alone = net(dense[1:, :12], struct[1:, :12], words[1:, :12])
     assert types.shape == (2, 7)
     assert torch.allclose(batch[1, :12], alone[0], atol=1e-5)
+
+
+def test_a_pack_keeps_features_tree_labels_and_every_f1(tmp_path: Path) -> None:
+    # Packs carry the folds to a machine without trafilatura: page-local token ids and bags
+    # of the ground truth and the fallback must leave every token F1 as it was.
+    html = (FIXTURES / "listing.html").read_text(encoding="utf-8")
+    raw = segment(parse_html(html))
+    toks = [tokens(b.text) for b in raw]
+    gold = [t for block in toks[::2] for t in block] + ["unseen", "unseen"]
+    fallback = toks[1] + ["elsewhere"] + gold[:5]
+    feats = featurize(raw, tree=True)
+    ex = Example("p", "wcxb-dev", "train", "s", feats, np.ones(len(raw)), toks, gold, "forum")
+    ex.fallback_tokens = fallback
+    save_pack([ex], tmp_path / "pack", xz=True)
+    (back,) = load_pack(tmp_path / "pack")
+    assert back.features.tree is not None
+    assert back.features.tree.tolist() == feats.tree.tolist()  # type: ignore[union-attr]
+    assert back.features.struct_ids.tolist() == feats.struct_ids.tolist()
+    np.testing.assert_allclose(back.features.dense, feats.dense, atol=1e-3)
+    # The columns the block lengths determine are recomputed exactly.
+    np.testing.assert_array_equal(
+        back.features.dense[:, [0, 13, 14, 15]], feats.dense[:, [0, 13, 14, 15]]
+    )
+    assert [len(t) for t in back.block_tokens] == [len(t) for t in toks]
+    assert back.page_type == "forum" and back.labels.tolist() == ex.labels.tolist()
+    for keep in ([True] * len(raw), [i % 3 == 0 for i in range(len(raw))], [False] * len(raw)):
+        pred = [
+            [t for b, k in zip(blocks, keep, strict=True) if k for t in b]
+            for blocks in (toks, back.block_tokens)
+        ]
+        assert prf(pred[0], gold) == prf(pred[1], back.gold_tokens)
+    assert prf(fallback, gold) == prf(back.fallback_tokens, back.gold_tokens)
+    assert 0 < prf(fallback, gold)[2] < 1

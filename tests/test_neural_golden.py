@@ -17,7 +17,7 @@ import lxml.html
 import numpy as np
 import pytest
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
-from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural.features import TREE_LEVELS, featurize
 from scrapy_maintext.neural.segment import segment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
@@ -50,6 +50,21 @@ def test_blocks_and_features_match_golden(page: Path) -> None:
     if extractor.cascade is not None:
         _, next_feats = extractor.cascade.next.features(tree)
         np.testing.assert_allclose(next_feats.stack, np.array(golden["next"]["stack"]), atol=2e-6)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_tree_position_matches_golden(page: Path) -> None:
+    # The tree position (issue 23's tree candidate) has golden files of its own
+    # (``models.golden --tree``); asking for it changes none of the shipped arrays.
+    tree, _ = _load(page)
+    golden = json.loads(page.with_suffix(".tree.json").read_text(encoding="utf-8"))
+    raw = segment(tree)
+    plain, with_tree = featurize(raw), featurize(raw, tree=True)
+    assert plain.tree is None and with_tree.tree is not None
+    assert list(TREE_LEVELS) == golden["levels"]
+    assert with_tree.tree.tolist() == golden["tree"]
+    for name in ("dense", "struct_ids", "word_ids"):
+        assert np.array_equal(getattr(plain, name), getattr(with_tree, name))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
