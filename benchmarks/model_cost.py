@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     pages = page_features(args.data, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {"v4": MODELS_DIR / "v4" / "model.onnx"}
+        # v4.1 is v4's first model, byte for byte.
+        paths = {"v4": MODELS_DIR / "v4.1" / "model.onnx"}
         paths["candidate"] = candidate(Path(tmp), args.variant == "gru")
         sessions = {name: _session(path) for name, path in paths.items()}
         for name, path in paths.items():
