@@ -21,6 +21,8 @@ reads only 2xx answers, as ``maintext extract`` does::
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +44,8 @@ except ImportError:  # pragma: no cover - the extra's absence is tested in a sub
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch_time
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.worker import WARM_UP_PAGE
+
+logger = logging.getLogger(__name__)
 
 #: Document fields put into ``Document.metadata`` (``extractor`` is the engine).
 METADATA_FIELDS = (
@@ -166,21 +170,27 @@ class WarcReader(DatatroveWarcReader):
     name = "🕷 Warc (maintext)"
 
     def read_file(self, filepath: str) -> Iterator[DatatroveDocument]:
-        from warcio.archiveiterator import ArchiveIterator
+        from scrapy_maintext.archive.reader import Damage, read_records
 
         # warcio reads a .warc.gz member by member itself: offsets are then the file's own
         # (read through a decompressing stream, they would be offsets in the WARC inside).
         compression = None if filepath.endswith(".gz") else self.compression
+        damaged: list[Damage] = []
+        count = itertools.count()
+
+        def document(record: Any, offset: int) -> DatatroveDocument | None:
+            with self.track_time():
+                return self._document(record, offset, filepath, next(count))
+
         with self.data_folder.open(filepath, "rb", compression=compression) as f:
-            iterator = ArchiveIterator(f)
-            for index, record in enumerate(iterator):
-                with self.track_time():
-                    document = self._document(record, iterator, filepath, index)
-                if document is not None:
-                    yield document
+            yield from read_records(f, document, damaged)
+        for damage in damaged:
+            self.stat_update("damaged_records")
+            where = (filepath, damage.offset, damage.error)
+            logger.warning("%s: damaged record at offset %d skipped (%s)", *where)
 
     def _document(
-        self, record: Any, iterator: Any, filepath: str, index: int
+        self, record: Any, offset: int, filepath: str, index: int
     ) -> DatatroveDocument | None:
         if record.rec_type != "response" or record.http_headers is None:
             return None
@@ -189,8 +199,6 @@ class WarcReader(DatatroveWarcReader):
         data = process_record(record)
         if not data:
             return None
-        # Asked once the payload is read (warcio reads the record's end to answer).
-        offset = iterator.get_record_offset()
         document = self.get_document_from_dict(data, filepath, index)
         if document is not None:
             provenance = Provenance.of_record(record, os.path.basename(filepath), offset)

@@ -110,3 +110,15 @@ def test_maintext_extract_counts_the_damaged_record(tmp_path: Path) -> None:
     assert f"{warc}: damaged record at offset {len(parts[0])} skipped" in stderr
     assert "1 damaged WARC records skipped" in stderr.strip().splitlines()[-1]
     assert out.read_text(encoding="utf-8").count("\n") == 2
+
+
+def test_datatrove_reader_reads_on_after_a_damaged_record(tmp_path: Path) -> None:
+    pytest.importorskip("datatrove", reason='needs pip install "scrapy-maintext[datatrove]"')
+    from scrapy_maintext.datatrove import WarcReader
+
+    first = _record("https://a.example/1", True)
+    data = first + _no_target_uri(True) + _record("https://a.example/2", True)
+    (tmp_path / "crawl.warc.gz").write_bytes(data)
+    documents = list(WarcReader(str(tmp_path)).read_file("crawl.warc.gz"))
+    assert [d.metadata["url"] for d in documents] == ["https://a.example/1", "https://a.example/2"]
+    assert documents[1].metadata["warc_offset"] == len(first) + len(_no_target_uri(True))

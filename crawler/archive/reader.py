@@ -40,15 +40,24 @@ class Damage:
 def read_records(
     stream: IO[bytes], handle: Callable[[Any, int], T | None], damaged: list[Damage]
 ) -> Iterator[T]:
-    """``handle(record, offset)`` of every record of ``stream`` (a seekable WARC file, offsets
-    from its start), the results that are not None, in order.
+    """``handle(record, offset)`` of every record of ``stream`` (a WARC file, offsets from its
+    start), the results that are not None, in order.
 
     ``handle`` reads what it needs of the record (its payload) while it is current; an error
     there, or in warcio's parsing of the record, skips that record into ``damaged`` and
-    reading goes on at the next record.
+    reading goes on at the next record. A stream that cannot seek is read straight through,
+    and its first damaged record raises.
     """
     from warcio.archiveiterator import ArchiveIterator
 
+    if not _seekable(stream):
+        # Nowhere to start again from: the first damaged record ends the reading (raises).
+        iterator = ArchiveIterator(stream)
+        for record in iterator:
+            result = handle(record, iterator.offset)
+            if result is not None:
+                yield result
+        return
     gz = _starts_with_gzip(stream)
     start: int | None = 0
     while start is not None:
@@ -144,6 +153,13 @@ def _holds_warc_header(data: bytes) -> bool:
     try:
         return zlib.decompressobj(zlib.MAX_WBITS + 16).decompress(data).startswith(b"WARC/")
     except zlib.error:
+        return False
+
+
+def _seekable(stream: IO[bytes]) -> bool:
+    try:
+        return bool(stream.seekable())
+    except (AttributeError, OSError, ValueError):
         return False
 
 
