@@ -64,7 +64,7 @@ def fixture_report(sites: int = 50, pages: int = 2000, seed: int = 24) -> dict[s
         report.not_planned["too_old"] = rng.randint(0, 20)
     run.header = run_header(
         {"DOWNLOAD_DELAY": 1.0, "CONCURRENT_REQUESTS_PER_DOMAIN": 1, "EXTRACT_ENGINE": "auto"},
-        "v4",
+        "v4.1",
         command="maintext crawl sitemap -a domains_file=sites.txt -s CRAWL_REPORT=report.html",
     )
     data = run.to_dict("finished", finished=run.started + finished)

@@ -185,9 +185,15 @@ class WarcReader(DatatroveWarcReader):
         with self.data_folder.open(filepath, "rb", compression=compression) as f:
             yield from read_records(f, document, damaged)
         for damage in damaged:
-            self.stat_update("damaged_records")
             where = (filepath, damage.offset, damage.error)
-            logger.warning("%s: damaged record at offset %d skipped (%s)", *where)
+            if damage.rest:
+                self.stat_update("unreadable_rest")
+                logger.error("%s: not readable from offset %d on (%s)", *where)
+            elif damage.skipped:
+                self.stat_update("damaged_records")
+                logger.warning("%s: damaged record at offset %d skipped (%s)", *where)
+            else:
+                logger.warning("%s: the record at offset %d is damaged at its end (%s)", *where)
 
     def _document(
         self, record: Any, offset: int, filepath: str, index: int

@@ -91,7 +91,7 @@ class Document:
     #: What parsing repaired or lost ("nesting-flattened", "nesting-cut", "attributes-cut";
     #: counted as ``extract/repaired/...``; not an exported field).
     notes: list[str] = field(default_factory=list)
-    #: Whether a cascade model (v4) was unsure and handed the page to its next model, which
+    #: Whether a cascade model (v4 was one) was unsure and handed the page to its next model, which
     #: runs trafilatura (counted as ``extract/neural_escalated``; not an exported field).
     escalated: bool = False
     #: How trafilatura's work was bounded on a page too big for it ("no_comparison",

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from scrapy_maintext.models.dataset import Example, is_validation, load_examples
-from scrapy_maintext.models.heldout import _decide, _load
+from scrapy_maintext.models.heldout import decide_cached, load_version
 from scrapy_maintext.models.metrics import prf
 from scrapy_maintext.models.systems import parse_html
 
@@ -71,7 +71,7 @@ def comment_sections(data: str, model_name: str) -> None:
         for e in load_examples(data)
         if e.dataset == "wcxb-dev" and (e.split == "test" or is_validation(e))
     }
-    model = _load(model_name)
+    model = load_version(model_name)
     kept: Counter[tuple[str, bool, bool]] = Counter()
     with gzip.open(Path(data) / "wcxb-dev.jsonl.gz", "rt", encoding="utf-8") as lines:
         for line in lines:
@@ -80,7 +80,7 @@ def comment_sections(data: str, model_name: str) -> None:
             if ex is None:
                 continue
             raw, _ = model.features(parse_html(record["html"]))
-            decision, _ = _decide(model, ex)
+            decision, _ = decide_cached(model, ex)
             for i, (block, keep) in enumerate(zip(raw, decision.keep, strict=True)):
                 if keep:
                     where = (ex.page_type, bool(ex.labels[i] > 0.5), under_comments(block.element))
@@ -103,13 +103,13 @@ def main(argv: list[str] | None = None) -> None:
         comment_sections(args.data, args.model)
         return
     pages = unseen_articles(args.data)
-    model = _load(args.model)
+    model = load_version(args.model)
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
     tokens: Counter[str] = Counter()
     blocks: dict[str, list[str]] = defaultdict(list)
     for ex in pages:
-        decision, _ = _decide(model, ex)
+        decision, _ = decide_cached(model, ex)
         pairs = zip(ex.block_tokens, decision.keep, strict=True)
         kept = [t for toks, keep in pairs if keep for t in toks]
         ours.append(prf(kept, ex.gold_tokens)[:2])

@@ -5,7 +5,7 @@
         [--set-gate 0.6] [--unseen 3]
 
 Scores the shipped int8 models with their own decoding on the held-out sites' cached blocks
-(a cascade such as v4 by its first model alone; ``--cascade`` scores the two together):
+(a cascade by its first model alone; ``--cascade`` scores the two together):
 neural alone, auto (trafilatura with the product's defaults on fallback pages), trafilatura
 alone and the per-page oracle (better of neural and trafilatura). For choosing a recipe; the
 figures of record come from ``models.evaluate``, which runs the whole product path.
@@ -38,7 +38,7 @@ def group_of(ex: Example) -> str:
 
 
 def score_page(extractor: NeuralExtractor, ex: Example) -> dict[str, float]:
-    decision, neural = _decide(extractor, ex)
+    decision, neural = decide_cached(extractor, ex)
     traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
     return {
         "neural": neural,
@@ -53,13 +53,13 @@ def _folder(version: str) -> Path:
     return MODELS_DIR / version if "/" not in version else Path(version)
 
 
-def _load(version: str) -> NeuralExtractor:
+def load_version(version: str) -> NeuralExtractor:
     """A cascade is scored here by its first model alone; ``cascade`` scores the two together."""
     return NeuralExtractor.load(_folder(version))
 
 
 def table(version: str, examples: list[Example]) -> str:
-    extractor = _load(version)
+    extractor = load_version(version)
     scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for ex in examples:
         for name, value in score_page(extractor, ex).items():
@@ -78,7 +78,7 @@ def table(version: str, examples: list[Example]) -> str:
     return "\n".join(lines)
 
 
-def _decide(extractor: NeuralExtractor, ex: Example) -> tuple[Decision, float]:
+def decide_cached(extractor: NeuralExtractor, ex: Example) -> tuple[Decision, float]:
     """The model's decision on a cached page and the token F1 of the blocks it keeps."""
     f = ex.features
     stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
@@ -108,10 +108,10 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
 
 
 def _rows(first: str, second: str, examples: list[Example]) -> list[CascadeRow]:
-    models = [_load(m) for m in (first, second)]
+    models = [load_version(m) for m in (first, second)]
     rows = []
     for ex in examples:
-        (d1, f1), (d2, f2) = (_decide(m, ex) for m in models)
+        (d1, f1), (d2, f2) = (decide_cached(m, ex) for m in models)
         traf = token_f1(ex.fallback_tokens, ex.gold_tokens)
         second_f1 = traf if d2.fallback else f2
         rows.append(
@@ -212,8 +212,9 @@ def main(argv: list[str] | None = None) -> None:
         type=int,
         default=0,
         metavar="FOLDS",
-        help="held-out and validation pages together (no model trained on them), the cascade's"
-        " gate table per site fold and the gate chosen by cross-validation over FOLDS folds",
+        help="with --cascade: held-out and validation pages together (no model trained on them;"
+        " decoding and gates were tuned on the validation sites), the gate table per site fold"
+        " and the gate chosen by cross-validation over FOLDS folds",
     )
     parser.add_argument(
         "--keep-hidden", action="store_true", help="blocks of models trained with --keep-hidden"
@@ -222,10 +223,12 @@ def main(argv: list[str] | None = None) -> None:
         "--set-gate", type=float, default=None, help="write this gate into FIRST's config.json"
     )
     args = parser.parse_args(argv)
+    if args.unseen and not args.cascade:
+        parser.error("--unseen goes with --cascade FIRST,SECOND")
     names = args.cascade.split(",") if args.cascade else args.models.split(",")
     for name in names:
         # Scored on the blocks it was trained on, or not at all.
-        if _load(name.strip()).keep_hidden != args.keep_hidden:
+        if load_version(name.strip()).keep_hidden != args.keep_hidden:
             parser.error(f"{name.strip()}: --keep-hidden must match how the model was trained")
     examples = [
         e

@@ -42,10 +42,11 @@ def _no_target_uri(gz: bool) -> bytes:
     return gzip.compress(record) if gz else record
 
 
-def _corrupt_member() -> bytes:
+def _corrupt_member(at: int | None = None) -> bytes:
+    """A gzip member with 28 bytes zeroed at ``at`` (None: in its middle)."""
     member = bytearray(_record("https://a.example/corrupt", gz=True))
-    middle = len(member) // 2
-    member[middle : middle + 40] = b"\x00" * 40
+    where = len(member) // 2 if at is None else at
+    member[where : where + 28] = b"\x00" * 28
     return bytes(member)
 
 
@@ -70,12 +71,35 @@ def test_a_record_without_target_uri_costs_that_record_only(gz: bool) -> None:
     assert "AttributeError" in damaged[0].error
 
 
-def test_a_corrupt_gzip_member_costs_that_record_only() -> None:
-    data = _record("https://a.example/1", True) + _corrupt_member()
+@pytest.mark.parametrize("where", [12, None], ids=["near-its-start", "in-its-middle"])
+def test_a_corrupt_gzip_member_costs_that_record_only(where: int | None) -> None:
+    first = _record("https://a.example/1", True)
+    data = first + _corrupt_member(where)
     data += _record("https://a.example/2", True) + _record("https://a.example/3", True)
     urls, damaged = _urls(data)
     assert urls == ["https://a.example/1", "https://a.example/2", "https://a.example/3"]
-    assert len(damaged) == 1
+    assert [(d.offset, d.skipped, d.rest) for d in damaged] == [(len(first), True, False)]
+
+
+def test_a_whole_file_gzip_is_read_to_its_first_record_and_reported() -> None:
+    plain = b"".join(_record(f"https://a.example/{i}", False) for i in range(3))
+    data = gzip.compress(plain)
+    urls, damaged = _urls(data)
+    assert urls == ["https://a.example/0"]
+    assert [(d.offset, d.rest) for d in damaged] == [(0, True)]
+    problems = InputProblems()
+    docs = list(warc_documents(io.BytesIO(data), "whole.warc.gz", problems, "whole.warc.gz"))
+    assert len(docs) == 1 and problems.damaged == 0
+    (why,) = problems.unreadable
+    assert "non-chunked gzip" in why and "the rest of the file was not read" in why
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_trailing_junk_is_reported_where_it_starts(gz: bool) -> None:
+    first = _record("https://a.example/1", gz)
+    urls, damaged = _urls(first + b"trailing junk, not a record\n" * 3)
+    assert urls == ["https://a.example/1"]
+    assert [(d.offset, d.rest) for d in damaged] == [(len(first), True)]
 
 
 def test_damage_first_and_last() -> None:

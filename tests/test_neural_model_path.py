@@ -18,6 +18,8 @@ from scrapy_maintext.extraction.metadata import apply_metadata
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, INPUT_NAMES, MODELS_DIR
 
+from tests.model_folders import STACKED_MODEL
+
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
 PAGES = sorted(FIXTURES.glob("*.html"))
 ARTICLE = Path(__file__).parent / "fixtures" / "extraction" / "site" / "article.html"
@@ -46,6 +48,12 @@ def _float_session(version: str) -> ort.InferenceSession:
 def test_int8_model_agrees_with_float_model(page: Path) -> None:
     for extractor in _chain():
         _agrees_with_float(extractor, page)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_int8_stacked_fixture_agrees_with_float_model(page: Path) -> None:
+    # The stacked model kept for the stacking and cascade tests (tests/model_folders.py).
+    _agrees_with_float(NeuralExtractor.load(STACKED_MODEL), page)
 
 
 def _agrees_with_float(extractor: NeuralExtractor, page: Path) -> None:

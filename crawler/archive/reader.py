@@ -3,8 +3,11 @@
 warcio stops at the first record it cannot parse (a response without ``WARC-Target-URI``, a
 corrupt gzip member, a garbled header) and cannot go on from there: every record after it
 would be lost. :func:`read_records` starts reading again at the next record instead (the
-next gzip member that holds a WARC header, or the next ``WARC/1.x`` line in an uncompressed
-file), so one damaged record costs that record only, and says so in ``damaged``.
+next gzip member that holds a WARC header, or the next ``WARC/1.0``, ``1.1``, ``0.17`` or
+``0.18`` line in an uncompressed file) and says so in ``damaged``. A damage warcio does not
+notice is not repaired: an uncompressed record whose ``Content-Length`` is too large takes
+the records after it into its payload (they are then cut short), and a whole-file gzip has
+no next member (the rest of the file is reported lost).
 """
 
 from __future__ import annotations
@@ -18,14 +21,14 @@ from typing import IO, Any, TypeVar
 T = TypeVar("T")
 
 _GZIP_MEMBER = b"\x1f\x8b\x08"
-_PLAIN_RECORD = b"\nWARC/1."
-_VERSION_LINE = re.compile(rb"WARC/1\.[01]\r?\n")
+_PLAIN_RECORD = b"\nWARC/"
+_VERSION_LINE = re.compile(rb"WARC/(?:1\.[01]|0\.1[78])\r?\n")
 #: Bytes scanned at a time for the next record, and bytes of a candidate gzip member
 #: decompressed to check that it holds a WARC header.
 CHUNK = 1 << 20
 PROBE = 2048
 #: Characters of an error message kept (a damaged archive's message can quote raw bytes).
-MAX_ERROR_CHARS = 120
+MAX_ERROR_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,10 @@ class Damage:
     #: Where the record starts in the file (bytes).
     offset: int
     error: str
+    #: False when the record had been handed out before its end turned out damaged.
+    skipped: bool = True
+    #: No record start follows: the rest of the file could not be read.
+    rest: bool = False
 
 
 def read_records(
@@ -63,15 +70,14 @@ def read_records(
     while start is not None:
         stream.seek(start)
         iterator = ArchiveIterator(stream)
-        # warcio counts offsets from 0 for its first record, then from the file's start.
-        iterator.offset = start
         records = iter(iterator)
         last: int | None = None
         current: int | None = None
         try:
             for record in records:
-                # Where the record starts: warcio's get_record_offset() would read the
-                # record to its end first, before ``handle`` has its payload.
+                # Where the record starts (warcio counts from the stream's position):
+                # get_record_offset() would read the record to its end first, before
+                # ``handle`` has its payload.
                 current = iterator.offset
                 result = handle(record, current)
                 last, current = current, None
@@ -81,49 +87,30 @@ def read_records(
         # warcio raises its own errors, zlib's, EOFError and plain AttributeErrors on
         # damaged records.
         except Exception as exc:
-            error = f"{type(exc).__name__}: {str(exc)[:MAX_ERROR_CHARS]!r}"
-            start = _resume(stream, gz, start, last, current, error, damaged)
+            # The record being handled, else the one warcio was reading: its offset is
+            # that record's start until the record has been read to its end.
+            at = current if current is not None else iterator.offset
+            # A record whose end was damaged, and a whole-file gzip, leave warcio's offset
+            # behind (even negative): the damage is then in the last record read.
+            at = max(at, start if last is None else last)
+            start = _resume(stream, gz, at, last, _message(exc), damaged)
 
 
 def _resume(
-    stream: IO[bytes],
-    gz: bool,
-    start: int,
-    last: int | None,
-    current: int | None,
-    error: str,
-    damaged: list[Damage],
+    stream: IO[bytes], gz: bool, at: int, last: int | None, error: str, damaged: list[Damage]
 ) -> int | None:
-    """Where reading goes on after a failure, with the damaged record noted.
-
-    The record that failed is the one being handled, else the one after the last record
-    read (the first of this pass when none was). When that one reads well on its own, the
-    damage was at the end of the last record (a corrupt gzip member whose payload had been
-    read): reading goes on with it.
-    """
-    if current is not None:
-        bad: int | None = current
-    elif last is None:
-        bad = start
-    else:
-        bad = next_record_start(stream, last + 1, gz)
-        if bad is not None and _reads_well(stream, bad):
-            damaged.append(Damage(last, error))
-            return bad
-    damaged.append(Damage(start if bad is None else bad, error))
-    return None if bad is None else next_record_start(stream, bad + 1, gz)
+    """Where reading goes on after the record at ``at`` failed, with the damage noted: the
+    next record start after it, or None when there is none (the rest of the file is lost).
+    A record already handed out (``at == last``: the end of its gzip member was damaged) is
+    noted but was not skipped."""
+    resume = next_record_start(stream, at + 1, gz)
+    damaged.append(Damage(at, error, skipped=at != last, rest=resume is None))
+    return resume
 
 
-def _reads_well(stream: IO[bytes], offset: int) -> bool:
-    from warcio.archiveiterator import ArchiveIterator
-
-    stream.seek(offset)
-    try:
-        record = next(iter(ArchiveIterator(stream)))
-        record.content_stream().read()
-    except Exception:
-        return False
-    return True
+def _message(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:MAX_ERROR_CHARS]!r}"
 
 
 def next_record_start(stream: IO[bytes], after: int, gz: bool) -> int | None:

@@ -241,9 +241,10 @@ def _pool(job: ExtractJob) -> Any:
         return None
     from pebble import ProcessPool
 
-    # Workers are forked from the crawl's fork server, which has imported the extraction,
-    # compiled dateparser's locale data and loaded the language model once for all of them;
-    # each worker then loads the model when it starts, not with its first document.
+    # Workers are forked from the extraction fork server (``worker_context``, as in a crawl),
+    # which has imported the extraction, compiled dateparser's locale data and loaded the
+    # language model once for all of them; each worker then loads the model when it starts,
+    # not with its first document.
     return ProcessPool(
         max_workers=job.workers,
         max_tasks=MAX_TASKS_PER_WORKER,

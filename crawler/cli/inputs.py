@@ -14,6 +14,7 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id
+from scrapy_maintext.archive.reader import Damage
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ def warc_documents(
     """HTML responses of a WARC (``response`` records with a 2xx HTML payload); their
     provenance names the file ``file_name``. A damaged record is skipped and counted, and
     reading goes on at the next record (``archive.reader``)."""
-    from scrapy_maintext.archive.reader import Damage, read_records
+    from scrapy_maintext.archive.reader import read_records
 
     damaged: list[Damage] = []
     counts = {"records": 0}
@@ -169,9 +170,24 @@ def warc_documents(
         _unreadable(problems, name, damaged[0].error if damaged else "no WARC record in it")
         return
     for damage in damaged:
+        _report_damage(problems, name, damage)
+
+
+def _report_damage(problems: InputProblems, name: str, damage: Damage) -> None:
+    if damage.rest:
+        where = f"{damage.error} at offset {damage.offset}; the rest of the file was not read"
+        _unreadable(problems, name, where)
+    elif damage.skipped:
         problems.damaged += 1
         logger.warning(
             "%s: damaged record at offset %d skipped (%s)", name, damage.offset, damage.error
+        )
+    else:
+        logger.warning(
+            "%s: the record at offset %d is damaged at its end; its document was read (%s)",
+            name,
+            damage.offset,
+            damage.error,
         )
 
 
