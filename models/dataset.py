@@ -17,7 +17,7 @@ import os
 import pickle
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import Pool
 from pathlib import Path
@@ -100,6 +100,11 @@ class Example:
     #: Blocks whose label is known (1) or not (0: no loss); None when every block's is
     #: (``models.snippets`` labels only the blocks a snippet falls in).
     mask: np.ndarray | None = None
+
+    def kept_tokens(self, keep: Sequence[bool] | np.ndarray) -> list[str]:
+        """The tokens of the blocks ``keep`` marks (one flag per block), in order."""
+        pairs = zip(self.block_tokens, keep, strict=True)
+        return [t for toks, k in pairs if k for t in toks]
 
 
 def site_of(rec: dict[str, Any]) -> str:

@@ -109,7 +109,7 @@ def train_recipe(
 def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dict[str, Any]:
     probs = predict_page(model, ex)
     decision = decide(probs, block_lengths(ex), params)
-    kept = [t for toks, k in zip(ex.block_tokens, decision.keep, strict=True) if k for t in toks]
+    kept = ex.kept_tokens(decision.keep)
     neural = prf(kept, ex.gold_tokens)
     traf = prf(ex.fallback_tokens, ex.gold_tokens)
     auto = traf if decision.fallback else neural

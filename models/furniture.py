@@ -110,8 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     blocks: dict[str, list[str]] = defaultdict(list)
     for ex in pages:
         decision, _ = decide_cached(model, ex)
-        pairs = zip(ex.block_tokens, decision.keep, strict=True)
-        kept = [t for toks, keep in pairs if keep for t in toks]
+        kept = ex.kept_tokens(decision.keep)
         ours.append(prf(kept, ex.gold_tokens)[:2])
         theirs.append(prf(ex.fallback_tokens, ex.gold_tokens)[:2])
         content = [i for i, label in enumerate(ex.labels) if label > 0.5]

@@ -85,7 +85,7 @@ def decide_cached(extractor: NeuralExtractor, ex: Example) -> tuple[Decision, fl
     probs = extractor.model.predict(type(f)(f.dense, f.struct_ids, f.word_ids, stack))
     lengths = np.array([len(" ".join(t)) for t in ex.block_tokens], dtype=np.float64)
     decision = decide(probs, lengths, extractor.params)
-    pred = [t for toks, k in zip(ex.block_tokens, decision.keep, strict=True) if k for t in toks]
+    pred = ex.kept_tokens(decision.keep)
     return decision, token_f1(pred, ex.gold_tokens)
 
 
@@ -99,10 +99,7 @@ def cascade(first: str, second: str, examples: list[Example]) -> str:
     lines.append("|---|---|---|---|---|---|")
     for gate in CASCADE_GATES:
         score = gate_score(rows, gate)
-        every = np.mean(
-            [r.first_f1 if r.confidence >= gate and not r.fallback else r.second_f1 for r in rows]
-        )
-        cells = [score.modern, score.product, score.legacy, every, score.spared]
+        cells = [score.modern, score.product, score.legacy, score.pages, score.spared]
         lines.append(f"| {gate} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
     return "\n".join(lines)
 
@@ -137,6 +134,8 @@ class GateScore:
     product: float
     legacy: float
     spared: float
+    #: Mean over all pages.
+    pages: float
 
 
 def gate_score(rows: list[CascadeRow], gate: float) -> GateScore:
@@ -144,16 +143,22 @@ def gate_score(rows: list[CascadeRow], gate: float) -> GateScore:
     the first model falls back)."""
     scores: dict[str, list[float]] = defaultdict(list)
     spared = 0
+    every = []
     for row in rows:
         use_first = row.confidence >= gate and not row.fallback
         spared += use_first
         other = row.second_f1 if gate >= 0 else row.trafilatura_f1
-        scores[row.group].append(row.first_f1 if use_first else other)
+        every.append(row.first_f1 if use_first else other)
+        scores[row.group].append(every[-1])
     modern = [np.mean(v) for g, v in scores.items() if g.startswith("wcxb")]
     legacy = [np.mean(v) for g, v in scores.items() if not g.startswith("wcxb")]
     product = np.mean(scores.get("wcxb-dev/product", [np.nan]))
     return GateScore(
-        float(np.mean(modern)), float(product), float(np.mean(legacy)), spared / len(rows)
+        float(np.mean(modern)),
+        float(product),
+        float(np.mean(legacy)),
+        spared / len(rows),
+        float(np.mean(every)),
     )
 
 

@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+#: Attention bias of a masked position (padding, another subtree): softmax weight ~0.
+MASKED = -1e4
+
 
 @dataclass
 class NetConfig:
@@ -67,6 +70,13 @@ class EncoderLayer(nn.Module):
         return x + self.drop(self.ff(self.norm2(x)))
 
 
+def padding_bias(x: torch.Tensor, pad_mask: torch.Tensor | None) -> torch.Tensor:
+    """The attention bias that hides padded blocks (B, 1, 1, N); zero without padding."""
+    if pad_mask is None:
+        return x.new_zeros(1, 1, 1, 1)
+    return (pad_mask.to(torch.float32) * MASKED)[:, None, None, :]
+
+
 class BlockNet(nn.Module):
     def __init__(self, cfg: NetConfig) -> None:
         super().__init__()
@@ -93,10 +103,7 @@ class BlockNet(nn.Module):
             # Padding must look like the conv's own zero padding at run time.
             x = x * (~pad_mask).to(torch.float32).unsqueeze(-1)
         x = x + torch.relu(self.conv(x.transpose(1, 2)).transpose(1, 2))
-        if pad_mask is None:
-            bias = x.new_zeros(1, 1, 1, 1)
-        else:
-            bias = (pad_mask.to(torch.float32) * -1e4)[:, None, None, :]
+        bias = padding_bias(x, pad_mask)
         for layer in self.layers:
             x = layer(x, bias)
         return self.head(self.norm(x)).squeeze(-1)

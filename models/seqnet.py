@@ -12,7 +12,7 @@ one ``logits`` output: the run-time code (``neural.inference``) loads it unchang
 from __future__ import annotations
 
 import torch
-from scrapy_maintext.models.net import EncoderLayer, NetConfig, block_embeddings
+from scrapy_maintext.models.net import EncoderLayer, NetConfig, block_embeddings, padding_bias
 from torch import nn
 
 #: wcxb-dev's page types, the auxiliary head's classes (other pages carry no type label).
@@ -76,10 +76,7 @@ class SeqNet(nn.Module):
         return self._attend(x + seq, pad_mask)
 
     def _attend(self, x: torch.Tensor, pad_mask: torch.Tensor | None) -> torch.Tensor:
-        if pad_mask is None:
-            bias = x.new_zeros(1, 1, 1, 1)
-        else:
-            bias = (pad_mask.to(torch.float32) * -1e4)[:, None, None, :]
+        bias = padding_bias(x, pad_mask)
         for layer in self.layers:
             x = layer(x, bias)
         return self.norm(x)

@@ -12,7 +12,14 @@ import random
 import torch
 from scrapy_maintext.models.dataset import Example
 from scrapy_maintext.models.seqnet import PAGE_TYPES, SeqNet
-from scrapy_maintext.models.train import Recipe, batches, fit, make_batch, net_config
+from scrapy_maintext.models.train import (
+    Recipe,
+    batches,
+    fit,
+    make_batch,
+    net_config,
+    optimizer_step,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +56,7 @@ def _epoch(
         labels = type_labels(group)
         if bool((labels >= 0).any()):
             loss = loss + TYPE_WEIGHT * type_loss(types, labels)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        total += float(loss.detach())
+        total += optimizer_step(model, opt, sched, loss)
     return total
 
 

@@ -147,8 +147,7 @@ def batches(examples: list[Example], rng: random.Random) -> list[list[Example]]:
 
 
 def page_f1(ex: Example, keep: np.ndarray) -> float:
-    pred = [t for toks, k in zip(ex.block_tokens, keep, strict=True) if k for t in toks]
-    return token_f1(pred, ex.gold_tokens)
+    return token_f1(ex.kept_tokens(keep), ex.gold_tokens)
 
 
 def train_epoch(
@@ -172,13 +171,20 @@ def train_epoch(
             batch.dense, batch.struct_ids, batch.word_ids, *tree, pad_mask=batch.pad_mask
         )
         loss = (loss_fn(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()  # type: ignore[attr-defined]
-        total += float(loss.detach())
+        total += optimizer_step(model, opt, sched, loss)
     return total
+
+
+def optimizer_step(
+    model: torch.nn.Module, opt: torch.optim.Optimizer, sched: object, loss: torch.Tensor
+) -> float:
+    """One step on ``loss`` (gradients clipped to norm 1, the schedule advanced); the loss."""
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()  # type: ignore[attr-defined]
+    return float(loss.detach())
 
 
 def validate(model: torch.nn.Module, val: list[Example]) -> float:

@@ -23,7 +23,13 @@ from pathlib import Path
 import torch
 from scrapy_maintext.models.dataset import Example
 from scrapy_maintext.models.export import INPUT_NAMES, export_float, quantize
-from scrapy_maintext.models.net import EncoderLayer, NetConfig, block_embeddings
+from scrapy_maintext.models.net import (
+    MASKED,
+    EncoderLayer,
+    NetConfig,
+    block_embeddings,
+    padding_bias,
+)
 from scrapy_maintext.models.train import Recipe, fit, net_config
 from scrapy_maintext.neural.features import HASH_SIZE, STRUCT_SLOTS, TREE_LEVELS, WORD_SLOTS
 from torch import nn
@@ -32,8 +38,6 @@ from torch import nn
 ROUNDS = 2
 #: The exported graph's inputs: v4's, then the tree position.
 TREE_INPUT_NAMES = [*INPUT_NAMES, "tree_ids"]
-#: Additive attention bias of a masked pair (as ``BlockNet``'s padding bias).
-MASKED = -1e4
 
 
 def tree_bias(tree_ids: torch.Tensor) -> torch.Tensor:
@@ -76,10 +80,7 @@ class TreeNet(nn.Module):
         """Logits (B, N); ``pad_mask`` (B, N) is True on padding (training only)."""
         x = block_embeddings(self, dense, struct_ids, word_ids)
         keep = None if pad_mask is None else (~pad_mask).to(torch.float32).unsqueeze(-1)
-        if pad_mask is None:
-            bias = x.new_zeros(1, 1, 1, 1)
-        else:
-            bias = (pad_mask.to(torch.float32) * MASKED)[:, None, None, :]
+        bias = padding_bias(x, pad_mask)
         tree = tree_bias(tree_ids) + bias
         for layer in self.tree_layers:
             x = layer(x, tree)

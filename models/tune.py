@@ -62,7 +62,7 @@ def block_lengths(ex: Example) -> np.ndarray:
 def _neural_f1(s: Scored, params: DecodeParams) -> tuple[float, bool]:
     d = decide(s.probs, s.lengths, params)
     ex = s.example
-    pred = [t for toks, k in zip(ex.block_tokens, d.keep, strict=True) if k for t in toks]
+    pred = ex.kept_tokens(d.keep)
     return token_f1(pred, ex.gold_tokens), d.fallback
 
 

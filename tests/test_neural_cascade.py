@@ -43,14 +43,10 @@ def _tree(name: str) -> lxml.html.HtmlElement:
 NEXT = str(STACKED_MODEL)
 
 
-def _cascade_copy(tmp_path: Path, spec: object) -> Path:
-    return cascade_model(tmp_path, spec)
-
-
 def test_confident_page_never_runs_trafilatura(tmp_path: Path) -> None:
     tree = _tree("article.html")
     reference = CountingReference(tree)
-    cascade = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": NEXT, "gate": 0.8}))
+    cascade = NeuralExtractor.load(cascade_model(tmp_path, {"next": NEXT, "gate": 0.8}))
     result = cascade.extract(tree, URL, reference)
     assert not result.escalated and not result.fallback
     assert reference.calls == 0
@@ -61,7 +57,7 @@ def test_confident_page_never_runs_trafilatura(tmp_path: Path) -> None:
 def test_unsure_page_is_decided_by_the_next_model(tmp_path: Path, name: str) -> None:
     # Gate above any confidence: every page is escalated.
     next_dir = NEXT
-    always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
+    always = NeuralExtractor.load(cascade_model(tmp_path, {"next": next_dir, "gate": 1.01}))
     tree = _tree(name)
     reference = CountingReference(tree)
     result = always.extract(tree, URL, reference)
@@ -85,20 +81,20 @@ def test_unsure_page_is_decided_by_the_next_model(tmp_path: Path, name: str) -> 
 )
 def test_bad_cascade_entries_are_refused_at_load(tmp_path: Path, spec: object) -> None:
     with pytest.raises(ValueError, match="cascade"):
-        NeuralExtractor.load(_cascade_copy(tmp_path, spec))
+        NeuralExtractor.load(cascade_model(tmp_path, spec))
 
 
 def test_next_model_may_not_cascade_again(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    cascade = str(_cascade_copy(tmp_path / "a", {"next": NEXT, "gate": 0.8}))
+    cascade = str(cascade_model(tmp_path / "a", {"next": NEXT, "gate": 0.8}))
     with pytest.raises(ValueError, match="cannot cascade"):
-        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": cascade, "gate": 0.5}))
+        NeuralExtractor.load(cascade_model(tmp_path, {"next": cascade, "gate": 0.5}))
 
 
 def test_cascade_into_itself_is_refused(tmp_path: Path) -> None:
     # "next" names the model's own folder: refused before anything more is loaded.
     with pytest.raises(ValueError, match="cannot cascade"):
-        NeuralExtractor.load(_cascade_copy(tmp_path, {"next": "first", "gate": 0.5}))
+        NeuralExtractor.load(cascade_model(tmp_path, {"next": "first", "gate": 0.5}))
 
 
 def test_reference_of_a_stacking_model_ignores_the_callers_options() -> None:
@@ -115,7 +111,7 @@ def test_escalation_reaches_the_document_and_the_crawl_stats(tmp_path: Path) -> 
     html = (FIXTURES / "article.html").read_text(encoding="utf-8")
     assert not extract(html, URL).escalated
     next_dir = NEXT
-    always = NeuralExtractor.load(_cascade_copy(tmp_path, {"next": next_dir, "gate": 1.01}))
+    always = NeuralExtractor.load(cascade_model(tmp_path, {"next": next_dir, "gate": 1.01}))
     tree = parse_page(html, ExtractOptions()).tree
     assert run_neural(always, tree, URL, ExtractOptions()).escalated
     crawler = get_crawler(settings_dict={"EXTRACT_WORKERS": 0})
@@ -132,7 +128,7 @@ def test_models_that_segment_differently_cannot_cascade(tmp_path: Path) -> None:
     # The next model reuses the first one's blocks: one trained with hidden blocks kept
     # (config "segment": {"keep_hidden": true}) cannot follow one trained without.
     next_dir = NEXT
-    folder = _cascade_copy(tmp_path, {"next": next_dir, "gate": 0.8})
+    folder = cascade_model(tmp_path, {"next": next_dir, "gate": 0.8})
     NeuralExtractor.load(folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config["segment"] = {"keep_hidden": True}

@@ -152,11 +152,12 @@ def warc_documents(
     from scrapy_maintext.archive.reader import read_records
 
     damaged: list[Damage] = []
-    counts = {"records": 0}
+    records = 0
 
     def document(record: Any, offset: int) -> SourceDocument | None:
+        nonlocal records
         # warcio reads about anything as an ARC record; only WARC records count.
-        counts["records"] += record.format.startswith("warc")
+        records += record.format.startswith("warc")
         doc = _warc_document(record, name, offset, file_name)
         if doc is not None and _cut_short(record):
             # The archive ends inside this record: a partial page is no document.
@@ -166,7 +167,7 @@ def warc_documents(
         return doc
 
     yield from read_records(stream, document, damaged)
-    if counts["records"] == 0:
+    if records == 0:
         _unreadable(problems, name, damaged[0].error if damaged else "no WARC record in it")
         return
     for damage in damaged:
