@@ -152,6 +152,14 @@ class Stat:
     RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
     RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
     RECRAWL_KNOWN: Final = "recrawl/known"
+    #: State writes (pages exported or decided) that the state file did not take: those
+    #: pages are fetched and exported again by the next run.
+    RECRAWL_STATE_WRITES_LOST: Final = "recrawl/state_writes_lost"
+    # What the outputs accepted (issue 29): a document is exported once every output took it.
+    #: Outputs (feeds, DOCDIR_PATH, the page journal) whose writes failed.
+    EXPORT_OUTPUTS_FAILED: Final = "export/outputs_failed"
+    #: Documents not exported because an output failed (written by none, or not by all).
+    EXPORT_NOT_EXPORTED: Final = "export/not_exported"
 
 
 class Signal:
@@ -163,3 +171,7 @@ class Signal:
     #: A page's outcome in a recurring crawl (``CRAWL_STATE``): ``site``, ``outcome`` (a
     #: :class:`~scrapy_maintext.vocabulary.reasons.RecrawlOutcome`), ``count``.
     RECRAWL_OUTCOME: Final = object()
+    #: An item every output accepted (``item``, ``response``, ``spider``): sent after
+    #: ``item_scraped`` by the feed exporter; what the crawl state and the page journal
+    #: record as exported (:func:`scrapy_maintext.exporters.feeds.exported_signal`).
+    ITEM_EXPORTED: Final = object()
