@@ -8,6 +8,7 @@ keep the pages it did not write as not exported, and the next run exports exactl
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +158,86 @@ def test_a_full_disk_under_the_warc_folder(
         record = records[(item["warc_file"], item["warc_offset"])]
         assert record.url == item["url"]
         assert sha1_digest(record.raw_payload) == record.headers["WARC-Payload-Digest"]
+
+
+def _bad_outputs(tmp_path: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """Outputs that cannot be written, by the phrase that says why: (-O paths, settings)."""
+    (tmp_path / "afile").write_text("a file, not a folder")
+    (tmp_path / "adir.jsonl").mkdir()
+    return {
+        "afile is not a folder": ([f"{tmp_path}/afile/out.jsonl"], {}),
+        "adir.jsonl is a folder": ([f"{tmp_path}/adir.jsonl"], {}),
+        "DOCDIR_PATH": ([], {"DOCDIR_PATH": f"{tmp_path}/afile/docs"}),
+    }
+
+
+@pytest.mark.parametrize("case", ["afile is not a folder", "adir.jsonl is a folder", "DOCDIR_PATH"])
+def test_an_output_that_cannot_be_written_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with TestSiteServer(SiteOptions(crawl_delay=None), host="127.0.0.4") as server:
+        outputs, settings = _bad_outputs(tmp_path)[case]
+        result = run_crawl(
+            "sitemap",
+            tmp_path / "out",
+            {"domain": server.base_url},
+            {**SETTINGS, **settings},
+            extra_outputs=tuple(outputs),
+        )
+        assert result.returncode == 2
+        error = capsys.readouterr().err.strip()
+        assert error.startswith("scrapy crawl: error: ") and case in error, error
+        assert "\n" not in error
+        assert not server.paths(), "nothing is fetched"
+
+
+PROJECT_SETTINGS = f"""
+ADDONS = {{"scrapy_maintext.Addon": 500}}
+EXTRACT_ENABLED = False
+FEED_STORAGES = {{"{failing_storage.SCHEME}": "{failing_storage.PATH}"}}
+TEST_FAIL_AFTER = 2
+SPIDER_MODULES = ["project.spiders"]
+"""
+PROJECT_SPIDER = """
+import scrapy
+
+
+class Items(scrapy.Spider):
+    name = "items"
+
+    async def start(self):
+        for i in range(5):
+            yield scrapy.Request(f"data:text/plain,document {i}", dont_filter=True)
+
+    def parse(self, response):
+        yield {"url": f"https://example.org/{response.text}", "text": response.text}
+"""
+
+
+def test_the_addon_in_a_project_of_ones_own_exits_1_when_an_output_fails(tmp_path: Path) -> None:
+    """A stock ``scrapy crawl`` (not ours) with the add-on: the exit status says it too."""
+    import subprocess
+    import sys
+
+    from tests.crawl import ROOT
+
+    (tmp_path / "project" / "spiders").mkdir(parents=True)
+    (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = project.settings\n")
+    (tmp_path / "project" / "__init__.py").write_text("")
+    (tmp_path / "project" / "settings.py").write_text(PROJECT_SETTINGS)
+    (tmp_path / "project" / "spiders" / "__init__.py").write_text(PROJECT_SPIDER)
+    failing = tmp_path / "items.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "items", "-O",
+         f"{failing_storage.SCHEME}://{failing}:jsonl"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Lost: 3 documents not exported" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(lines_of(failing)) == 2

@@ -198,9 +198,11 @@ class CrawlReport:
         known = [*self.sites, *(spider_plan(self.crawler.spider) or {})]
         return next((site for site in known if urlsplit(site).netloc == netloc), key)
 
-    def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
-        report = self.site(site_of_request(getattr(response, "request", None), response.url))
+    def item_scraped(self, item: Any, response: Response | None, spider: Spider) -> None:
         get = item.get if hasattr(item, "get") else lambda key: None
+        # An item a spider yields from start() has no response.
+        url = response.url if response is not None else str(get("url") or "")
+        report = self.site(site_of_request(getattr(response, "request", None), url))
         version = get("model_version")
         if version:
             self.model_versions[str(version)] += 1

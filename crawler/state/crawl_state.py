@@ -476,6 +476,9 @@ def _open_file(path: Path) -> tuple[int, bool]:
     call created it; :class:`CrawlStateError` naming why it cannot be."""
     if path.is_dir():
         raise CrawlStateError(f"crawl state {path} is a folder")
+    problem = None if path.exists() else _creation_problem(path)
+    if problem:
+        raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
