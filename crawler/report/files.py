@@ -7,13 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from scrapy_maintext.report.fields import ReportError, check_run, check_site
 from scrapy_maintext.report.sites import REPORT_FORMAT, SITE_COUNTERS, TEXT_LENGTH_BINS
 
+__all__ = ["HTML_SUFFIXES", "ReportError", "load_report", "upgrade", "write_report"]
+
 HTML_SUFFIXES = (".html", ".htm")
-
-
-class ReportError(ValueError):
-    """A saved report that cannot be read, with the reason."""
 
 
 def is_html(path: str | Path) -> bool:
@@ -57,21 +56,26 @@ def load_report(path: str | Path) -> dict[str, Any]:
         raise ReportError(f"{source}: not a crawl report ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("sites"), list):
         raise ReportError(f"{source}: not a crawl report (no list of sites)")
-    return upgrade(data)
+    try:
+        return upgrade(data)
+    except ReportError as exc:
+        raise ReportError(f"{source}: not a crawl report ({exc})") from None
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A report of an earlier version with every key the renderers read (empty when unknown)."""
+    """A report of an earlier version with every key the renderers read (empty when unknown),
+    each of the type they read (else :class:`ReportError` names the field)."""
     data.setdefault("format", REPORT_FORMAT)
     data.setdefault("reason", "-")
     data.setdefault("run", {})
     data.setdefault("text_length_bins", list(TEXT_LENGTH_BINS))
     data.setdefault("bucket_seconds", 1.0)
     data.setdefault("recrawl", {})
+    check_run(data)
     bins = len(data["text_length_bins"])
-    for site in data["sites"]:
+    for index, site in enumerate(data["sites"]):
         if not isinstance(site, dict) or "site" not in site:
-            raise ReportError("not a crawl report (a site without its name)")
+            raise ReportError(f"sites[{index}] is not a site with its name")
         for key in ("planned", "fetched", "mean_text_length", "requests"):
             site.setdefault(key, 0)
         for key in SITE_COUNTERS:
@@ -81,4 +85,5 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         site.setdefault("requests_per_bucket", [])
         for key in ("delay", "min_gap", "failure"):
             site.setdefault(key, None)
+        check_site(site, index, bins)
     return data
