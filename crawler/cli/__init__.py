@@ -41,8 +41,9 @@ output: progress lines, warnings, errors and the end-of-crawl report (shown at e
 log level; -s CRAWL_REPORT=report.json also writes it as JSON, -s CRAWL_REPORT=report.html
 as one HTML page with plots).
 
-exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
-2 wrong arguments or a missing extra (one line says which; nothing is written).
+exit status: 0 done, 1 no site could be crawled (or the crawl failed to start, or its
+report could not be written), 2 wrong arguments, a path that cannot be written or a missing
+extra (one line says which; nothing is written).
 
 examples:
   maintext crawl sitemap -a domain=example.com -s CRAWLER_CONTACT=mailto:me@example.org \\
@@ -255,9 +256,11 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     if problem:
         return f"maintext crawl: error: {problem}"
     from scrapy_maintext.archive.extension import WarcSettings
+    from scrapy_maintext.report.extension import ReportSettings
 
     try:
         WarcSettings.from_settings(settings)
+        ReportSettings.from_settings(settings)
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     return None

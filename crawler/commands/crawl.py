@@ -20,14 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
+from scrapy.crawler import Crawler
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy_maintext.archive.extension import WarcSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -100,6 +103,7 @@ class Command(ScrapyCrawlCommand):
             if setting(self.settings, "EXTRACT_ENABLED"):
                 ExtractConfig.from_settings(self.settings)
             WarcSettings.from_settings(self.settings)
+            ReportSettings.from_settings(self.settings)
         except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
         problem = crawl_state_problem(self.settings)
@@ -118,7 +122,7 @@ class Command(ScrapyCrawlCommand):
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
+        if self.crawler_process.bootstrap_failed or _report_not_written(crawler):
             self.exitcode = 1
         elif _no_site_crawled(crawler.spider):
             self.exitcode = EXIT_NO_SITE
@@ -167,6 +171,11 @@ def continue_feeds(settings: BaseSettings) -> None:
         ", ".join(map(str, replaced)),
         extra=PROGRESS,
     )
+
+
+def _report_not_written(crawler: Crawler) -> bool:
+    """``CRAWL_REPORT`` could not be written at the crawl's end (said in an ERROR line)."""
+    return crawler.stats is not None and bool(crawler.stats.get_value(Stat.REPORT_ERRORS))
 
 
 def _no_site_crawled(spider: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,14 @@ from typing import Any
 from scrapy_maintext.report.fields import ReportError, check_run, check_site
 from scrapy_maintext.report.sites import REPORT_FORMAT, SITE_COUNTERS, TEXT_LENGTH_BINS
 
-__all__ = ["HTML_SUFFIXES", "ReportError", "load_report", "upgrade", "write_report"]
+__all__ = [
+    "HTML_SUFFIXES",
+    "ReportError",
+    "check_report_path",
+    "load_report",
+    "upgrade",
+    "write_report",
+]
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -29,13 +37,37 @@ def render_report(data: dict[str, Any], path: str | Path) -> str:
 
 
 def write_report(data: dict[str, Any], path: str | Path) -> None:
-    """Write the report whole: a reader never sees half a file (raises OSError)."""
+    """Write the report whole: a reader never sees half a file, and a write that fails
+    leaves no partial one behind (raises OSError)."""
     target = Path(path)
     text = render_report(data, target)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(text, "utf-8")
-    os.replace(partial, target)
+    try:
+        partial.write_text(text, "utf-8")
+        os.replace(partial, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise
+
+
+def check_report_path(path: str | Path, name: str = "CRAWL_REPORT") -> None:
+    """Before a run: ValueError (one line, naming ``name`` and the path) when a report cannot
+    be written to ``path``: a folder, a path under a file, a folder that cannot be written.
+    Its missing folders are created."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{name} {path}: is a directory")
+    for folder in target.parents:
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{name} {path}: {folder} is not a directory")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{name} {path}: {exc.strerror or exc}") from None
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{name} {path}: its folder {target.parent} is not writable")
 
 
 def load_report(path: str | Path) -> dict[str, Any]:

@@ -98,6 +98,8 @@ class Stat:
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
     #: Documents per language (``extract/language/de``; ``unknown`` without one).
     EXTRACT_LANGUAGE: Final = "extract/language/"
+    # The end-of-crawl report (CRAWL_REPORT): writes that failed (the exit status is 1).
+    REPORT_ERRORS: Final = "report/errors"
     # WARC archive (WARC_OUTPUT).
     WARC_RECORDS: Final = "warc/records"
     WARC_BYTES: Final = "warc/bytes"
