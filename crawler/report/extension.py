@@ -78,6 +78,15 @@ class ReportSettings:
         return config
 
 
+def _family(stats: Mapping[str, Any], prefix: str) -> dict[str, int]:
+    """The counts of a stat family (``prefix`` + key), by key."""
+    return {
+        name.removeprefix(prefix): int(value)
+        for name, value in stats.items()
+        if name.startswith(prefix) and isinstance(value, (int, float))
+    }
+
+
 def format_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -271,11 +280,8 @@ class CrawlReport:
     def report_data(self, reason: str) -> dict[str, Any]:
         """The JSON report: the sites' numbers, the run's header, recrawl outcomes."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
-        self.run.recrawl = {
-            name.removeprefix(Stat.RECRAWL): int(value)
-            for name, value in stats.items()
-            if name.startswith(Stat.RECRAWL) and isinstance(value, (int, float))
-        }
+        self.run.recrawl = _family(stats, Stat.RECRAWL)
+        self.run.repaired.update(_family(stats, Stat.EXTRACT_REPAIRED))
         model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
         self.run.header = run_header(
             shown_settings(self.crawler.settings),

@@ -49,6 +49,7 @@ RUN_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "text_length_bins": (lambda value: _wholes(value) and bool(value), "a list of whole numbers"),
     "bucket_seconds": (lambda value: _number(value) and value > 0, "a number above 0"),
     "recrawl": _COUNTS,
+    "repaired": _COUNTS,
 }
 RUN_HEADER_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "versions": (_optional(lambda value: isinstance(value, dict)), "an object"),

@@ -103,6 +103,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     data.setdefault("text_length_bins", list(TEXT_LENGTH_BINS))
     data.setdefault("bucket_seconds", 1.0)
     data.setdefault("recrawl", {})
+    data.setdefault("repaired", {})
     check_run(data)
     bins = len(data["text_length_bins"])
     for index, site in enumerate(data["sites"]):

@@ -10,6 +10,15 @@ from __future__ import annotations
 from typing import Final
 
 
+class Note:
+    """What extraction repaired or lost on a page (``Document.notes``), counted as
+    ``Stat.EXTRACT_REPAIRED + note`` and shown in the crawl report (``repaired``)."""
+
+    #: A page of more than ``neural.segment.MAX_BLOCKS`` blocks (or ``MAX_ELEMENTS``
+    #: elements): the neural engine read it, and gives its text, only to that limit.
+    BLOCKS_CUT: Final = "blocks-cut"
+
+
 class Meta:
     """Request meta keys."""
 
