@@ -118,3 +118,18 @@ def test_a_report_that_cannot_be_written_at_the_end_exits_1_and_leaves_no_partia
     assert f"Crawl report not written to {report}: [Errno 27] File too large" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(report.parent.iterdir()) == []  # the folder checked at the start, no .partial
+
+
+def test_maintext_extract_checks_its_report_path_before_it_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "report.json"
+    path.mkdir()
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>text</p></body></html>")
+    out = tmp_path / "out.jsonl"
+    args = ["extract", str(page), "-o", str(out), "--workers", "0", "--report", str(path)]
+    assert maintext(args) == 2
+    err = capsys.readouterr().err
+    assert err == f"maintext extract: error: --report {path}: is a directory\n"
+    assert not out.exists()

@@ -310,6 +310,8 @@ def run_extract(args: argparse.Namespace) -> int:
         inputs = expand(args.inputs)
         output = OutputSpec.parse(args.output)
         check_not_an_input(output, inputs)
+        if args.report:
+            check_report(args.report)
         job = ExtractJob(
             inputs=inputs,
             output=output,
@@ -339,6 +341,17 @@ def run_extract(args: argparse.Namespace) -> int:
     ):
         return max(summary.exit_status, 1)
     return summary.exit_status
+
+
+def check_report(path: str) -> None:
+    """``--report``'s path, before the run: OutputError (one line) if it cannot be written."""
+    from scrapy_maintext.cli.outputs import OutputError
+    from scrapy_maintext.report.files import check_report_path
+
+    try:
+        check_report_path(path, "--report")
+    except ValueError as exc:
+        raise OutputError(str(exc)) from None
 
 
 def check_not_an_input(output: OutputSpec, inputs: list[InputFile]) -> None:
