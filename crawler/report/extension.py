@@ -281,7 +281,7 @@ class CrawlReport:
         """The JSON report: the sites' numbers, the run's header, recrawl outcomes."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
         self.run.recrawl = _family(stats, Stat.RECRAWL)
-        self.run.repaired.update(_family(stats, Stat.EXTRACT_REPAIRED))
+        self.run.repaired = Counter(_family(stats, Stat.EXTRACT_REPAIRED))
         model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
         self.run.header = run_header(
             shown_settings(self.crawler.settings),
