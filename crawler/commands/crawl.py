@@ -27,6 +27,7 @@ from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.exporters.paths import outputs_problem
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.report.losses import lost
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
@@ -102,6 +103,7 @@ class Command(ScrapyCrawlCommand):
             if setting(self.settings, "EXTRACT_ENABLED"):
                 ExtractConfig.from_settings(self.settings)
             WarcSettings.from_settings(self.settings)
+            ReportSettings.from_settings(self.settings)
         except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
         problem = outputs_problem(self.settings) or crawl_state_problem(self.settings, hold=True)

@@ -111,6 +111,8 @@ def lost(stats: StatsCollector | None) -> list[str]:
         found.append(
             f"{get(Stat.RECRAWL_STATE_WRITES_LOST)} page outcomes not recorded in the crawl state"
         )
+    if get(Stat.REPORT_ERRORS, 0):
+        found.append("the crawl report not written")
     if get(Stat.WARC_ERRORS, 0):
         found.append(f"{get(Stat.WARC_ERRORS)} responses not archived in the WARC output")
     return found

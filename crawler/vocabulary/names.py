@@ -10,6 +10,15 @@ from __future__ import annotations
 from typing import Final
 
 
+class Note:
+    """What extraction repaired or lost on a page (``Document.notes``), counted as
+    ``Stat.EXTRACT_REPAIRED + note`` and shown in the crawl report (``repaired``)."""
+
+    #: A page of more than ``neural.segment.MAX_BLOCKS`` blocks (or ``MAX_ELEMENTS``
+    #: elements): the neural engine read it, and gives its text, only to that limit.
+    BLOCKS_CUT: Final = "blocks-cut"
+
+
 class Meta:
     """Request meta keys."""
 
@@ -98,6 +107,8 @@ class Stat:
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
     #: Documents per language (``extract/language/de``; ``unknown`` without one).
     EXTRACT_LANGUAGE: Final = "extract/language/"
+    # The end-of-crawl report (CRAWL_REPORT): writes that failed (the exit status is 1).
+    REPORT_ERRORS: Final = "report/errors"
     # WARC archive (WARC_OUTPUT).
     WARC_RECORDS: Final = "warc/records"
     WARC_BYTES: Final = "warc/bytes"
