@@ -9,14 +9,13 @@ it is a writable folder (what is missing below it is created). Feeds with URI pa
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from scrapy.settings import BaseSettings
 from scrapy_maintext.vocabulary.settings import setting
+from scrapy_maintext.writable import path_problem
 
 #: Local feed URIs: a plain path or ``file://``.
 _LOCAL_SCHEMES = ("", "file")
@@ -40,32 +39,6 @@ def feed_target(uri: str) -> LocalTarget | None:
     if cut >= 0:
         return LocalTarget(Path(text[:cut].rpartition("/")[0] or "."), folder=True)
     return LocalTarget(Path(text), folder=False)
-
-
-def path_problem(path: Path, what: str, folder: bool = False) -> str | None:
-    """Why ``path`` (a file, or a ``folder``) cannot be written, in one line; None if it can."""
-    if path.exists() or path.is_symlink():
-        if folder != path.is_dir() and not (not folder and _is_device(path)):
-            return f"{what} {path} is {'not a folder' if folder else 'a folder'}"
-        if not os.access(path, os.W_OK | (os.X_OK if folder else 0)):
-            return f"{what} {path} is not writable"
-        return None
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{what} {path} cannot be created: {parent} is not a folder"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"{what} {path} cannot be created: {parent} is not writable"
-    return None
-
-
-def _is_device(path: Path) -> bool:
-    """A character device (``/dev/stdout``, ``/dev/null``): written like a file."""
-    try:
-        return stat.S_ISCHR(path.stat().st_mode)
-    except OSError:
-        return False
 
 
 def outputs_problem(settings: BaseSettings) -> str | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrapy_maintext.state.validators import Validators
+from scrapy_maintext.writable import creation_problem
 
 #: ``PRAGMA application_id`` of our files ("mTxS"): a SQLite file of anything else is refused.
 APPLICATION_ID = 0x6D547853
@@ -476,7 +477,7 @@ def _open_file(path: Path) -> tuple[int, bool]:
     call created it; :class:`CrawlStateError` naming why it cannot be."""
     if path.is_dir():
         raise CrawlStateError(f"crawl state {path} is a folder")
-    problem = None if path.exists() else _creation_problem(path)
+    problem = None if path.exists() else creation_problem(path)
     if problem:
         raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
     try:
@@ -507,7 +508,7 @@ def check_state_file(path: str | os.PathLike[str], hold: bool = False) -> None:
     :func:`open_state`: no other crawl can take it between the check and the crawl."""
     path = Path(path)
     if not hold and not path.exists():
-        problem = _creation_problem(path)
+        problem = creation_problem(path)
         if problem:
             raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
         return
@@ -534,16 +535,3 @@ def open_state(path: str | os.PathLike[str]) -> CrawlState:
     """The state a crawl command checked and holds for ``path``, else ``path`` opened now."""
     held = _HELD.pop(Path(path).resolve(), None)
     return held if held is not None else CrawlState(path)
-
-
-def _creation_problem(path: Path) -> str | None:
-    """Why a state file cannot be created at ``path`` (the nearest existing folder above
-    it is not a folder, or not writable), or None."""
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"{parent} is not a folder"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"folder {parent} is not writable"
-    return None
