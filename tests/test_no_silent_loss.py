@@ -241,3 +241,14 @@ def test_the_addon_in_a_project_of_ones_own_exits_1_when_an_output_fails(tmp_pat
     assert "Lost: 3 documents not exported" in done.stderr
     assert "Traceback" not in done.stderr
     assert len(lines_of(failing)) == 2
+
+
+def test_maintext_crawl_checks_its_outputs_before_scrapy_starts(tmp_path: Path) -> None:
+    from scrapy_maintext.cli import check_settings
+
+    for case, (outputs, settings) in _bad_outputs(tmp_path).items():
+        args = [arg for path in outputs for arg in ("-O", path)]
+        args += [arg for key, value in settings.items() for arg in ("-s", f"{key}={value}")]
+        error = check_settings(args)
+        assert error is not None and error.startswith("maintext crawl: error: ") and case in error
+    assert check_settings(["-O", f"{tmp_path}/corpus.xml:tei", "-o", f"{tmp_path}/a.md"]) is None

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.cli import report as report_command
 
 if TYPE_CHECKING:
+    from scrapy.settings import Settings
     from scrapy_maintext.cli.inputs import InputFile
     from scrapy_maintext.cli.outputs import OutputSpec
 
@@ -215,6 +216,26 @@ def command_line_settings(scrapy_args: list[str]) -> dict[str, str]:
         raise ValueError("invalid -s value: use -s NAME=VALUE") from None
 
 
+def output_feeds(settings: Settings, scrapy_args: list[str]) -> dict[str, Any]:
+    """The ``-o``/``-O`` outputs among ``scrapy crawl``'s arguments, as Scrapy reads them
+    (with the project's feed formats: ``tei``, ``txt``, ``markdown``)."""
+    from scrapy.exceptions import UsageError
+    from scrapy.utils.conf import feed_process_params_from_cli
+    from scrapy_maintext.settings import FEED_EXPORTERS
+
+    settings.set("FEED_EXPORTERS", {**settings.getdict("FEED_EXPORTERS"), **FEED_EXPORTERS})
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("-o", "--output", action="append", default=[])
+    parser.add_argument("-O", "--overwrite-output", action="append", default=[])
+    known, _ = parser.parse_known_args(scrapy_args)
+    try:
+        return feed_process_params_from_cli(
+            settings, known.output, overwrite_output=known.overwrite_output
+        )
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _name_values(scrapy_args: list[str], *flags: str) -> dict[str, str]:
     from scrapy.utils.conf import arglist_to_dict
 
@@ -248,6 +269,7 @@ def check_settings(scrapy_args: list[str]) -> str | None:
 
     try:
         settings = Settings(command_line_settings(scrapy_args))
+        settings.set("FEEDS", output_feeds(settings, scrapy_args))
         if setting(settings, "EXTRACT_ENABLED"):
             # As the extraction pipeline reads them (EXTRACT_ENGINE, EXTRACT_LANGUAGES, ...).
             ExtractConfig.from_settings(settings)
