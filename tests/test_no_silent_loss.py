@@ -251,4 +251,4 @@ def test_maintext_crawl_checks_its_outputs_before_scrapy_starts(tmp_path: Path) 
         args += [arg for key, value in settings.items() for arg in ("-s", f"{key}={value}")]
         error = check_settings(args)
         assert error is not None and error.startswith("maintext crawl: error: ") and case in error
-    assert check_settings(["-O", f"{tmp_path}/corpus.xml:tei", "-o", f"{tmp_path}/a.md"]) is None
+    assert check_settings(["-O", f"{tmp_path}/corpus.xml:tei", "-O", f"{tmp_path}/a.md"]) is None
