@@ -45,6 +45,7 @@ from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
     QUIET_SKIPS,
     RECRAWL_SKIPS,
+    ExtractionInterrupted,
     NotModified,
     SkipReason,
 )
@@ -205,7 +206,16 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         logger.info("Page %s not fetched: %s (%s)", chain[0], reason, request.url)
         self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
 
-    def _item_finished(self, response: Response | Failure | None = None, **_: Any) -> None:
+    def _item_finished(
+        self,
+        response: Response | Failure | None = None,
+        exception: BaseException | None = None,
+        **_: Any,
+    ) -> None:
+        if isinstance(exception, ExtractionInterrupted):
+            # Not extracted because the crawl stopped: left for a resumed crawl.
+            self.inc_stat(Stat.LEFT_FOR_RESUME)
+            return
         meta = getattr(response, "meta", None)
         if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
             self.journal.mark(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)

@@ -93,6 +93,12 @@ class Stat:
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
+    #: Pages whose worker died under them (killed, out of memory): given to another worker.
+    EXTRACT_WORKER_DIED: Final = "extract/worker_died"
+    #: Pages given to a worker again (their worker died, or their pool broke).
+    EXTRACT_RETRIED: Final = "extract/retried"
+    #: Worker pools that broke and were replaced by new ones.
+    EXTRACT_POOL_REPLACED: Final = "extract/pool_replaced"
     #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
     EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
@@ -163,3 +169,6 @@ class Signal:
     #: A page's outcome in a recurring crawl (``CRAWL_STATE``): ``site``, ``outcome`` (a
     #: :class:`~scrapy_maintext.vocabulary.reasons.RecrawlOutcome`), ``count``.
     RECRAWL_OUTCOME: Final = object()
+    #: The crawl started to stop (Ctrl-C, SIGTERM, ``crawler.stop()``), sent once; handlers
+    #: may return a Deferred.
+    CRAWL_STOPPING: Final = object()

@@ -59,6 +59,8 @@ class DropReason(StrEnum):
     OTHER = "other"
     #: Recurring crawl: the same text as the page's last export (not a failure).
     UNCHANGED = "unchanged"
+    #: Not extracted because the crawl stopped: a resumed crawl fetches it again.
+    STOPPING = "stopping"
 
 
 class RecrawlOutcome(StrEnum):
@@ -144,6 +146,13 @@ class ExtractionTimeout(PageDropped):
 
 class ExtractionFailed(PageDropped):
     reason = DropReason.ERROR
+
+
+class ExtractionInterrupted(PageDropped):
+    """The crawl stopped before the page was extracted: not done, a resumed crawl fetches
+    it again."""
+
+    reason = DropReason.STOPPING
 
 
 class Unchanged(PageDropped):
