@@ -138,6 +138,11 @@ class ExtractionRunner:
         """Pages (and the warm-up) submitted and not settled yet."""
         return len(self._jobs)
 
+    @property
+    def busy(self) -> int:
+        """Pages (and the warm-up) a worker is extracting now."""
+        return sum(1 for job in self._jobs if job.future is not None and job.future.running())
+
     def _dispatch(self, job: _Job) -> None:
         if self.stopping:
             self._fail(job, ExtractionStopped("the crawl is stopping"))
