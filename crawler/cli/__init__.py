@@ -250,8 +250,10 @@ def check_settings(scrapy_args: list[str]) -> str | None:
             ExtractConfig.from_settings(settings)
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
+    from scrapy_maintext.open_files import limit_problem
+
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    problem = missing or crawl_state_problem(settings)
+    problem = missing or crawl_state_problem(settings) or limit_problem(settings)
     if problem:
         return f"maintext crawl: error: {problem}"
     from scrapy_maintext.archive.extension import WarcSettings

@@ -25,6 +25,7 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.archive.extension import WarcSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
+from scrapy_maintext.open_files import limit_problem
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
@@ -102,7 +103,7 @@ class Command(ScrapyCrawlCommand):
             WarcSettings.from_settings(self.settings)
         except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
-        problem = crawl_state_problem(self.settings)
+        problem = crawl_state_problem(self.settings) or limit_problem(self.settings)
         if problem is not None:
             print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)
             self.exitcode = EXIT_USAGE

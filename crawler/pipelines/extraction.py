@@ -26,6 +26,7 @@ from scrapy_maintext.extraction import is_fallback, neural_available
 from scrapy_maintext.extraction.core import PageResult
 from scrapy_maintext.extraction.worker import WorkerStatus, report
 from scrapy_maintext.heap import HEAP_FREEZE
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.pipelines.items import item_encoding, merge_document
 from scrapy_maintext.pipelines.runner import ExtractionRunner, ExtractionStopped, PageTask
@@ -135,26 +136,29 @@ class ExtractionPipeline:
         if self.seen is not None:
             self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
-    def _crawl_stopping(self) -> Deferred | None:
+    def _crawl_stopping(self) -> None:
         """The crawl is stopping: pages not extracted yet are dropped as ``stopping``."""
         if self.runner is None or self.runner.pool is None:
-            return None
+            return
         if self.runner.pending:
-            logger.info("Stopping: %d pages not extracted are left", self.runner.pending)
-        return self.runner.stop()
+            logger.info(
+                "Stopping: %d pages not extracted are left for a resumed crawl",
+                self.runner.pending,
+                extra=PROGRESS,
+            )
+        self.runner.stop()
 
-    def close_spider(self) -> Deferred | None:
-        """Fires once the workers are gone (or after a few seconds: a worker that cannot be
-        stopped does not hold the crawl)."""
+    def close_spider(self) -> None:
         self._closed = True
         if self.config.gc_freeze:
             HEAP_FREEZE.release()
         if self.site_memory is not None:
             self.site_memory.close(self._judge)
-        stopped = self.runner.close() if self.runner is not None else None
+        if self.runner is not None:
+            # The workers are stopped in a thread: one that ignores SIGTERM holds nothing.
+            self.runner.close()
         if self.seen is not None:
             self.seen.close()
-        return stopped
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)

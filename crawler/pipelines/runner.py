@@ -39,8 +39,6 @@ MAX_TASKS_PER_WORKER = 500
 PAGE_ATTEMPTS = 3
 #: Seconds a stopping crawl waits for the pages being extracted before it fails them.
 STOP_GRACE = 2.0
-#: Longest the crawl's end waits for the workers to be gone (seconds).
-CLOSE_WAIT = 5.0
 #: How often the pool is checked for having broken with nothing to tell it by (seconds).
 CHECK_INTERVAL = 1.0
 
@@ -259,14 +257,9 @@ class ExtractionRunner:
             self._fail(job, ExtractionStopped("the crawl stopped"))
         if self.pool is None:
             return None
-        stopped = _stop_in_background(self.pool)
-        from twisted.internet import reactor
-
-        if reactor.running:
-            # pebble gives a worker that ignores SIGTERM 3 s before SIGKILL: not waited for
-            # longer than this (the daemon thread goes on; pebble kills them at exit).
-            stopped.addTimeout(CLOSE_WAIT, reactor, onTimeoutCancel=lambda *_: None)
-        return stopped
+        # pebble gives a worker that ignores SIGTERM 3 s before SIGKILL: not waited for here
+        # (pebble stops what is left when the process exits).
+        return _stop_in_background(self.pool)
 
 
 def _why(error: BaseException) -> str:

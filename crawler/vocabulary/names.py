@@ -131,6 +131,8 @@ class Stat:
     SHARED_PAUSED_WAITS: Final = "politeness/shared/paused_waits"
     SHARED_LATE_WAITS: Final = "politeness/shared/late_waits"
     SHARED_RETRY_AFTER_PAUSES: Final = "politeness/shared/retry_after_pauses"
+    #: The most files (sockets included) the crawl process held at once (Linux).
+    FILES_OPEN_MAX: Final = "files/open_max"
     # Shutdown and scheduling.
     QUICK_STOP_DROPPED: Final = "shutdown/dropped_queued"
     SCHEDULER_ENQUEUED_LOCAL: Final = "scheduler/enqueued/local"

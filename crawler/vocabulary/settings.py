@@ -69,6 +69,12 @@ _OURS = [
             float,
             "Seconds after Ctrl-C/SIGTERM before the crawl is stopped as a second one does.",
         ),
+        (
+            "KEEPALIVE_MAX_IDLE",
+            256,
+            int,
+            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low).",
+        ),
     ),
     *_group(
         "Discovery",
