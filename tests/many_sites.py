@@ -55,6 +55,10 @@ class ManySites:
     #: Base URL of each site, once serving.
     bases: list[str] = field(default_factory=list)
     requests: int = 0
+    #: Connections open now, and the most open at once (the crawler's side of each is a
+    #: file descriptor of the crawl process).
+    connections: int = 0
+    most_connections: int = 0
 
     def __post_init__(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -122,6 +126,8 @@ class ManySites:
         self, index: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         """HTTP/1.1 GETs on one connection, kept open until the client closes it."""
+        self.connections += 1
+        self.most_connections = max(self.most_connections, self.connections)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -137,4 +143,5 @@ class ManySites:
         except (asyncio.IncompleteReadError, ConnectionError, IndexError):
             pass
         finally:
+            self.connections -= 1
             writer.close()

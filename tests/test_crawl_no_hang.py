@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.crawl import ROOT, run_crawl
+from tests.crawl import QUICK_DISCOVERY, ROOT, run_crawl
 from tests.many_sites import ManySites
 from tests.slow_page import slow_page
 
@@ -44,6 +44,19 @@ def test_a_broad_crawl_under_a_low_open_file_limit_drops_nothing(tmp_path: Path)
     assert "log_count/ERROR" not in stats
     assert 0 < stats["files/open_max"] < OPEN_FILES
     assert "Open files: limit 160," in result.log
+
+
+def test_idle_connections_are_bounded_across_sites(tmp_path: Path) -> None:
+    # Twisted alone would keep each site's connection open for minutes: 20 at the end.
+    settings = {**QUICK_DISCOVERY, "CONCURRENT_REQUESTS": "2", "KEEPALIVE_MAX_IDLE": "3"}
+    with ManySites(20, pages=1, crawl_delay=0) as sites:
+        domains = sites.write_domains(tmp_path / "sites.txt")
+        result = run_crawl("sitemap", tmp_path, {"domains_file": str(domains)}, settings)
+        most = sites.most_connections
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == sites.expected
+    # 3 idle, 2 in flight, and one the server has not seen closed yet.
+    assert most <= 3 + 2 + 1
 
 
 def test_an_open_file_limit_too_low_for_the_crawl_is_one_line(tmp_path: Path) -> None:

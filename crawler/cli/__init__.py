@@ -42,7 +42,8 @@ log level; -s CRAWL_REPORT=report.json also writes it as JSON, -s CRAWL_REPORT=r
 as one HTML page with plots).
 
 exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
-2 wrong arguments or a missing extra (one line says which; nothing is written).
+2 wrong arguments, a missing extra or an open-file limit (ulimit -n) too low for the crawl
+(one line says which; nothing is written).
 
 examples:
   maintext crawl sitemap -a domain=example.com -s CRAWLER_CONTACT=mailto:me@example.org \\
