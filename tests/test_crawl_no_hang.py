@@ -133,4 +133,7 @@ def test_one_sigterm_stops_a_crawl_whose_workers_are_busy(tmp_path: Path) -> Non
     assert exported < 2 and f"Stopping: {left} pages not extracted are left" in text
     # Not done: a resumed crawl (the same command) fetches and extracts them.
     assert f"Stopped early: {left} planned pages not done yet are kept in JOBDIR" in text
+    journal = tmp_path / "job" / "pages-done.tsv"
+    done = journal.read_text().count("/story-") if journal.exists() else 0
+    assert done == exported
     assert "Traceback" not in text
