@@ -14,6 +14,7 @@ pyproject.toml is raised.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,17 @@ def take_queued(crawler: Crawler) -> Iterator[Deferred]:
         while queue:
             _request, deferred = queue.popleft()
             yield deferred
+
+
+def force_shutdown() -> bool:
+    """Do what a second Ctrl-C does (stop the reactor without waiting for the crawl) if the
+    process got a first one: Scrapy's crawler process then has its handler for the second
+    installed. False when it has not (a crawl stopped by code, in a process of its own)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__name__", "") != "_signal_kill" or not callable(handler):
+        return False
+    handler(signal.SIGINT, None)
+    return True
 
 
 def explicit_encoding(response: Any) -> str | None:

@@ -1,13 +1,17 @@
 """A crawl never hangs: a broad crawl under a low open-file limit finishes with nothing
-dropped, a limit too low for the crawl is one line before it starts, and one SIGTERM stops a
-crawl within seconds while its workers are busy with pages that take seconds each."""
+dropped, idle connections are bounded, a limit too low for the crawl is one line before it
+starts, and one SIGTERM stops a crawl within seconds while its workers are busy with pages
+that take seconds each, or while it waits on a server that never answers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -137,3 +141,42 @@ def test_one_sigterm_stops_a_crawl_whose_workers_are_busy(tmp_path: Path) -> Non
     done = journal.read_text().count("/story-") if journal.exists() else 0
     assert done == exported
     assert "Traceback" not in text
+
+
+@pytest.mark.slow  # a crawl process
+def test_one_sigterm_stops_a_crawl_waiting_on_a_server_that_never_answers() -> None:
+    held: list[socket.socket] = []
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+
+        def accept() -> None:
+            with contextlib.suppress(OSError):
+                while True:
+                    held.append(silent.accept()[0])
+
+        threading.Thread(target=accept, daemon=True).start()
+        argv = [sys.executable, "-m", "scrapy", "crawl", "sitemap"]
+        argv += ["-a", f"domain=http://127.0.0.1:{port}", "-s", f"CRAWLER_CONTACT={CONTACT}"]
+        argv += ["-s", "DOWNLOAD_TIMEOUT=120", "-s", "SHUTDOWN_TIMEOUT=2"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not held:  # robots.txt requested, never to be answered
+                assert proc.poll() is None and time.monotonic() < deadline
+                time.sleep(0.05)
+            signalled = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            _, log = proc.communicate(timeout=60)
+            took = time.monotonic() - signalled
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            for connection in held:
+                connection.close()
+    assert took < 2 + 4, log[-3000:]
+    assert "Still stopping 2 s after the signal (SHUTDOWN_TIMEOUT)" in log

@@ -19,12 +19,11 @@ them it drops nothing.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy_maintext.logformatter import PROGRESS
-from scrapy_maintext.scrapy_internals import take_queued
+from scrapy_maintext.scrapy_internals import force_shutdown, take_queued
 from scrapy_maintext.vocabulary.names import Signal, Stat
 from scrapy_maintext.vocabulary.reasons import Stopping
 from scrapy_maintext.vocabulary.settings import setting
@@ -91,18 +90,15 @@ class QuickStop:
             self.deadline.cancel()
 
     def force_stop(self) -> None:
-        """The crawl did not stop in ``SHUTDOWN_TIMEOUT`` seconds: stop it as a second
-        Ctrl-C does (requests still in flight are not waited for)."""
-        logger.warning(
-            "Still stopping after %.0f s (SHUTDOWN_TIMEOUT): stopping now, without waiting "
-            "for the requests in flight",
-            self.timeout,
-        )
-        from twisted.internet import reactor
-
-        core: Any = reactor
-        if core.running:
-            core.stop()
+        """The crawl did not stop in ``SHUTDOWN_TIMEOUT`` seconds after Ctrl-C or SIGTERM:
+        stop it as a second one does (requests still in flight are not waited for). A crawl
+        stopped by code (``crawler.stop()``) is left to its caller."""
+        if force_shutdown():
+            logger.warning(
+                "Still stopping %.0f s after the signal (SHUTDOWN_TIMEOUT): stopped without "
+                "waiting for the requests in flight",
+                self.timeout,
+            )
 
 
 def drop_queued(crawler: Crawler) -> int:
