@@ -59,8 +59,8 @@ def test_idle_connections_are_bounded_across_sites(tmp_path: Path) -> None:
         most = sites.most_connections
     assert result.returncode == 0, result.log[-3000:]
     assert len(result.items) == sites.expected
-    # 3 idle, 2 in flight, and one the server has not seen closed yet.
-    assert most <= 3 + 2 + 1
+    # 3 idle, 2 in flight, and two the server has not seen closed yet (unbounded: 20).
+    assert most <= 3 + 2 + 2
 
 
 def test_an_open_file_limit_too_low_for_the_crawl_is_one_line(tmp_path: Path) -> None:
