@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -39,6 +40,8 @@ MAX_TASKS_PER_WORKER = 500
 PAGE_ATTEMPTS = 3
 #: Seconds a stopping crawl waits for the pages being extracted before it fails them.
 STOP_GRACE = 2.0
+#: Seconds between two warnings of a replaced pool (the others are logged at DEBUG).
+WARN_INTERVAL = 60.0
 #: How often the pool is checked for having broken with nothing to tell it by (seconds).
 CHECK_INTERVAL = 1.0
 
@@ -99,6 +102,8 @@ class ExtractionRunner:
         self.generation = 0
         self.stopping = False
         self._jobs: set[_Job] = set()
+        #: When a replaced pool was last logged at WARNING (one a minute at most).
+        self._warned = -WARN_INTERVAL
         self._check = LoopingCall(self.check_pool)
         self.pool: ProcessPool | None = self._new_pool() if config.workers > 0 else None
 
@@ -196,7 +201,10 @@ class ExtractionRunner:
         self.generation += 1
         stranded = [job for job in self._jobs if job.generation < self.generation]
         self._inc(Stat.EXTRACT_POOL_REPLACED)
-        logger.warning(
+        now = time.monotonic()
+        quiet = now - self._warned < WARN_INTERVAL
+        self._warned = self._warned if quiet else now
+        (logger.debug if quiet else logger.warning)(
             "Extraction workers failed (%s): new workers started, %d pages given to them",
             why,
             len(stranded),
