@@ -59,6 +59,8 @@ class DropReason(StrEnum):
     OTHER = "other"
     #: Recurring crawl: the same text as the page's last export (not a failure).
     UNCHANGED = "unchanged"
+    #: An output (a feed, ``DOCDIR_PATH``) could not write the document: the crawl stops.
+    OUTPUT_FAILED = "output_failed"
     #: Not extracted because the crawl stopped: a resumed crawl fetches it again.
     STOPPING = "stopping"
 
@@ -157,6 +159,12 @@ class ExtractionInterrupted(PageDropped):
 
 class Unchanged(PageDropped):
     reason = DropReason.UNCHANGED
+
+
+class OutputFailed(PageDropped):
+    """The document could not be written by an output: not exported, not done."""
+
+    reason = DropReason.OUTPUT_FAILED
 
 
 def drop_reason(exception: BaseException) -> DropReason:
