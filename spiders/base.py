@@ -49,8 +49,8 @@ from scrapy_maintext.vocabulary.reasons import (
     RECRAWL_SKIPS,
     ExtractionInterrupted,
     NotModified,
-    OutputFailed,
     SkipReason,
+    left_undone,
 )
 from twisted.python.failure import Failure
 
@@ -212,11 +212,11 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
     def _item_finished(
         self, response: Response | Failure | None = None, exception: Any = None, **_: Any
     ) -> None:
-        if isinstance(exception, OutputFailed):
-            return  # not written: the resumed crawl fetches it again
-        if isinstance(exception, ExtractionInterrupted):
-            # Not extracted because the crawl stopped: left for a resumed crawl.
-            self.inc_stat(Stat.LEFT_FOR_RESUME)
+        if left_undone(exception):
+            # Not written, or not extracted because the crawl stopped: the resumed crawl
+            # fetches it again.
+            if isinstance(exception, ExtractionInterrupted):
+                self.inc_stat(Stat.LEFT_FOR_RESUME)
             return
         meta = getattr(response, "meta", None)
         if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:

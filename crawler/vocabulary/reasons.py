@@ -167,6 +167,16 @@ class OutputFailed(PageDropped):
     reason = DropReason.OUTPUT_FAILED
 
 
+#: Drops that leave the page not done: a resumed crawl (or another worker of a distributed
+#: crawl) fetches it again.
+NOT_DONE_DROPS = frozenset({DropReason.OUTPUT_FAILED, DropReason.STOPPING})
+
+
+def left_undone(exception: BaseException | None) -> bool:
+    """Whether an item dropped with ``exception`` leaves its page to be done again."""
+    return isinstance(exception, PageDropped) and exception.reason in NOT_DONE_DROPS
+
+
 def drop_reason(exception: BaseException) -> DropReason:
     """The reason of a dropped item (``other`` for a project's own DropItem)."""
     return exception.reason if isinstance(exception, PageDropped) else DropReason.OTHER
