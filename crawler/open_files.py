@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
+
+if sys.platform != "win32":  # Windows has no such limit
+    import resource
 
 #: Files the crawl process holds besides its connections: Python's and Twisted's own (about
 #: 30), the log, the outputs, JOBDIR, CRAWL_STATE, the WARC being written, the workers' fork
@@ -48,8 +51,10 @@ def raise_soft_limit() -> tuple[int, int]:
     """Raise this process's soft limit of open files to its hard limit; (soft, hard) after.
 
     An infinite hard limit raises the soft one to the kernel's ceiling (``nr_open``); a
-    limit that cannot be raised is left as it is.
+    limit that cannot be raised is left as it is; (-1, -1) on Windows, which has none.
     """
+    if sys.platform == "win32":
+        return -1, -1
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     target = hard if hard != resource.RLIM_INFINITY else _kernel_ceiling()
     if target is not None and (soft == resource.RLIM_INFINITY or soft >= target):
@@ -116,6 +121,8 @@ class FileBudget:
 
 def soft_limit() -> int | None:
     """This process's soft limit of open files (None: unlimited)."""
+    if sys.platform == "win32":
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else soft
 

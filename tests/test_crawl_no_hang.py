@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -61,6 +62,19 @@ def test_idle_connections_are_bounded_across_sites(tmp_path: Path) -> None:
     assert len(result.items) == sites.expected
     # 3 idle, 2 in flight, and two the server has not seen closed yet (unbounded: 20).
     assert most <= 3 + 2 + 2
+
+
+def test_the_soft_open_file_limit_is_raised_to_the_hard_one() -> None:
+    code = "from scrapy_maintext.open_files import raise_soft_limit; print(raise_soft_limit())"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (100, 200)),
+    )
+    assert done.stdout.strip() == "(200, 200)"
 
 
 def test_an_open_file_limit_too_low_for_the_crawl_is_one_line(tmp_path: Path) -> None:
