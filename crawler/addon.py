@@ -57,7 +57,13 @@ EXTENSIONS = {
     "scrapy_maintext.politeness.quick_stop.QuickStop": 500,
     # What an output, the crawl state or the archive failed to write: said, exit status 1.
     "scrapy_maintext.report.losses.LossReport": 500,
+    # The open-file limit raised and budgeted; the most files held (files/open_max).
+    "scrapy_maintext.open_files.OpenFiles": 500,
 }
+#: Scrapy's HTTP/1.1 handler whose idle keep-alive connections fit the open-file budget
+#: (for the schemes where the project kept Scrapy's own).
+HTTP_HANDLER = "scrapy_maintext.scrapy_internals.BoundedHTTP11DownloadHandler"
+SCRAPY_HTTP_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,7 @@ class Addon:
             replace_component(settings, replacement)
         merge_dict(settings, "FEED_EXPORTERS", FEED_EXPORTERS)
         merge_dict(settings, "FEED_STORAGES", FEED_STORAGES)
+        apply_download_handlers(settings)
         apply_politeness(settings)
         apply_extraction_buffer(settings)
         # Exact like Scrapy's up to SEENSET_EXACT_MAX requests, then a Bloom filter.
@@ -144,6 +151,18 @@ def apply_extraction_buffer(settings: BaseSettings) -> None:
 
     size = ACTIVE_SIZE_PER_WORKER * max(extract_workers(settings), 1)
     settings.set("SCRAPER_SLOT_MAX_ACTIVE_SIZE", size, priority=PRIORITY)
+
+
+def apply_download_handlers(settings: BaseSettings) -> None:
+    """Ours for http and https unless the project chose another handler than Scrapy's."""
+    handlers = settings.getdict("DOWNLOAD_HANDLERS")
+    base = settings.getdict("DOWNLOAD_HANDLERS_BASE")
+    for scheme in ("http", "https"):
+        chosen = handlers.get(scheme, base.get(scheme))
+        if chosen is not None and _path(chosen) == SCRAPY_HTTP_HANDLER:
+            handlers[scheme] = HTTP_HANDLER
+    priority = settings.getpriority("DOWNLOAD_HANDLERS") or 0
+    settings.set("DOWNLOAD_HANDLERS", handlers, priority=priority)
 
 
 def merge_components(settings: BaseSettings, name: str, components: dict[str, Any]) -> None:

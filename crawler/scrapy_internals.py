@@ -4,7 +4,8 @@ Scrapy has no public API for what polite crawling needs: a download slot's delay
 request time and its queue, the per-slot settings the downloader reads when it creates a
 slot, the downloader's start of a slot's queued requests, the robots middleware's parse
 step, AutoThrottle's adjustment, the engine's state (for the site memory's drain check, off
-by default), a response's explicit encoding, and scrapy-redis's request codec. Components
+by default), a response's explicit encoding, scrapy-redis's request codec, and the HTTP/1.1
+download handler's connection pool (Twisted's, whose idle connections are bounded here). Components
 call the functions and base classes here and nothing private of Scrapy's elsewhere;
 ``tests/test_scrapy_internals.py`` checks each by its behaviour on the installed Scrapy, and
 ``.ci/newest-scrapy`` runs those tests against the newest Scrapy release before the bound in
@@ -13,15 +14,19 @@ pyproject.toml is raised.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from scrapy.core.downloader import Downloader
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.utils.defer import deferred_from_coro
+from scrapy_maintext.open_files import crawl_budget
 from twisted.internet.defer import Deferred
+from twisted.web.client import HTTPConnectionPool
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -64,6 +69,17 @@ def take_queued(crawler: Crawler) -> Iterator[Deferred]:
         while queue:
             _request, deferred = queue.popleft()
             yield deferred
+
+
+def force_shutdown() -> bool:
+    """Do what a second Ctrl-C does (stop the reactor without waiting for the crawl) if the
+    process got a first one: Scrapy's crawler process then has its handler for the second
+    installed. False when it has not (a crawl stopped by code, in a process of its own)."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "__name__", "") != "_signal_kill" or not callable(handler):
+        return False
+    handler(signal.SIGINT, None)
+    return True
 
 
 def explicit_encoding(response: Any) -> str | None:
@@ -174,3 +190,41 @@ def fail_exit_status(crawler: Crawler) -> None:
     at ``engine_stopped``, after everything that uses the spider.
     """
     crawler.spider = None
+
+
+class BoundedConnectionPool(HTTPConnectionPool):
+    """Twisted's connection pool keeping ``max_idle`` idle connections at most, all hosts
+    together: the connection idle longest is closed first (Twisted bounds them per host
+    only, and keeps each for ``cachedConnectionTimeout``)."""
+
+    def __init__(self, reactor: Any, max_idle: int) -> None:
+        super().__init__(reactor, persistent=True)
+        self.max_idle = max_idle
+        self._keys: dict[Any, Any] = {}
+
+    def _putConnection(self, key: Any, connection: Any) -> None:
+        super()._putConnection(key, connection)
+        self._keys[connection] = key
+        idle = self._timeouts  # connection -> its timeout, oldest first
+        while len(idle) > self.max_idle:
+            oldest = next(iter(idle))
+            idle[oldest].cancel()
+            self._removeConnection(self._keys.pop(oldest), oldest)
+        if len(self._keys) > 2 * len(idle) + 64:  # taken again, or closed by Twisted
+            self._keys = {c: k for c, k in self._keys.items() if c in idle}
+
+
+class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
+    """Scrapy's HTTP/1.1 download handler whose idle keep-alive connections fit the crawl's
+    open-file budget (:class:`scrapy_maintext.open_files.FileBudget`)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        from twisted.internet import reactor
+
+        budget = crawl_budget(crawler.settings)
+        old = self._pool
+        pool = BoundedConnectionPool(reactor, budget.idle)
+        pool.maxPersistentPerHost = old.maxPersistentPerHost
+        pool._factory = old._factory
+        self._pool = pool

@@ -47,9 +47,10 @@ from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
     QUIET_SKIPS,
     RECRAWL_SKIPS,
+    ExtractionInterrupted,
     NotModified,
-    OutputFailed,
     SkipReason,
+    left_undone,
 )
 from twisted.python.failure import Failure
 
@@ -211,8 +212,12 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
     def _item_finished(
         self, response: Response | Failure | None = None, exception: Any = None, **_: Any
     ) -> None:
-        if isinstance(exception, OutputFailed):
-            return  # not written: the resumed crawl fetches it again
+        if left_undone(exception):
+            # Not written, or not extracted because the crawl stopped: the resumed crawl
+            # fetches it again.
+            if isinstance(exception, ExtractionInterrupted):
+                self.inc_stat(Stat.LEFT_FOR_RESUME)
+            return
         meta = getattr(response, "meta", None)
         if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
             self._mark_done(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)

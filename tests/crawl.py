@@ -10,8 +10,10 @@ a fresh process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -56,8 +58,12 @@ def run_crawl(
     timeout: float = 240,
     extra_outputs: tuple[str, ...] = (),
     fresh_process: bool = False,
+    open_files: int | None = None,
 ) -> CrawlResult:
-    """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl [-O extra ...]`` in the repo root."""
+    """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl [-O extra ...]`` in the repo root.
+
+    ``open_files``: in a fresh process whose open-file limit, soft and hard, is this (as
+    ``ulimit -n`` sets it)."""
     out = out_dir / "items.jsonl"
     stats_file = out_dir / "stats.json"
     argv = ["crawl", spider, "-O", str(out)]
@@ -73,11 +79,17 @@ def run_crawl(
     }
     for key, value in merged.items():
         argv += ["-s", f"{key}={value}"]
-    if fresh_process or ALL_IN_PROCESSES:
+    if fresh_process or ALL_IN_PROCESSES or open_files is not None:
         cmd = [sys.executable, "-m", "scrapy", *argv]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run(
-            cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+            cmd,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            preexec_fn=None if open_files is None else functools.partial(limit_files, open_files),
         )
         log, returncode = proc.stderr, proc.returncode
     else:
@@ -93,6 +105,11 @@ def run_crawl(
         items = [json.loads(line) for line in lines if line.strip()]
     stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
     return CrawlResult(items, stats, log, returncode)
+
+
+def limit_files(count: int) -> None:
+    """Set this process's open-file limit, soft and hard (``ulimit -n count``)."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def kill_when(cmd: list[str], ready: Callable[[], bool], log: Path, timeout: float = 120) -> None:

@@ -190,3 +190,12 @@ def test_project_that_disables_scrapys_component_gets_ours_disabled_too() -> Non
     downloader = _enabled(settings, "DOWNLOADER_MIDDLEWARES")
     assert metarefresh not in downloader and ours not in downloader
     assert ROBOTS_OURS in downloader
+
+
+def test_http_handlers_bound_idle_connections_unless_the_project_chose_its_own() -> None:
+    ours = "scrapy_maintext.scrapy_internals.BoundedHTTP11DownloadHandler"
+    handlers = applied({}).getdict("DOWNLOAD_HANDLERS")
+    assert handlers == {"http": ours, "https": ours}
+    own = "myproject.handlers.OwnHandler"
+    handlers = applied({"DOWNLOAD_HANDLERS": {"https": own}}).getdict("DOWNLOAD_HANDLERS")
+    assert handlers == {"http": ours, "https": own}

@@ -3,7 +3,8 @@
 Checked by behaviour on a real engine (``tests/scrapy_probe.py``, in a fresh process with its
 own reactor); the robots.txt and AutoThrottle hooks by the politeness crawls
 (tests/test_politeness_edges.py, tests/test_crawl_ports.py, tests/test_crawl_sitemap.py); the
-downloader's one request at a time with no delay by tests/test_crawl_site_memory.py.
+downloader's one request at a time with no delay by tests/test_crawl_site_memory.py; the
+HTTP/1.1 handler's bounded pool here and by tests/test_crawl_no_hang.py.
 ``pyproject.toml`` bounds Scrapy to the versions this was checked with; ``.ci/newest-scrapy``
 runs these tests against the newest Scrapy release before the bound is raised.
 """
@@ -57,3 +58,20 @@ def test_slot_hooks_key_configure_and_drain_a_live_download_slot() -> None:
 def test_explicit_encoding_is_the_one_a_response_was_built_with() -> None:
     seen = probe()
     assert seen["explicit"] == "cp1252" and seen["implicit"] is None
+
+
+def test_the_http_handler_gets_a_pool_bounded_by_the_open_file_budget() -> None:
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.open_files import crawl_budget
+    from scrapy_maintext.scrapy_internals import BoundedConnectionPool, BoundedHTTP11DownloadHandler
+
+    crawler = get_crawler(
+        settings_dict={"KEEPALIVE_MAX_IDLE": 7, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
+    )
+    handler = BoundedHTTP11DownloadHandler(crawler)
+    pool = handler._pool
+    assert isinstance(pool, BoundedConnectionPool)
+    assert pool.max_idle == crawl_budget(crawler.settings).idle == 7
+    # What Scrapy set on its own pool is kept.
+    assert pool.maxPersistentPerHost == 2
+    assert pool._factory.__name__ == "_LenientHTTP11ClientFactory"

@@ -44,8 +44,8 @@ as one HTML page with plots).
 
 exit status: 0 done, 1 no site could be crawled (or the crawl failed to start), or an
 output, the crawl state, the WARC archive or the report failed to write (the end says what
-was lost), 2 wrong arguments, a path that cannot be written or a missing extra (one line
-says which; nothing is written).
+was lost), 2 wrong arguments, a path that cannot be written, a missing extra or an open-file
+limit (ulimit -n) too low for the crawl (one line says which; nothing is written).
 
 examples:
   maintext crawl sitemap -a domain=example.com -s CRAWLER_CONTACT=mailto:me@example.org \\
@@ -275,8 +275,15 @@ def check_settings(scrapy_args: list[str]) -> str | None:
             ExtractConfig.from_settings(settings)
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
+    from scrapy_maintext.open_files import limit_problem
+
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    problem = missing or crawl_state_problem(settings) or outputs_problem(settings)
+    problem = (
+        missing
+        or crawl_state_problem(settings)
+        or outputs_problem(settings)
+        or limit_problem(settings)
+    )
     if problem:
         return f"maintext crawl: error: {problem}"
     from scrapy_maintext.archive.extension import WarcSettings

@@ -26,6 +26,7 @@ from scrapy_maintext.archive.extension import WarcSettings
 from scrapy_maintext.distributed.components import missing_dependency
 from scrapy_maintext.exporters.paths import outputs_problem
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
+from scrapy_maintext.open_files import limit_problem
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.report.losses import lost
@@ -106,7 +107,11 @@ class Command(ScrapyCrawlCommand):
             ReportSettings.from_settings(self.settings)
         except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
-        problem = outputs_problem(self.settings) or crawl_state_problem(self.settings, hold=True)
+        problem = (
+            outputs_problem(self.settings)
+            or limit_problem(self.settings)
+            or crawl_state_problem(self.settings, hold=True)
+        )
         if problem is not None:
             print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)
             self.exitcode = EXIT_USAGE

@@ -21,7 +21,7 @@ from scrapy_maintext.distributed.scheduler import is_local
 from scrapy_maintext.distributed.worker import DistributedWorker, filter_start
 from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.vocabulary.names import Meta
-from scrapy_maintext.vocabulary.reasons import OutputFailed
+from scrapy_maintext.vocabulary.reasons import left_undone
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -93,8 +93,8 @@ class DistributedSpiderMiddleware:
                 self._discovery_step_done(request)
 
     def _item_done(self, response: Response | Any = None, exception: Any = None, **_: Any) -> None:
-        if isinstance(exception, OutputFailed):
-            return
+        if left_undone(exception):
+            return  # not written, or not extracted because the crawl stopped
         request = getattr(response, "request", None)
         if not isinstance(request, Request):
             return

@@ -1,9 +1,12 @@
 """``ExtractionPipeline``: main text and metadata for every item carrying a page's HTML.
 
 Extraction runs off the reactor thread, in a pool of worker processes (pebble) with a
-per-page timeout that kills the worker. Items keep their own fields and gain every
-:class:`~crawler.document.Document` field; pages without main text and near-duplicates
-are dropped. Works with any spider: the URL and HTML field names are settings.
+per-page timeout that kills the worker; a pool that breaks is replaced and its pages are
+extracted again, and a stopping crawl does not wait for the pages still to extract (they
+are dropped as ``stopping``, and a resumed ``JOBDIR`` crawl fetches them again). Items
+keep their own fields and gain every :class:`~crawler.document.Document` field; pages
+without main text and near-duplicates are dropped. Works with any spider: the URL and HTML
+field names are settings.
 """
 
 from __future__ import annotations
@@ -23,16 +26,18 @@ from scrapy_maintext.extraction import is_fallback, neural_available
 from scrapy_maintext.extraction.core import PageResult
 from scrapy_maintext.extraction.worker import WorkerStatus, report
 from scrapy_maintext.heap import HEAP_FREEZE
+from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.pipelines.items import item_encoding, merge_document
-from scrapy_maintext.pipelines.runner import ExtractionRunner, PageTask
+from scrapy_maintext.pipelines.runner import ExtractionRunner, ExtractionStopped, PageTask
 from scrapy_maintext.site_memory.stage import ITEM_FIELD, SiteMemoryStage
 from scrapy_maintext.state.fingerprints import SeenFingerprints
 from scrapy_maintext.state.recrawl import crawl_state_of
-from scrapy_maintext.vocabulary.names import Stat
+from scrapy_maintext.vocabulary.names import Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
     DropReason,
     ExtractionFailed,
+    ExtractionInterrupted,
     ExtractionTimeout,
     NearDuplicate,
     NoMainText,
@@ -69,6 +74,7 @@ class ExtractionPipeline:
         self._closed = False
         # A fingerprint is kept for later runs once every output took its document.
         crawler.signals.connect(self._item_scraped, signal=exported_signal(crawler))
+        crawler.signals.connect(self._crawl_stopping, signal=Signal.CRAWL_STOPPING)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -76,7 +82,7 @@ class ExtractionPipeline:
 
     def open_spider(self) -> None:
         config = self.config
-        self.runner = ExtractionRunner(config)
+        self.runner = ExtractionRunner(config, self.stats)
         # The workers load the model while discovery runs; their status reaches the crawl
         # log once (workers log nowhere).
         self.runner.start().addCallbacks(self._workers_started, self._workers_failed)
@@ -103,7 +109,7 @@ class ExtractionPipeline:
             report(status, logger)
 
     def _workers_failed(self, failure: Any) -> None:
-        if self._closed:
+        if self._closed or failure.check(ExtractionStopped):
             # A crawl with nothing to extract (a recurring crawl where nothing changed)
             # closes before its workers are up: their warm-up is cancelled, no failure.
             logger.debug("Extraction workers stopped before they started")
@@ -130,6 +136,18 @@ class ExtractionPipeline:
         if self.seen is not None:
             self.seen.confirm(ItemAdapter(item).get("fingerprint"))
 
+    def _crawl_stopping(self) -> None:
+        """The crawl is stopping: pages not extracted yet are dropped as ``stopping``."""
+        if self.runner is None or self.runner.pool is None:
+            return
+        if self.runner.pending:
+            logger.info(
+                "Stopping: %d pages not extracted are left for a resumed crawl",
+                self.runner.pending,
+                extra=PROGRESS,
+            )
+        self.runner.stop()
+
     def close_spider(self) -> None:
         self._closed = True
         if self.config.gc_freeze:
@@ -137,6 +155,7 @@ class ExtractionPipeline:
         if self.site_memory is not None:
             self.site_memory.close(self._judge)
         if self.runner is not None:
+            # The workers are stopped in a thread: one that ignores SIGTERM holds nothing.
             self.runner.close()
         if self.seen is not None:
             self.seen.close()
@@ -196,6 +215,10 @@ class ExtractionPipeline:
         submitted = self.runner.submit(page, self.options, signatures)
         try:
             return await maybe_deferred_to_future(submitted)
+        except ExtractionStopped as exc:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.STOPPING)
+            message = f"Not extracted, {exc}: {url}"
+            raise ExtractionInterrupted(message, log_level=ROUTINE_DROP_LOG_LEVEL) from None
         except FutureTimeout:
             self._inc(Stat.EXTRACT_TIMEOUT)
             message = f"Extraction timed out after {self.config.timeout:.0f}s: {url}"

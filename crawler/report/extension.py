@@ -38,7 +38,7 @@ from scrapy_maintext.report.files import check_report_path, write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
-from scrapy_maintext.vocabulary.reasons import drop_reason
+from scrapy_maintext.vocabulary.reasons import DropReason, drop_reason
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task, threads
 
@@ -226,9 +226,12 @@ class CrawlReport:
     def item_dropped(
         self, item: Any, response: Response | None, exception: BaseException, spider: Spider
     ) -> None:
+        reason = drop_reason(exception)
+        if reason == DropReason.STOPPING:
+            return  # not done: left for a resumed crawl, like the requests still queued
         request = getattr(response, "request", None)
         url = response.url if response is not None else ""
-        self.site(site_of_request(request, url)).dropped[drop_reason(exception)] += 1
+        self.site(site_of_request(request, url)).dropped[reason] += 1
 
     def page_skipped(self, site: str, reason: str, count: int = 1, planned: bool = True) -> None:
         report = self.site(site)

@@ -102,6 +102,12 @@ class Stat:
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
     EXTRACT_ERROR: Final = "extract/error"
+    #: Pages whose worker died under them (killed, out of memory): given to another worker.
+    EXTRACT_WORKER_DIED: Final = "extract/worker_died"
+    #: Pages given to a worker again (their worker died, or their pool broke).
+    EXTRACT_RETRIED: Final = "extract/retried"
+    #: Worker pools that broke and were replaced by new ones.
+    EXTRACT_POOL_REPLACED: Final = "extract/pool_replaced"
     #: Pages too big for trafilatura's readability/jusText comparison (issue 23).
     EXTRACT_TRAFILATURA_BOUNDED: Final = "extract/trafilatura_bounded/"
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
@@ -136,6 +142,8 @@ class Stat:
     SHARED_PAUSED_WAITS: Final = "politeness/shared/paused_waits"
     SHARED_LATE_WAITS: Final = "politeness/shared/late_waits"
     SHARED_RETRY_AFTER_PAUSES: Final = "politeness/shared/retry_after_pauses"
+    #: The most files (sockets included) the crawl process held at once (Linux).
+    FILES_OPEN_MAX: Final = "files/open_max"
     # Shutdown and scheduling.
     QUICK_STOP_DROPPED: Final = "shutdown/dropped_queued"
     SCHEDULER_ENQUEUED_LOCAL: Final = "scheduler/enqueued/local"
@@ -186,3 +194,6 @@ class Signal:
     #: ``item_scraped`` by the feed exporter; what the crawl state and the page journal
     #: record as exported (:func:`scrapy_maintext.exporters.feeds.exported_signal`).
     ITEM_EXPORTED: Final = object()
+    #: The crawl started to stop (Ctrl-C, SIGTERM, ``crawler.stop()``), sent once; handlers
+    #: may return a Deferred.
+    CRAWL_STOPPING: Final = object()

@@ -61,6 +61,8 @@ class DropReason(StrEnum):
     UNCHANGED = "unchanged"
     #: An output (a feed, ``DOCDIR_PATH``) could not write the document: the crawl stops.
     OUTPUT_FAILED = "output_failed"
+    #: Not extracted because the crawl stopped: a resumed crawl fetches it again.
+    STOPPING = "stopping"
 
 
 class RecrawlOutcome(StrEnum):
@@ -148,6 +150,13 @@ class ExtractionFailed(PageDropped):
     reason = DropReason.ERROR
 
 
+class ExtractionInterrupted(PageDropped):
+    """The crawl stopped before the page was extracted: not done, a resumed crawl fetches
+    it again."""
+
+    reason = DropReason.STOPPING
+
+
 class Unchanged(PageDropped):
     reason = DropReason.UNCHANGED
 
@@ -156,6 +165,16 @@ class OutputFailed(PageDropped):
     """The document could not be written by an output: not exported, not done."""
 
     reason = DropReason.OUTPUT_FAILED
+
+
+#: Drops that leave the page not done: a resumed crawl (or another worker of a distributed
+#: crawl) fetches it again.
+NOT_DONE_DROPS = frozenset({DropReason.OUTPUT_FAILED, DropReason.STOPPING})
+
+
+def left_undone(exception: BaseException | None) -> bool:
+    """Whether an item dropped with ``exception`` leaves its page to be done again."""
+    return isinstance(exception, PageDropped) and exception.reason in NOT_DONE_DROPS
 
 
 def drop_reason(exception: BaseException) -> DropReason:

@@ -63,6 +63,18 @@ _OURS = [
             "Seconds of timed-out requests after which a site is given up.",
         ),
         ("SHUTDOWN_DROP_QUEUED", True, bool, "Ctrl-C fails requests queued per site at once."),
+        (
+            "SHUTDOWN_TIMEOUT",
+            15.0,
+            float,
+            "Seconds after Ctrl-C/SIGTERM before the crawl is stopped as a second one does.",
+        ),
+        (
+            "KEEPALIVE_MAX_IDLE",
+            256,
+            int,
+            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low).",
+        ),
     ),
     *_group(
         "Discovery",
