@@ -49,9 +49,9 @@ GROUP_GRID: tuple[GroupParams | None, ...] = (
     None,
     *(
         GroupParams(rows, share, page)
-        for rows in (3, 5, 8)
-        for share in (0.15, 0.25, 0.35, 0.5)
-        for page in (0.0, 0.05, 0.1, 0.2)
+        for rows in (3, 5)
+        for share in (0.15, 0.25, 0.35)
+        for page in (0.0, 0.05)
     ),
 )
 #: Most pages on which the arbiter may run trafilatura (the speed budget: ``extract()`` must
@@ -75,6 +75,8 @@ class PageData:
     arbiter_rows: dict[int, tuple[np.ndarray, np.ndarray, list[float]]] = field(
         default_factory=dict
     )
+    #: (grid index) -> token F1 of the neural output.
+    neural_f1: dict[int, float] = field(default_factory=dict)
 
     @property
     def group(self) -> str:
@@ -153,7 +155,7 @@ def arbiter_inputs(page: PageData, g: int, params: DecodeParams) -> tuple[np.nda
     stats = page_stats(
         page.chars, page.link_chars, rec["kinds"], rec["signatures"], probs, keep, confidence
     )
-    return stats, pair_stats(page.block_tokens, keep, page.traf_tokens)
+    return stats, pair_stats(page.block_tokens, keep, page.traf_tokens, probs)
 
 
 def arbiter_row(page: PageData, g: int, params: DecodeParams) -> tuple[Any, Any, list[float]]:
@@ -175,11 +177,18 @@ def macro(pages: list[PageData], values: np.ndarray) -> float:
     return float(np.mean([values[[p.group == t for p in pages]].mean() for t in groups]))
 
 
+def neural_f1(page: PageData, g: int, params: DecodeParams) -> float:
+    if g not in page.neural_f1:
+        text = choice_texts(page, g, params)["neural"]
+        page.neural_f1[g] = token_f1(tokens(text), page.gold_tokens)
+    return page.neural_f1[g]
+
+
 def choose_groups(pages: list[PageData], params: DecodeParams) -> int:
     """The grid entry with the best macro token F1 over page types (ties: the earlier)."""
     scores = []
     for g in range(len(GROUP_GRID)):
-        f1 = np.array([arbiter_row(p, g, params)[2][0] for p in pages])
+        f1 = np.array([neural_f1(p, g, params) for p in pages])
         scores.append(round(macro(pages, f1), 4))
     return int(np.argmax(scores))
 
@@ -198,7 +207,7 @@ def choose(pages: list[PageData], params: DecodeParams, max_run: float) -> Choic
 def apply(page: PageData, choices: Choices, params: DecodeParams) -> tuple[str, str, bool]:
     """(neural+groups text, arbiter text, whether trafilatura ran) for one page."""
     texts = choice_texts(page, choices.groups, params)
-    keep, fallback, _ = decode(page, choices.groups, params)
+    fallback = decode(page, choices.groups, params)[1]
     if fallback:
         return texts["neural"], texts["neural"], True
     stats, pair = arbiter_inputs(page, choices.groups, params)
@@ -238,8 +247,12 @@ def run_folds(pages: list[PageData], max_run: float) -> list[dict[str, Any]]:
     return rows
 
 
-def write_choices(pages: list[PageData], folder: Path, max_run: float) -> None:
-    """The choices made on every page (all folds) into ``folder``'s config and arbiter.json."""
+def write_choices(
+    pages: list[PageData], folder: Path, max_run: float, arbiter_file: str = ""
+) -> None:
+    """The choices made on every page (all folds): the decoding into ``folder``'s config;
+    the arbiter into ``arbiter_file`` (a file named ``arbiter.json`` in ``folder``: the
+    folder's config names it too), when given."""
     params = shipped_params()
     choices = choose(pages, params, max_run)
     path = folder / "config.json"
@@ -248,12 +261,19 @@ def write_choices(pages: list[PageData], folder: Path, max_run: float) -> None:
     if groups is None:
         config.pop("groups", None)
     else:
-        config["groups"] = {"min_rows": groups.min_rows, "keep_share": groups.keep_share}
-    config["arbiter"] = "arbiter.json"
+        config["groups"] = {
+            "min_rows": groups.min_rows,
+            "keep_share": groups.keep_share,
+            "min_page_share": groups.min_page_share,
+        }
+    if arbiter_file:
+        out = Path(arbiter_file)
+        if out.resolve().parent == folder.resolve():
+            config["arbiter"] = out.name
+        out.write_text(json.dumps(choices.arbiter.to_json(), indent=1) + "\n", encoding="utf-8")
+        logger.info("wrote the arbiter (gate %.2f) to %s", choices.arbiter.gate, out)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    spec = choices.arbiter.to_json()
-    (folder / "arbiter.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
-    logger.info("wrote groups %s, arbiter gate %.2f into %s", groups, spec["gate"], folder)
+    logger.info("wrote groups %s into %s", groups, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -263,7 +283,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", required=True, help="wcxb-dev pages from models.pagecache")
     parser.add_argument("--legacy", default="", help="2007-2013 pages from models.pagecache")
     parser.add_argument("--max-run", type=float, default=MAX_RUN)
-    parser.add_argument("--write", default="", help="model folder to store the choices in")
+    parser.add_argument("--write", default="", help="model folder to store the decoding in")
+    parser.add_argument("--arbiter-out", default="", help="file to store the arbiter in")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     pages = [prepare(r) for r in load(args.cache)]
@@ -273,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         legacy = [prepare(r) for r in load(args.legacy)]
         print(legacy_table(legacy, choices, shipped_params()))
     if args.write:
-        write_choices(pages, Path(args.write), args.max_run)
+        write_choices(pages, Path(args.write), args.max_run, args.arbiter_out)
 
 
 if __name__ == "__main__":

@@ -86,9 +86,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     out.append("|---|---|---|---|")
     for ours in OURS:
         for base in BASELINES:
-            out.append(
-                f"| {ours} | {base} | {paired(rows, ours, base, 0)} | {paired(rows, ours, base, 1)} |"
-            )
+            cells = [paired(rows, ours, base, m) for m in (0, 1)]
+            out.append(f"| {ours} | {base} | " + " | ".join(cells) + " |")
     types = sorted({r["page"].group for r in rows})
     out += ["", "Per page type, WCXB metric (pages of all folds, each scored out of fold):", ""]
     out.append("| type | pages | " + " | ".join(SYSTEMS) + " |")
@@ -103,7 +102,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     out.append("|---|" + "---|" * len(names))
     for t in [*types, "all"]:
         sel = [r for r in rows if t in ("all", r["page"].group)]
-        out.append(f"| {t} | " + " | ".join(str(sum(collapsed(r, s) for r in sel)) for s in names) + " |")
+        counts = [str(sum(collapsed(r, s) for r in sel)) for s in names]
+        out.append(f"| {t} | " + " | ".join(counts) + " |")
     out += ["", oracle_line(rows)]
     return "\n".join(out)
 

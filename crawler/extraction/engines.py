@@ -133,9 +133,14 @@ def arbitrate(
     """The model folder's arbiter (``neural.arbiter``) on a page the model decided: None to
     keep the neural blocks (trafilatura not worth running, or the neural text chosen),
     trafilatura's result, or the union's blocks."""
-    from scrapy_maintext.neural.arbiter import TRAFILATURA, UNION, page_stats, pair_stats
-    from scrapy_maintext.neural.arbiter import union_keep
-    from scrapy_maintext.neural.groups import path_signature
+    from scrapy_maintext.neural.arbiter import (
+        TRAFILATURA,
+        UNION,
+        page_stats,
+        pair_stats,
+        union_keep,
+    )
+    from scrapy_maintext.neural.groups import path_signatures
     from scrapy_maintext.neural.stack import tokens
 
     raw, keep, probs = result.segments, result.keep, result.probs
@@ -143,7 +148,7 @@ def arbitrate(
         return None
     chars = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
     links = np.fromiter((b.link_chars for b in raw), dtype=np.float64, count=len(raw))
-    signatures = result.signatures or [path_signature(b) for b in raw]
+    signatures = result.signatures or path_signatures(raw)
     kinds = [b.kind for b in raw]
     stats = page_stats(chars, links, kinds, signatures, probs, keep, result.confidence)
     if not arbiter.worth_running(stats):
@@ -155,7 +160,7 @@ def arbitrate(
     traf = reference.stacked
     ref_tokens = tokens(blocks_to_lines(traf.blocks))
     block_tokens = [tokens(b.text) for b in raw]
-    choice = arbiter.choose(stats, pair_stats(block_tokens, keep, ref_tokens))
+    choice = arbiter.choose(stats, pair_stats(block_tokens, keep, ref_tokens, probs))
     if choice == TRAFILATURA:
         return traf
     if choice == UNION:

@@ -22,7 +22,7 @@ from scrapy_maintext.extraction.comparison import comparison_pays
 from scrapy_maintext.neural.arbiter import Arbiter
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
-from scrapy_maintext.neural.groups import GroupParams, path_signature
+from scrapy_maintext.neural.groups import GroupParams, path_signatures
 from scrapy_maintext.neural.groups import keep_groups as keep_group_slots
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
 from scrapy_maintext.neural.repeats import drop_repeated_runs
@@ -200,7 +200,7 @@ class NeuralExtractor:
             return result
         keep, signatures = decision.keep, None
         if self.groups is not None:
-            signatures = [path_signature(b) for b in raw]
+            signatures = path_signatures(raw)
             keep = keep_group_slots(signatures, lengths, keep, self.groups)
         keep = drop_repeated_runs(raw, keep)
         blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]

@@ -53,6 +53,9 @@ STAGE2 = (
     "neural_in_ref",
     "union_adds",
     "ref_empty",
+    "added_prob",
+    "neural_only_prob",
+    "ref_outside",
 )
 #: A page block whose tokens trafilatura's text covers at least this much joins the union
 #: (the alignment the training labels use, ``models.dataset.BLOCK_CONTENT_SHARE``).
@@ -189,20 +192,33 @@ def union_keep(block_tokens: list[list[str]], keep: np.ndarray, reference: list[
     return keep | (covered_shares(block_tokens, reference) >= UNION_SHARE)  # type: ignore[no-any-return]
 
 
-def pair_stats(block_tokens: list[list[str]], keep: np.ndarray, reference: list[str]) -> np.ndarray:
+def _mean_prob(probs: np.ndarray, sizes: np.ndarray, mask: np.ndarray) -> float:
+    weight = float(sizes[mask].sum())
+    return float((probs[mask] * sizes[mask]).sum()) / weight if weight else 0.0
+
+
+def pair_stats(
+    block_tokens: list[list[str]], keep: np.ndarray, reference: list[str], probs: np.ndarray
+) -> np.ndarray:
     """Stage-2 inputs (``STAGE2``): how trafilatura's tokens and the kept blocks' compare."""
     kept = [t for toks, k in zip(block_tokens, keep, strict=True) if k for t in toks]
     overlap = sum((Counter(kept) & Counter(reference)).values())
-    page = max(sum(len(t) for t in block_tokens), 1)
-    union = union_keep(block_tokens, keep, reference)
-    added = sum(len(t) for t, u, k in zip(block_tokens, union, keep, strict=True) if u and not k)
+    sizes = np.fromiter((len(t) for t in block_tokens), np.float64, len(block_tokens))
+    page = max(float(sizes.sum()), 1.0)
+    covered = covered_shares(block_tokens, reference) >= UNION_SHARE
+    added = covered & ~keep
+    page_bag = Counter(t for toks in block_tokens for t in toks)
+    inside = sum((Counter(reference) & page_bag).values())
     return np.array(
         [
             np.log1p(len(reference)),
             np.log((len(reference) + 1) / (len(kept) + 1)),
             overlap / max(len(reference), 1),
             overlap / max(len(kept), 1),
-            added / page,
+            float(sizes[added].sum()) / page,
             float(not reference),
+            _mean_prob(probs, sizes, added),
+            _mean_prob(probs, sizes, keep & ~covered),
+            1.0 - inside / max(len(reference), 1),
         ]
     )

@@ -14,6 +14,8 @@ them decodes as before.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,20 +51,36 @@ class GroupParams:
         return cls(rows, float(share), float(page))
 
 
-def _words(attrs: str) -> str:
+_DIGITS = re.compile(r"\d+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _part(tag: str, attrs: str) -> str:
     # Numbers differ from row to row (ids such as post-1234); the class words do not.
-    out = []
-    for token in attrs.split():
-        word = "".join(ch for ch in token if not ch.isdigit())
-        if word:
-            out.append(word.lower())
-    return " ".join(out[:6])
+    words = _DIGITS.sub("", attrs).lower().split()
+    return f"{tag}.{' '.join(words[:6])}"
 
 
 def path_signature(block: RawBlock) -> str:
     """The element path of ``block`` as one string: tag and class/id words per element."""
-    parts = [f"{c.tag}.{_words(c.attrs)}" for c in block.path]
-    return "/".join(parts) + "|" + block.kind
+    return "/".join(_part(c.tag, c.attrs) for c in block.path) + "|" + block.kind
+
+
+def path_signatures(raw: Sequence[RawBlock]) -> list[str]:
+    """``path_signature`` of every block; the blocks of a page share their open elements
+    (``Context`` objects), so each element's prefix is built once."""
+    prefix: dict[int, str] = {}
+    out = []
+    for block in raw:
+        sig = ""
+        for ctx in block.path:
+            known = prefix.get(id(ctx))
+            if known is None:
+                part = _part(ctx.tag, ctx.attrs)
+                known = prefix[id(ctx)] = f"{sig}/{part}" if sig else part
+            sig = known
+        out.append(sig + "|" + block.kind)
+    return out
 
 
 def slots(signatures: Sequence[str], min_rows: int) -> list[np.ndarray]:
