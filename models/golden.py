@@ -127,7 +127,7 @@ def arbiter_golden(tree: Any, extractor: NeuralExtractor) -> dict[str, Any]:
         "stats": np.round(stats, DECIMALS).tolist(),
         "pair": np.round(pair, DECIMALS).tolist(),
         "stage1": round(float(arbiter.stage1.scores(stats)[0]), 4),
-        "worth_running": arbiter.worth_running(stats),
+        "worth_running": bool(arbiter.worth_running(stats)),
         "choice": arbiter.choose(stats, pair),
         "extractor": engine.extractor,
         "blocks": [b.to_dict() for b in engine.blocks],

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scrapy_maintext.models.metrics import token_f1, tokens, wcxb_f1
+from scrapy_maintext.models.metrics import token_f1, tokens
 
 if TYPE_CHECKING:
     from scrapy_maintext.models.protocol import Choices, PageData
@@ -128,17 +128,16 @@ def legacy_table(pages: list[PageData], choices: Choices, params: DecodeParams) 
 
     by: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for page in pages:
-        _, arbiter, _ = apply(page, choices, params)
-        gold = page.rec["gold"]
+        neural, arbiter, _ = apply(page, choices, params)
         for name, text in (
             ("trafilatura", page.rec["trafilatura"]),
             ("v4.1", page.rec["v4.1"]),
             ("v4 (cascade)", page.rec["v4"]),
+            ("neural+groups", neural),
             ("arbiter", arbiter),
         ):
             by[page.rec["dataset"]][name].append(token_f1(tokens(text), page.gold_tokens))
-            by[page.rec["dataset"]][name + " wcxb"].append(wcxb_f1(text, gold))
-    names = ("trafilatura", "v4.1", "v4 (cascade)", "arbiter")
+    names = ("trafilatura", "v4.1", "v4 (cascade)", "neural+groups", "arbiter")
     out = [
         "",
         f"2007-2013 sets, held-out and validation sites ({len(pages)} pages), token F1; "

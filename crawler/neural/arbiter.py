@@ -76,7 +76,7 @@ class Linear:
     bias: np.ndarray
 
     def scores(self, x: np.ndarray) -> np.ndarray:
-        return ((x - self.mean) / self.scale) @ self.weights.T + self.bias  # type: ignore[no-any-return]
+        return ((x - self.mean) / self.scale) @ self.weights.T + self.bias
 
     def to_json(self) -> dict[str, Any]:
         return {k: np.round(getattr(self, k), 6).tolist() for k in self.__dataclass_fields__}
@@ -104,7 +104,7 @@ class Arbiter:
 
     def worth_running(self, stats: np.ndarray) -> bool:
         logit = float(self.stage1.scores(stats)[0])
-        return 1.0 / (1.0 + np.exp(-logit)) >= self.gate
+        return bool(1.0 / (1.0 + np.exp(-logit)) >= self.gate)
 
     def choose(self, stats: np.ndarray, pair: np.ndarray) -> str:
         scores = self.stage2.scores(np.concatenate([stats, pair]))
@@ -189,7 +189,7 @@ def page_stats(
 
 def union_keep(block_tokens: list[list[str]], keep: np.ndarray, reference: list[str]) -> np.ndarray:
     """The neural blocks plus the blocks trafilatura's text covers."""
-    return keep | (covered_shares(block_tokens, reference) >= UNION_SHARE)  # type: ignore[no-any-return]
+    return keep | (covered_shares(block_tokens, reference) >= UNION_SHARE)
 
 
 def _mean_prob(probs: np.ndarray, sizes: np.ndarray, mask: np.ndarray) -> float:

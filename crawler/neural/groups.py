@@ -45,10 +45,13 @@ class GroupParams:
         page = spec.get("min_page_share", 0.0)
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 2:
             raise ValueError("groups.min_rows must be an integer >= 2")
-        for name, value in (("keep_share", share), ("min_page_share", page)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-                raise ValueError(f"groups.{name} must be a number in [0, 1]")
-        return cls(rows, float(share), float(page))
+        return cls(rows, _share(share, "keep_share"), _share(page, "min_page_share"))
+
+
+def _share(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"groups.{name} must be a number in [0, 1]")
+    return float(value)
 
 
 _DIGITS = re.compile(r"\d+")
