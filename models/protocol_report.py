@@ -39,15 +39,20 @@ def _macro(rows: list[dict[str, Any]], name: str, m: int) -> float:
 
 def paired(rows: list[dict[str, Any]], a: str, b: str, m: int, seed: int = 0) -> str:
     """Mean per-page difference a - b (points) and its 95% bootstrap interval over domains."""
-    domains = sorted({r["page"].domain for r in rows})
-    index = {d: i for i, d in enumerate(domains)}
-    sums, counts = np.zeros(len(domains)), np.zeros(len(domains))
-    for r in rows:
-        i = index[r["page"].domain]
-        sums[i] += r[a][m] - r[b][m]
-        counts[i] += 1
+    diffs = np.array([r[a][m] - r[b][m] for r in rows])
+    return interval(diffs, [r["page"].domain for r in rows], seed)
+
+
+def interval(diffs: np.ndarray, domains: list[str], seed: int = 0) -> str:
+    """ "mean [low, high]" in points: the page mean of ``diffs`` and its 95% interval when
+    whole registered domains (``domains``, one per page) are drawn with replacement."""
+    names = sorted(set(domains))
+    index = {d: i for i, d in enumerate(names)}
+    at = np.array([index[d] for d in domains])
+    sums = np.bincount(at, weights=diffs, minlength=len(names))
+    counts = np.bincount(at, minlength=len(names)).astype(np.float64)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(domains), size=(BOOTSTRAP, len(domains)))
+    draws = rng.integers(0, len(names), size=(BOOTSTRAP, len(names)))
     means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5]) * 100
     return f"{sums.sum() / counts.sum() * 100:+.1f} [{lo:+.1f}, {hi:+.1f}]"
