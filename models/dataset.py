@@ -135,6 +135,21 @@ def site_fold(site: str, folds: int) -> int:
     return zlib.crc32(b"fold:" + site.encode()) % folds
 
 
+@functools.cache
+def registered_domain(site: str) -> str:
+    """The registered domain of a hostname by the public suffix list (``tld``, which courlan
+    depends on): forums.bbc.co.uk -> bbc.co.uk; the site itself when it has none (an id)."""
+    from tld import get_fld
+
+    return str(get_fld("http://" + site, fail_silently=True) or site)
+
+
+def domain_fold(site: str, folds: int) -> int:
+    """The fold of ``site``'s registered domain (``models.protocol``): the subdomains of one
+    site never fall on both sides of a fold."""
+    return site_fold(registered_domain(site), folds)
+
+
 def is_validation_site(site: str) -> bool:
     return zlib.crc32(b"val:" + site.encode()) % 100 < VALIDATION_PERCENT
 

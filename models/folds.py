@@ -8,22 +8,27 @@ On a machine without the run-time dependencies (trafilatura, Scrapy), ``pack --o
 writes the prepared pages the folds use (``dataset.save_pack``, tree ids included, and the
 snippet pages beside) and ``run --pack FILE`` trains and scores from them alone.
 
-Protocol (issue 23). Every wcxb-dev site falls in one of ``--folds`` folds by a hash of its
-hostname (``fold_of``), whatever its train/test split, so every labelled modern site is held
-out exactly once. For each fold, a model of each recipe is trained on the wcxb-dev pages of the
-other folds plus the 2007-2013 sets' training sites (a ``--legacy-share`` of them, by site hash,
-to fit the CPU budget); its decoding is tuned and its epoch chosen on the validation sites of
-those training pages (``dataset.is_validation_site``); then it is scored on the fold's pages,
-neural output alone and ``auto`` (trafilatura's text where the decoding falls back), beside
-trafilatura's defaults on the same pages. Every fold's model is also scored on the held-out
-sites of the 2007-2013 sets (a regression check) and on the held-out half of the trafilatura
-snippet set. Pages whose ground truth the static HTML cannot reproduce (``gt_coverage`` < 0.8)
-are neither trained on nor scored (``dataset.usable_for_f1``).
+Protocol (issues 23 and 30). Every wcxb-dev site falls in one of ``--folds`` (5) folds by a hash
+of its registered domain (``fold_of``: ``dataset.domain_fold``; before issue 30, of its
+hostname, in 3 folds), whatever its train/test split, so every labelled modern site is held out
+exactly once and a site's subdomains stay together. For each fold, a model of each recipe is
+trained on the wcxb-dev pages of the other folds plus the 2007-2013 sets' training sites (a
+``--legacy-share`` of them, by site hash, to fit the CPU budget); its decoding is tuned and its
+epoch chosen on the validation sites of those training pages (``dataset.is_validation_site``);
+then it is scored on the fold's pages, neural output alone and ``auto`` (trafilatura's text
+where the decoding falls back), beside trafilatura's defaults on the same pages. Every fold's
+model is also scored on the held-out sites of the 2007-2013 sets (a regression check) and on the
+held-out half of the trafilatura snippet set. Pages whose ground truth the static HTML cannot
+reproduce (``gt_coverage`` < 0.8) are neither trained on nor scored (``dataset.usable_for_f1``).
 
 ``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores); ``report``
 prints the tables: per recipe, token F1 per page type as the mean over folds and seeds with the
 spread (min-max over folds, each fold's figure the mean over its seeds), macro over types,
-precision and recall of article pages, the snippet accuracy and the legacy macro.
+precision and recall of article pages, the snippet accuracy and the legacy macro, and the
+paired per-page difference of every recipe against trafilatura and the other recipes with a
+95% bootstrap interval over registered domains (``protocol_report.interval``). Choices that
+sit on top of a frozen model (decoding, the arbiter) go through ``models.protocol`` instead,
+on the same folds.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from scrapy_maintext.models.dataset import (
     save_pack,
     unpack_features,
 )
-from scrapy_maintext.models.dataset import site_fold as fold_of
+from scrapy_maintext.models.dataset import domain_fold as fold_of
 from scrapy_maintext.models.metrics import prf, snippet_score
 from scrapy_maintext.models.seqtrain import fit_seq
 from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
@@ -115,6 +120,7 @@ def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dic
     auto = traf if decision.fallback else neural
     return {
         "id": ex.id,
+        "site": ex.site,
         "group": f"{MODERN}/{ex.page_type}" if ex.dataset == MODERN else ex.dataset,
         "neural": neural,
         "auto": auto,
@@ -230,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--data", default="../shared/data")
     go.add_argument("--recipe", choices=RECIPES, required=True)
     go.add_argument("--out", required=True)
-    go.add_argument("--folds", type=int, default=3)
+    go.add_argument("--folds", type=int, default=5)
     go.add_argument("--only", default="", help="comma list of folds to run (default: all)")
     go.add_argument("--epochs", type=int, default=4)
     go.add_argument("--legacy-percent", type=int, default=50)

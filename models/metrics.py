@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from scrapy_maintext.neural.stack import tokens
 
-__all__ = ["ROUGE_N", "prf", "rouge_n", "snippet_score", "token_f1", "tokens"]
+__all__ = [
+    "ROUGE_N",
+    "prf",
+    "rouge_n",
+    "snippet_score",
+    "token_f1",
+    "tokens",
+    "wcxb_f1",
+    "wcxb_words",
+]
 
 ROUGE_N = 5
 
@@ -31,6 +41,21 @@ def token_f1(pred: list[str], gold: list[str]) -> float:
     """F1 of the two bags of tokens; an empty prediction scores 0."""
     overlap = sum((Counter(pred) & Counter(gold)).values())
     return _f1(overlap, len(pred), len(gold))
+
+
+_WCXB_WORD = re.compile(r"\w+")
+
+
+def wcxb_words(text: str | None) -> list[str]:
+    """WCXB's own tokens (its ``evaluate.py``): ``re.findall(r'\\w+', text.lower())``; CJK runs
+    stay whole words, where ``tokens`` splits them into characters."""
+    return _WCXB_WORD.findall(text.lower()) if text else []
+
+
+def wcxb_f1(pred: str | None, gold: str | None) -> float:
+    """WCXB's page score: word F1 of the two bags of ``wcxb_words`` (its page mean is the
+    benchmark's figure)."""
+    return token_f1(wcxb_words(pred), wcxb_words(gold))
 
 
 def rouge_n(pred: list[str], gold: list[str], n: int = ROUGE_N) -> float:

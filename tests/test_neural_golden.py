@@ -16,6 +16,7 @@ from typing import Any
 import lxml.html
 import numpy as np
 import pytest
+from scrapy_maintext.models.golden import arbiter_folder, arbiter_golden
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.features import TREE_LEVELS, featurize
 from scrapy_maintext.neural.segment import segment
@@ -85,6 +86,25 @@ def test_predictions_match_golden(page: Path) -> None:
             next_probs, np.array(golden["next"]["probs"]), atol=RUN_TOLERANCE
         )
         assert result.escalated == golden["escalated"]
+
+
+@pytest.fixture(scope="module")
+def arbitrated(tmp_path_factory: pytest.TempPathFactory) -> NeuralExtractor:
+    return NeuralExtractor.load(arbiter_folder(tmp_path_factory.mktemp("arbiter")))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_arbiter_matches_golden(page: Path, arbitrated: NeuralExtractor) -> None:
+    # The trained arbiter (``neural.arbiter``, ``models.protocol --arbiter-out``) beside the
+    # shipped model: its inputs, its two decisions and the auto engine's output on the page.
+    tree, _ = _load(page)
+    want = json.loads(page.with_suffix(".arbiter.json").read_text(encoding="utf-8"))
+    got = arbiter_golden(tree, arbitrated)
+    np.testing.assert_allclose(got["stats"], want["stats"], atol=RUN_TOLERANCE)
+    np.testing.assert_allclose(got["pair"], want["pair"], atol=1e-6)
+    assert abs(got["stage1"] - want["stage1"]) < 0.05
+    for key in ("worth_running", "choice", "extractor", "blocks"):
+        assert got[key] == want[key], key
 
 
 def test_article_keeps_content_drops_boilerplate() -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
+import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import Bound, comparison_pays
 from scrapy_maintext.extraction.options import ExtractOptions
@@ -93,11 +94,22 @@ def run_neural(
         fallback.segments = segments
         fallback.escalated = result.escalated
         return fallback
+    blocks = list(result.blocks)
+    arbiter = getattr(extractor, "arbiter", None)
+    if arbiter is not None and options.engine == "auto" and not error:
+        chosen = arbitrate(arbiter, result, tree, url, options, reference)
+        if isinstance(chosen, EngineResult):
+            chosen.confidence, chosen.model_version = confidence, version
+            chosen.segments, chosen.escalated = segments, result.escalated
+            chosen.trafilatura_bounded = chosen.trafilatura_bounded or bounded
+            return chosen
+        if chosen is not None:
+            blocks = chosen
+        stacked = reference.stacked
     comments = None
     if options.include_comments:
         commented = stacked or run_trafilatura(tree, url, options)
         comments, bounded = commented.comments, bounded or commented.trafilatura_bounded
-    blocks = list(result.blocks)
     return EngineResult(
         blocks,
         "neural",
@@ -108,6 +120,53 @@ def run_neural(
         escalated=result.escalated,
         trafilatura_bounded=bounded,
     )
+
+
+def arbitrate(
+    arbiter: Any,
+    result: Any,
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    options: ExtractOptions,
+    reference: _Reference,
+) -> EngineResult | list[Block] | None:
+    """The model folder's arbiter (``neural.arbiter``) on a page the model decided: None to
+    keep the neural blocks (trafilatura not worth running, or the neural text chosen),
+    trafilatura's result, or the union's blocks."""
+    from scrapy_maintext.neural.arbiter import (
+        TRAFILATURA,
+        UNION,
+        page_stats,
+        pair_stats,
+        union_keep,
+    )
+    from scrapy_maintext.neural.groups import path_signatures
+    from scrapy_maintext.neural.stack import tokens
+
+    raw, keep, probs = result.segments, result.keep, result.probs
+    if not raw or keep is None or probs is None:
+        return None
+    chars = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
+    links = np.fromiter((b.link_chars for b in raw), dtype=np.float64, count=len(raw))
+    signatures = result.signatures or path_signatures(raw)
+    kinds = [b.kind for b in raw]
+    stats = page_stats(chars, links, kinds, signatures, probs, keep, result.confidence)
+    if not arbiter.worth_running(stats):
+        return None
+    # One trafilatura run serves the arbiter, the output and the comments (with the caller's
+    # options; the arbiter was trained on the defaults').
+    if reference.stacked is None:
+        reference.stacked = run_trafilatura(tree, url, options)
+    traf = reference.stacked
+    ref_tokens = tokens(blocks_to_lines(traf.blocks))
+    block_tokens = [tokens(b.text) for b in raw]
+    choice = arbiter.choose(stats, pair_stats(block_tokens, keep, ref_tokens, probs))
+    if choice == TRAFILATURA:
+        return traf
+    if choice == UNION:
+        union = union_keep(block_tokens, keep, ref_tokens)
+        return [b.to_block() for b, k in zip(raw, union, strict=True) if k]
+    return None
 
 
 class _Reference:

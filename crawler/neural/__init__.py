@@ -19,8 +19,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import comparison_pays
+from scrapy_maintext.neural.arbiter import Arbiter
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
+from scrapy_maintext.neural.groups import GroupParams, path_signatures
+from scrapy_maintext.neural.groups import keep_groups as keep_group_slots
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
 from scrapy_maintext.neural.repeats import drop_repeated_runs
 from scrapy_maintext.neural.segment import RawBlock
@@ -65,6 +68,12 @@ class NeuralResult:
     #: Whether the deciding model stacks trafilatura but the page was too big to run it
     #: (``REFERENCE_MAX_BLOCKS``): it read "no reference".
     reference_skipped: bool = False
+    #: The deciding model's block probabilities and final keep mask over ``segments`` (after
+    #: the repeated structures and repeated runs), and the blocks' path signatures when the
+    #: model's decoding computed them: the arbiter's inputs (``neural.arbiter``).
+    probs: np.ndarray | None = None
+    keep: np.ndarray | None = None
+    signatures: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,10 @@ class NeuralExtractor:
         #: Whether the model was trained on blocks hidden by markup (``segment``).
         self.keep_hidden = keep_hidden(cfg.extra)
         self.cascade = _cascade(model, cfg.extra.get("cascade"))
+        #: Repeated structures kept as a group (``neural.groups``), when the folder says so.
+        self.groups = GroupParams.from_config(cfg.extra.get("groups"))
+        #: The page-level arbiter between this model and trafilatura (``neural.arbiter``).
+        self.arbiter = _arbiter(model, cfg.extra.get("arbiter"))
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -185,7 +198,11 @@ class NeuralExtractor:
             result = cascade.next._decide(page, feats)
             result.escalated = True
             return result
-        keep = drop_repeated_runs(raw, decision.keep)
+        keep, signatures = decision.keep, None
+        if self.groups is not None:
+            signatures = path_signatures(raw)
+            keep = keep_group_slots(signatures, lengths, keep, self.groups)
+        keep = drop_repeated_runs(raw, keep)
         blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]
         return NeuralResult(
             blocks,
@@ -194,6 +211,9 @@ class NeuralExtractor:
             segments=raw,
             decided=decision.keep,
             reference_skipped=page.reference_skipped,
+            probs=probs,
+            keep=keep,
+            signatures=signatures,
         )
 
 
@@ -229,6 +249,15 @@ def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
     if keep_hidden(next_config.extra) != keep_hidden(model.config.extra):
         raise ValueError(f"model {name}: a cascade's models must agree on keep_hidden")
     return Cascade(NeuralExtractor.load(next_dir), float(gate))
+
+
+def _arbiter(model: BlockModel, spec: Any) -> Arbiter | None:
+    """The arbiter ``config.json`` names (a JSON file in the model folder), or None."""
+    if spec is None:
+        return None
+    if not isinstance(spec, str) or "/" in spec or "\\" in spec:
+        raise ValueError(f"model {model.config.version}: arbiter must name a file in its folder")
+    return Arbiter.load(model.directory / spec)
 
 
 def keep_hidden(extra: dict[str, Any]) -> bool:
