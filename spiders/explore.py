@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response, TextResponse
-from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
+from scrapy_maintext.discovery.feeds import (
+    USUAL_FEED_PATHS,
+    FeedParseResult,
+    find_feed_links,
+    parse_feed,
+)
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
+from scrapy_maintext.state.schedule import Hints, ttl_seconds, update_period_seconds
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from twisted.python.failure import Failure
 
@@ -47,7 +53,8 @@ class FeedDiscoveryMixin(_Base):
         self.inc_stat(Stat.FEEDS_ANNOUNCED, len(links))
         if links:
             for link in links:
-                yield self.feed_request(site, link.url)
+                if not self.document_not_due(site, link.url, Stat.RECRAWL_FEEDS_NOT_DUE):
+                    yield self.feed_request(site, link.url)
         else:
             yield from self._usual_feed_requests(site)
 
@@ -77,7 +84,7 @@ class FeedDiscoveryMixin(_Base):
         else:
             self.inc_stat(Stat.FEEDS)
             self.inc_stat(Stat.FEEDS_BY_KIND + result.kind)
-            self.read_document(site, response, None)
+            self.read_document(site, response, None, feed_hints(result))
         if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
         site.plan.add_feed_result(result, response.url)
@@ -92,6 +99,13 @@ class FeedDiscoveryMixin(_Base):
         domains = {d for d in map(registrable_domain, urls) if d}
         site.plan.policy = site.plan.policy.widened(hosts, domains)
         self.url_policy = self.url_policy.widened(hosts, domains)
+
+
+def feed_hints(result: FeedParseResult) -> Hints:
+    """What an RSS channel says of its changes: ``sy:updatePeriod`` (how often it changes)
+    and ``ttl`` (how long a copy stays fresh)."""
+    period = update_period_seconds(result.update_period, result.update_frequency)
+    return Hints(change_period=period, fresh_for=ttl_seconds(result.ttl))
 
 
 class ExploreMixin(FeedDiscoveryMixin):

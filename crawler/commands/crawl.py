@@ -28,6 +28,7 @@ from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, conso
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
+from scrapy_maintext.state.recrawl import RecrawlSettings
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -135,6 +136,10 @@ def crawl_state_problem(settings: BaseSettings) -> str | None:
             "CRAWL_STATE is one machine's file and cannot be shared by the workers of a "
             "distributed crawl (REDIS_URL): run recurring crawls on one machine"
         )
+    try:
+        RecrawlSettings.from_settings(settings)
+    except ValueError as exc:
+        return str(exc)
     try:
         check_state_file(path)
     except CrawlStateError as exc:

@@ -101,6 +101,7 @@ class ConditionalRequestMiddleware:
         meta = request.meta
         source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) == "sitemap" else None
         self.recrawl.state.record_seen(url, validators, listed, source)
+        self.recrawl.visited(url, response, changed=False)
         self.recrawl.written()
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.NOT_MODIFIED)
 
@@ -110,6 +111,7 @@ class ConditionalRequestMiddleware:
         if record is None or record.gone:
             return
         self.recrawl.state.mark_gone(url)
+        self.recrawl.visited(url, None, changed=False)
         self.recrawl.written()
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.GONE)
         raise PageGone(f"gone: {request.url}")

@@ -10,7 +10,6 @@ it is dropped, whatever dropped it.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -111,12 +110,13 @@ class RecrawlPipeline:
         self.recrawl.state.record_export(
             url,
             hashed,
-            int(time.time()),
+            self.recrawl.clock.now(),
             _validators(response),
             iso_to_epoch(adapter.get(self.date_field)),
             _source(adapter),
             _fingerprint(adapter),
         )
+        self.recrawl.visited(url, response, changed=True)
         self.recrawl.written()
         revision = adapter.get(REVISION_FIELD)
         outcome = RecrawlOutcome.NEW if revision == 1 else RecrawlOutcome.CHANGED
@@ -137,6 +137,7 @@ class RecrawlPipeline:
             return  # a timeout or an error: tried again next time
         listed = iso_to_epoch(adapter.get(self.date_field))
         self.recrawl.state.record_seen(url, _validators(response), listed, _source(adapter))
+        self.recrawl.visited(url, response, changed=False)
         self.recrawl.written()
         if isinstance(exception, Unchanged):
             self.recrawl.outcome(_site(response, url), RecrawlOutcome.UNCHANGED)
