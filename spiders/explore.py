@@ -8,15 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response, TextResponse
-from scrapy_maintext.discovery.feeds import (
-    USUAL_FEED_PATHS,
-    FeedParseResult,
-    find_feed_links,
-    parse_feed,
-)
+from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
-from scrapy_maintext.state.schedule import Hints, ttl_seconds, update_period_seconds
+from scrapy_maintext.state.schedule import feed_hints
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from twisted.python.failure import Failure
 
@@ -99,13 +94,6 @@ class FeedDiscoveryMixin(_Base):
         domains = {d for d in map(registrable_domain, urls) if d}
         site.plan.policy = site.plan.policy.widened(hosts, domains)
         self.url_policy = self.url_policy.widened(hosts, domains)
-
-
-def feed_hints(result: FeedParseResult) -> Hints:
-    """What an RSS channel says of its changes: ``sy:updatePeriod`` (how often it changes)
-    and ``ttl`` (how long a copy stays fresh)."""
-    period = update_period_seconds(result.update_period, result.update_frequency)
-    return Hints(change_period=period, fresh_for=ttl_seconds(result.ttl))
 
 
 class ExploreMixin(FeedDiscoveryMixin):

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from scrapy_maintext.discovery.feeds import FeedParseResult
 from scrapy_maintext.state.crawl_state import CrawlState, url_key
 from scrapy_maintext.state.validators import http_date_to_epoch
 
@@ -42,6 +43,9 @@ GROW = 1.5
 SHRINK = 2.0
 #: An unchanged URL's interval stays below this share of the time it has been unchanged.
 AGE_FRACTION = 0.1
+#: A URL is due up to this share of its interval early (by a hash of the URL and the visit
+#: time): pages first seen together do not all come due in the same later run.
+JITTER = 0.2
 DAY = 86_400
 
 #: Sitemap ``changefreq`` values in seconds ("always" is the shortest interval, "never"
@@ -120,10 +124,12 @@ def next_visit(
     hints: Hints = NO_HINTS,
     modified: int | None = None,
     digest: int | None = None,
+    spread: float = 0.0,
 ) -> Visit:
     """The schedule after a visit at ``now`` that found the URL ``changed`` or not (a URL
     never visited starts at the shortest interval). ``modified`` is its Last-Modified, when
-    it is the first visit: the time it has been unchanged counts from there."""
+    it is the first visit: the time it has been unchanged counts from there. ``spread``
+    (0 to 1) brings the due time up to :data:`JITTER` of the interval early."""
     if previous is None:
         interval = float(policy.min_interval)
         since = modified if modified is not None and modified <= now else now
@@ -139,7 +145,8 @@ def next_visit(
     if hints.fresh_for is not None:
         interval = max(interval, hints.fresh_for)
     bounded = policy.clamp(interval)
-    return Visit(now + bounded, bounded, now, since, digest)
+    due = now + round(bounded * (1 - JITTER * spread))
+    return Visit(due, bounded, now, since, digest)
 
 
 def is_due(policy: SchedulePolicy, visit: Visit | None, now: int) -> bool:
@@ -178,6 +185,13 @@ def ttl_seconds(value: str | None) -> int | None:
     except ValueError:
         return None
     return minutes * 60 if minutes > 0 else None
+
+
+def feed_hints(result: FeedParseResult) -> Hints:
+    """What an RSS channel says of its changes: ``sy:updatePeriod`` (how often it changes)
+    and ``ttl`` (how long a copy stays fresh)."""
+    period = update_period_seconds(result.update_period, result.update_frequency)
+    return Hints(change_period=period, fresh_for=ttl_seconds(result.ttl))
 
 
 _MAX_AGE = re.compile(rb"(?:^|[,\s])(s-maxage|max-age)\s*=\s*\"?(\d+)", re.IGNORECASE)
@@ -297,12 +311,13 @@ class Schedule:
             changed = changed or digest != previous.digest
         if digest is None and previous is not None:
             digest = previous.digest  # a 304: the body is the one read last time
-        visit = next_visit(
-            self.policy, previous, self.clock.now(), changed, hints, modified, digest
-        )
+        now = self.clock.now()
+        key = url_key(url)
+        spread = ((key ^ now) * 0x9E3779B1 & 0xFFFF) / 0x10000
+        visit = next_visit(self.policy, previous, now, changed, hints, modified, digest, spread)
         self.state.db.execute(
             f"INSERT OR REPLACE INTO schedule (key, {_COLUMNS}) VALUES (?,?,?,?,?,?)",
-            (url_key(url), visit.due, visit.interval, visit.checked, visit.changed, digest),
+            (key, visit.due, visit.interval, visit.checked, visit.changed, digest),
         )
         self.state.wrote()
         return visit
