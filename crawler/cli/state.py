@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         table.append([_cell(name, values[name]) for name, _ in _COLUMNS])
     widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
     for line in table:
-        cells = [line[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(line[1:], widths[1:])]
+        cells = [line[0].ljust(widths[0])]
+        cells += [c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)]
         print("  ".join(cells).rstrip())
     return 0
 

@@ -120,15 +120,20 @@ def check_schema(path: Path, db: sqlite3.Connection) -> None:
 def overview(db: sqlite3.Connection, now: int) -> list[SiteOverview]:
     """Every site of the state, in name order."""
     rows = db.execute(_QUERY, {"now": now}).fetchall()
-    return [SiteOverview(*(r if r is not None else 0 for r in row[:8]), row[8]) for row in rows]
+    return [_site(row[0], [int(n or 0) for n in row[1:8]], row[8]) for row in rows]
 
 
 def total(sites: list[SiteOverview]) -> SiteOverview:
     """The sites' sums (the last visit: the latest)."""
-    counts = [f.name for f in fields(SiteOverview)][1:-1]
-    sums = [sum(getattr(s, name) for s in sites) for name in counts]
+    names = [f.name for f in fields(SiteOverview)][1:-1]
+    sums = [sum(getattr(s, name) for s in sites) for name in names]
     last = max((s.last_visit for s in sites if s.last_visit is not None), default=None)
-    return SiteOverview(f"total ({len(sites)} sites)", *sums, last)
+    return _site(f"total ({len(sites)} sites)", sums, last)
+
+
+def _site(name: str, counts: list[int], last: int | None) -> SiteOverview:
+    known, documents, due_now, due_24h, changed, gone, revisions = counts
+    return SiteOverview(name, known, documents, due_now, due_24h, changed, gone, revisions, last)
 
 
 def matching_sites(names: list[str], site: str) -> list[str]:
