@@ -24,6 +24,10 @@ DAY = 86_400
 #: The simulated month starts here (epoch s): the first run.
 START = int(datetime(2026, 10, 1, tzinfo=UTC).timestamp())
 FEED_SIZE = 50
+#: Where the site is served for real crawls (``--crawl-hours``), and the base of its URLs in
+#: the simulation too: due times are spread by a hash of the URL.
+HOST, PORT = "127.0.0.31", 8031
+BASE = f"http://{HOST}:{PORT}"
 
 
 @dataclass
@@ -51,7 +55,7 @@ class MonthSite:
 
     def __init__(
         self,
-        base: str = "http://127.0.0.1",
+        base: str = BASE,
         seed: int = 31,
         articles: int = 2_000,
         per_day: float = 50.0,
