@@ -8,6 +8,8 @@ import sys
 import time
 from datetime import UTC, datetime
 
+from scrapy_maintext.cli.subcommand import Subcommand
+
 _EPILOG = """\
 Per site (scheme and host): URLs known (pages, sitemaps and feeds), how many are due now and
 in the next 24 hours, changed in the last day (pages exported new or changed, sitemaps and
@@ -45,27 +47,12 @@ _COLUMNS = (
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``state`` among ``maintext``'s commands (its help; :func:`main` runs it)."""
-    _add_arguments(
-        commands.add_parser(
-            "state",
-            help=_HELP,
-            description=_DESCRIPTION,
-            epilog=_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    )
+    COMMAND.add_to(commands)
 
 
 def main(argv: list[str]) -> int:
     """``maintext state ARGS``, parsed without the other commands' imports."""
-    parser = argparse.ArgumentParser(
-        prog="maintext state",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return run(COMMAND.parser().parse_args(argv))
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +65,9 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TIME",
         help="count as if now were TIME (ISO date or epoch s; RECRAWL_NOW of a simulation)",
     )
+
+
+COMMAND = Subcommand("state", _HELP, _DESCRIPTION, _EPILOG, _add_arguments)
 
 
 def _now(text: str) -> float:
