@@ -12,6 +12,8 @@ import pytest
 from scrapy.settings import Settings
 from scrapy_maintext.commands.crawl import crawl_state_problem
 from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.discovery.feeds import parse_feed
+from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.state.crawl_state import SCHEMA_VERSION, CrawlState, url_key
 from scrapy_maintext.state.schedule import (
     DAY,
@@ -23,6 +25,7 @@ from scrapy_maintext.state.schedule import (
     SchedulePolicy,
     Visit,
     changefreq_seconds,
+    feed_hints,
     freshness_seconds,
     is_due,
     next_visit,
@@ -111,6 +114,21 @@ def test_hint_parsing() -> None:
     expires, date = b"Sun, 06 Nov 1994 09:49:37 GMT", b"Sun, 06 Nov 1994 08:49:37 GMT"
     assert freshness_seconds(None, expires, date, T0) == HOUR
     assert freshness_seconds(None, b"0", None, T0) is None
+
+
+def test_hints_come_from_sitemaps_and_feeds() -> None:
+    sitemap = (
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url>'
+        b"<loc>https://e.org/a</loc><changefreq>weekly</changefreq></url></urlset>"
+    )
+    (entry,) = parse_sitemap(sitemap).entries
+    assert changefreq_seconds(entry.changefreq) == 7 * DAY
+    feed = (
+        b'<rss version="2.0" xmlns:sy="http://purl.org/rss/1.0/modules/syndication/"><channel>'
+        b"<title>t</title><ttl>30</ttl><sy:updatePeriod>daily</sy:updatePeriod>"
+        b"<sy:updateFrequency>4</sy:updateFrequency></channel></rss>"
+    )
+    assert feed_hints(parse_feed(feed)) == Hints(change_period=DAY // 4, fresh_for=1_800)
 
 
 def test_settings_are_checked_before_a_crawl(tmp_path: Path) -> None:

@@ -105,8 +105,8 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
     home = absolute_http_url(_rss_link(channel), base_url)
     result = FeedParseResult(kind="rss", title=child_text(channel, "title"), home=home)
     result.ttl = child_text(channel, "ttl")
-    result.update_period = child_text(channel, "updatePeriod")
-    result.update_frequency = child_text(channel, "updateFrequency")
+    result.update_period = child_text(channel, "updateperiod")
+    result.update_frequency = child_text(channel, "updatefrequency")
     for item in channel:
         if local_name(item) != "item":
             continue
