@@ -11,7 +11,7 @@ from scrapy import signals
 from scrapy.http import Response
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
-from scrapy_maintext.state.schedule import NO_HINTS, Hints, body_digest, freshness_seconds
+from scrapy_maintext.state.schedule import NO_HINTS, Hints, body_digest, response_freshness
 from scrapy_maintext.state.validators import Validators
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import (
@@ -119,12 +119,7 @@ class RecrawlMixin(_Base):
         headers = response.headers
         validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
         lastmod = response.meta.get(Meta.SITEMAP_LASTMOD)
-        fresh = freshness_seconds(
-            headers.get("Cache-Control"),
-            headers.get("Expires"),
-            headers.get("Date"),
-            self.recrawl.clock.now(),
-        )
+        fresh = response_freshness(headers, self.recrawl.clock.now())
         digest = body_digest(response.body)
         self.discovery_memory.read(
             site.base_url,

@@ -30,8 +30,8 @@ from scrapy_maintext.state.schedule import (
     Hints,
     Schedule,
     SchedulePolicy,
-    freshness_seconds,
     parse_now,
+    response_freshness,
 )
 from scrapy_maintext.state.validators import http_date_to_epoch
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
@@ -136,15 +136,8 @@ class Recrawl:
         hints = Hints(change_period=meta.get(Meta.CHANGE_PERIOD))
         modified = None
         if response is not None:
-            headers = response.headers
-            fresh = freshness_seconds(
-                headers.get("Cache-Control"),
-                headers.get("Expires"),
-                headers.get("Date"),
-                self.clock.now(),
-            )
-            hints = hints.with_fresh_for(fresh)
-            modified = http_date_to_epoch(headers.get("Last-Modified"))
+            hints = hints.with_fresh_for(response_freshness(response.headers, self.clock.now()))
+            modified = http_date_to_epoch(response.headers.get("Last-Modified"))
         self.schedule.visited(url, changed, hints, modified)
 
     def inc_stat(self, name: str, count: int = 1) -> None:

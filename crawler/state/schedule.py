@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from scrapy_maintext.discovery.feeds import FeedParseResult
 from scrapy_maintext.state.crawl_state import CrawlState, url_key
@@ -215,6 +216,12 @@ def freshness_seconds(
         return None
     fresh = expiry - (http_date_to_epoch(date) or now)
     return fresh if fresh > 0 else None
+
+
+def response_freshness(headers: Any, now: int) -> int | None:
+    """:func:`freshness_seconds` of a response's headers (anything with ``get``)."""
+    get = headers.get
+    return freshness_seconds(get("Cache-Control"), get("Expires"), get("Date"), now)
 
 
 def body_digest(body: bytes) -> int:
