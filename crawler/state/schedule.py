@@ -16,7 +16,9 @@ max-age`` or ``Expires`` (how long a copy stays fresh) a lower bound.
 
 A run asks :meth:`Schedule.due`; a URL is due when its time comes before the middle of the
 next run's interval (``due <= now + RECRAWL_MIN_INTERVAL / 2``: hourly runs with a one-hour
-minimum round a 1.5 h interval to the next run instead of the one after). What a sitemap or
+minimum round a 1.5 h interval to the next run instead of the one after); due times come up
+to :data:`JITTER` of the interval early, by a hash of the URL, so that pages first seen
+together spread over later runs. What a sitemap or
 feed announces as newer than its stored date is requested whatever its schedule
 (:mod:`~scrapy_maintext.state.recrawl_discovery`): announced changes are never delayed.
 """
