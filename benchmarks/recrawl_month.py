@@ -56,23 +56,12 @@ from benchmarks.month_site import DAY, HOUR, START, MonthSite, etag
 SITE = "month"
 
 
-class FakeClock(Clock):
-    """The simulation's clock: set by the run."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.at = START
-
-    def now(self) -> int:
-        return self.at
-
-
 class SimulatedCrawler:
     """One crawl state, crawled hour by hour as the sitemap and feed spiders crawl it."""
 
     def __init__(self, site: MonthSite, state_path: Path, policy: SchedulePolicy) -> None:
         self.site = site
-        self.clock = FakeClock()
+        self.clock = Clock(START)
         self.state = CrawlState(state_path)
         self.schedule = Schedule(self.state, policy, self.clock)
         #: Per article: (run time, version) of every export.

@@ -48,15 +48,6 @@ T0 = 1_800_000_000
 POLICY = SchedulePolicy(min_interval=HOUR, max_interval=DAY)
 
 
-class FakeClock(Clock):
-    def __init__(self, at: int = T0) -> None:
-        super().__init__()
-        self.at = at
-
-    def now(self) -> int:
-        return self.at
-
-
 def test_unchanged_grows_changed_shrinks_within_bounds() -> None:
     visit = next_visit(POLICY, None, T0, changed=True, modified=T0 - 100 * DAY)
     assert (visit.interval, visit.due, visit.checked) == (HOUR, T0 + HOUR, T0)
@@ -149,7 +140,7 @@ def test_settings_are_checked_before_a_crawl(tmp_path: Path) -> None:
 
 
 def test_sitemap_body_changes_count_and_304_keeps_them(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = Clock(T0)
     url = "https://example.org/sitemap.xml"
     with CrawlState(tmp_path / "state.sqlite") as state:
         schedule = Schedule(state, POLICY, clock)
@@ -169,7 +160,7 @@ def test_sitemap_body_changes_count_and_304_keeps_them(tmp_path: Path) -> None:
 
 
 def test_pages_without_a_date_wait_unless_their_sitemap_dropped_them(tmp_path: Path) -> None:
-    clock = FakeClock()
+    clock = Clock(T0)
     with CrawlState(tmp_path / "state.sqlite") as state:
         schedule = Schedule(state, POLICY, clock)
         memory = DiscoveryMemory(state, schedule)
@@ -190,7 +181,7 @@ def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
     with CrawlState(path) as state:
-        schedule = Schedule(state, POLICY, FakeClock())
+        schedule = Schedule(state, POLICY, Clock(T0))
         assert schedule.due("https://example.org/a")
         schedule.visited("https://example.org/a", False)
         state.commit()

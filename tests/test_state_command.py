@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from scrapy_maintext.cli import main
 from scrapy_maintext.state.crawl_state import CrawlState
-from scrapy_maintext.state.schedule import DAY, Schedule, SchedulePolicy
+from scrapy_maintext.state.schedule import DAY, Clock, Schedule, SchedulePolicy
 from scrapy_maintext.state.validators import Validators
 
-from tests.test_recrawl_schedule import T0, FakeClock
+from tests.test_recrawl_schedule import T0
 
 A = "https://a.example"
 B = "http://127.0.0.1:8080"
@@ -22,7 +22,7 @@ B = "http://127.0.0.1:8080"
 
 def _state(path: Path) -> None:
     """Site A: 3 pages (one gone, one revised), its sitemap; site B: 1 page, a day old."""
-    clock = FakeClock(T0 - DAY - 60)
+    clock = Clock(T0 - DAY - 60)
     with CrawlState(path) as state:
         schedule = Schedule(state, SchedulePolicy(), clock)
         state.record_export(f"{B}/old.html", 9, clock.now(), Validators(), None, None)

@@ -46,8 +46,8 @@ GROW = 1.5
 SHRINK = 2.0
 #: An unchanged URL's interval stays below this share of the time it has been unchanged.
 AGE_FRACTION = 0.1
-#: A URL is due up to this share of its interval early (by a hash of the URL and the visit
-#: time): pages first seen together do not all come due in the same later run.
+#: A URL is due up to this share of its interval early (by a hash of the URL): pages first
+#: seen together do not all come due in the same later run.
 JITTER = 0.2
 DAY = 86_400
 
@@ -235,13 +235,15 @@ def body_digest(body: bytes) -> int:
 
 
 class Clock:
-    """Now, in epoch seconds: the real clock, or one that starts at a given time."""
+    """Now, in epoch seconds: the real clock, or a given time for the whole run (a simulated
+    run happens at one moment, as the simulation that drives it counts it)."""
 
-    def __init__(self, start: float | None = None) -> None:
-        self.offset = 0.0 if start is None else start - time.time()
+    def __init__(self, at: float | None = None) -> None:
+        #: The time of a simulated run (None: the real clock); a simulation moves it.
+        self.at = None if at is None else int(at)
 
     def now(self) -> int:
-        return int(time.time() + self.offset)
+        return int(time.time()) if self.at is None else self.at
 
 
 def parse_now(value: str) -> float | None:
@@ -322,7 +324,7 @@ class Schedule:
             digest = previous.digest  # a 304: the body is the one read last time
         now = self.clock.now()
         key = url_key(url)
-        spread = ((key ^ now) * 0x9E3779B1 & 0xFFFF) / 0x10000
+        spread = (key * 0x9E3779B1 & 0xFFFF) / 0x10000
         visit = next_visit(self.policy, previous, now, changed, hints, modified, digest, spread)
         self.state.db.execute(
             f"INSERT OR REPLACE INTO schedule (key, {_COLUMNS}) VALUES (?,?,?,?,?,?)",

@@ -223,7 +223,7 @@ _OURS = [
             "RECRAWL_NOW",
             "",
             str,
-            "Run as if now were this time (ISO date or epoch s): simulations and tests.",
+            "Run as if it were this time, all run long (ISO date or epoch s): simulations.",
         ),
     ),
     *_group(
