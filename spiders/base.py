@@ -43,6 +43,7 @@ from scrapy_maintext.spiders.sites import (
     split_list,
 )
 from scrapy_maintext.state.page_journal import PageJournal
+from scrapy_maintext.state.schedule import changefreq_seconds
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
     QUIET_SKIPS,
@@ -357,6 +358,8 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
                 Meta.SOURCE_TITLE: candidate.title,
             }
         )
+        if candidate.changefreq and self.recrawl is not None:
+            meta[Meta.CHANGE_PERIOD] = changefreq_seconds(candidate.changefreq)
         meta.update({Meta.SITE: site.base_url, Meta.RUN: self.run_id, Meta.PAGE_URL: candidate.url})
         return scrapy.Request(
             candidate.url,

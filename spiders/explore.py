@@ -11,6 +11,7 @@ from scrapy.http import Response, TextResponse
 from scrapy_maintext.discovery.feeds import USUAL_FEED_PATHS, find_feed_links, parse_feed
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.urls import host_of, normalize_url, registrable_domain
+from scrapy_maintext.state.schedule import feed_hints
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from twisted.python.failure import Failure
 
@@ -47,7 +48,8 @@ class FeedDiscoveryMixin(_Base):
         self.inc_stat(Stat.FEEDS_ANNOUNCED, len(links))
         if links:
             for link in links:
-                yield self.feed_request(site, link.url)
+                if not self.document_not_due(site, link.url, Stat.RECRAWL_FEEDS_NOT_DUE):
+                    yield self.feed_request(site, link.url)
         else:
             yield from self._usual_feed_requests(site)
 
@@ -77,7 +79,7 @@ class FeedDiscoveryMixin(_Base):
         else:
             self.inc_stat(Stat.FEEDS)
             self.inc_stat(Stat.FEEDS_BY_KIND + result.kind)
-            self.read_document(site, response, None)
+            self.read_document(site, response, None, feed_hints(result))
         if response.meta.get(Meta.DIRECT_FEED):
             self._widen_to_feed_site(site, response.url, result.home)
         site.plan.add_feed_result(result, response.url)

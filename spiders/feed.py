@@ -12,7 +12,7 @@ from scrapy_maintext.spiders.args import ARGUMENT_FORMS, FEED_ARGUMENT_FORMS
 from scrapy_maintext.spiders.base import DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState, base_url_of
-from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.names import Meta, Stat
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
         requests = [
             self.feed_request(self.sites[base_url_of(u)], u, **{Meta.DIRECT_FEED: True})
             for u in self.feed_urls
+            if not self.document_not_due(self.sites[base_url_of(u)], u, Stat.RECRAWL_FEEDS_NOT_DUE)
         ]
         # Sites named by domain/domains_file: feeds are found through their home pages.
         homes = dict.fromkeys(self.named_sites)

@@ -11,6 +11,7 @@ from scrapy import signals
 from scrapy.http import Response
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
+from scrapy_maintext.state.schedule import NO_HINTS, Hints, body_digest, response_freshness
 from scrapy_maintext.state.validators import Validators
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import (
@@ -49,7 +50,7 @@ class RecrawlMixin(_Base):
         """Open the crawl state (at the start of ``start()``), if there is one."""
         self.recrawl = crawl_state_of(self.crawler)
         if self.recrawl is not None:
-            self.discovery_memory = DiscoveryMemory(self.recrawl.state)
+            self.discovery_memory = DiscoveryMemory(self.recrawl.state, self.recrawl.schedule)
             connect = self.crawler.signals.connect
             connect(self._item_not_final, signal=signals.item_dropped)
             connect(self._item_not_final, signal=signals.item_error)
@@ -68,6 +69,21 @@ class RecrawlMixin(_Base):
             self.recrawl.outcome(site.base_url, RecrawlOutcome.SKIPPED_BY_DATE, len(unchanged))
             reason = SkipReason.UNCHANGED_BY_DATE
             self.report_skip(site.base_url, reason, len(unchanged), planned=False)
+        not_due = memory.not_due(site.base_url, {u: d for u, d in dated.items() if d is None})
+        if not_due:
+            site.unchanged |= not_due
+            self.recrawl.outcome(site.base_url, RecrawlOutcome.NOT_DUE, len(not_due))
+            self.report_skip(site.base_url, SkipReason.NOT_DUE, len(not_due), planned=False)
+
+    def document_not_due(self, site: SiteState, url: str, stat: str) -> bool:
+        """A sitemap or feed of a recurring crawl that is not due yet (adaptive revisits):
+        not requested (counted in ``stat``); what it listed is remembered."""
+        memory = self.discovery_memory
+        if memory is None or memory.due(url):
+            return False
+        site.remembered += 1
+        self.inc_stat(stat)
+        return True
 
     def _item_not_final(
         self, response: Response | None = None, exception: Any = None, failure: Any = None, **_: Any
@@ -89,14 +105,31 @@ class RecrawlMixin(_Base):
             if not site.incomplete and site.failure is None:
                 self.recrawl.write(self.discovery_memory.save, base)
 
-    def read_document(self, site: SiteState, response: Response, parent: str | None) -> None:
-        """A sitemap or feed was read: remember it (saved at a clean end)."""
-        if self.discovery_memory is None:
+    def read_document(
+        self,
+        site: SiteState,
+        response: Response,
+        parent: str | None,
+        hints: Hints = NO_HINTS,
+    ) -> None:
+        """A sitemap or feed was read: remember it (saved at a clean end), with a hash of
+        its body and what it and its headers say of its changes."""
+        if self.discovery_memory is None or self.recrawl is None:
             return
         headers = response.headers
         validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
         lastmod = response.meta.get(Meta.SITEMAP_LASTMOD)
-        self.discovery_memory.read(site.base_url, response.url, validators, lastmod, parent)
+        fresh = response_freshness(headers, self.recrawl.clock.now())
+        digest = body_digest(response.body)
+        self.discovery_memory.read(
+            site.base_url,
+            response.url,
+            validators,
+            lastmod,
+            parent,
+            digest,
+            hints.with_fresh_for(fresh),
+        )
 
     def discovery_not_modified(
         self, site: SiteState, request: scrapy.Request

@@ -102,6 +102,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
             yield from self._remembered(site, url, depth)
             return
+        if lastmod is None and self.document_not_due(site, url, Stat.RECRAWL_SITEMAPS_NOT_DUE):
+            yield from self._remembered(site, url, depth)
+            return
         meta = {
             Meta.SITEMAP_DEPTH: depth,
             Meta.SITEMAP_LASTMOD: to_iso(lastmod),

@@ -17,7 +17,9 @@ from tests.crawl import NO_WAITS, CrawlResult, run_crawl
 from tests.recrawl_site import FEED_SIZE, UNDATED, ChangingSite
 from tests.sites import TestSiteServer
 
-SETTINGS = {**NO_WAITS, "DOWNLOAD_TIMEOUT": "5"}
+#: Today's rule (every known page without a newer date asked each run); the adaptive
+#: schedule has tests of its own (tests/test_recrawl_schedule.py).
+SETTINGS = {**NO_WAITS, "DOWNLOAD_TIMEOUT": "5", "RECRAWL_SCHEDULE": "every-run"}
 
 
 @pytest.fixture

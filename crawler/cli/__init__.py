@@ -1,5 +1,5 @@
 """``maintext``: crawl with the bundled spiders, extract files offline, render a crawl report,
-run the demo.
+show a recurring crawl's state, run the demo.
 
 Also ``python -m scrapy_maintext``. Each subcommand has its own ``--help``.
 """
@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.cli import report as report_command
+from scrapy_maintext.cli import state as state_command
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_crawl(commands)
     _add_extract(commands)
     report_command.add_parser(commands)
+    state_command.add_parser(commands)
     demo = commands.add_parser(
         "demo",
         help="crawl the bundled demo site, served on 127.0.0.1",
@@ -187,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["report"]:
         # Rendering a saved report needs neither Scrapy nor the extraction: it starts fast.
         return report_command.main(argv[1:])
+    if argv[:1] == ["state"]:
+        # Reading a state file needs neither Scrapy nor the extraction.
+        return state_command.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "crawl":
         return run_crawl(args.spider, args.scrapy_args, verbose=args.verbose)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from scrapy_maintext.cli.subcommand import Subcommand
 from scrapy_maintext.report.files import HTML_SUFFIXES
 
 REPORT_SUFFIXES = (*HTML_SUFFIXES, ".json")
@@ -28,27 +29,12 @@ _DESCRIPTION = "Render a saved crawl report: one standalone HTML page with plots
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``report`` among ``maintext``'s commands (its help; :func:`main` runs it)."""
-    _add_arguments(
-        commands.add_parser(
-            "report",
-            help=_HELP,
-            description=_DESCRIPTION,
-            epilog=_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    )
+    COMMAND.add_to(commands)
 
 
 def main(argv: list[str]) -> int:
     """``maintext report ARGS``, parsed without the other commands' imports."""
-    parser = argparse.ArgumentParser(
-        prog="maintext report",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return run(COMMAND.parser().parse_args(argv))
 
 
 def _add_arguments(report: argparse.ArgumentParser) -> None:
@@ -56,6 +42,9 @@ def _add_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "-o", "--output", required=True, type=report_path, metavar="OUTPUT", help="where to write"
     )
+
+
+COMMAND = Subcommand("report", _HELP, _DESCRIPTION, _EPILOG, _add_arguments)
 
 
 def report_path(text: str) -> str:

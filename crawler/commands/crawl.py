@@ -32,6 +32,7 @@ from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.report.losses import lost
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
+from scrapy_maintext.state.recrawl import RecrawlSettings
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -145,6 +146,10 @@ def crawl_state_problem(settings: BaseSettings, hold: bool = False) -> str | Non
             "CRAWL_STATE is one machine's file and cannot be shared by the workers of a "
             "distributed crawl (REDIS_URL): run recurring crawls on one machine"
         )
+    try:
+        RecrawlSettings.from_settings(settings)
+    except ValueError as exc:
+        return str(exc)
     try:
         check_state_file(path, hold=hold)
     except CrawlStateError as exc:

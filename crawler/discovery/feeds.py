@@ -56,6 +56,11 @@ class FeedParseResult:
     #: Items refused, by reason (:data:`INVALID_URL`): ``CrawlPlan.add_feed_result`` counts
     #: them with the plan's own rejections.
     rejected: Counter[str] = field(default_factory=Counter)
+    #: What an RSS channel says of its changes, as written: ``ttl`` (minutes a copy stays
+    #: fresh), ``sy:updatePeriod`` and ``sy:updateFrequency``.
+    ttl: str | None = None
+    update_period: str | None = None
+    update_frequency: str | None = None
 
 
 def parse_feed(body: bytes, base_url: str | None = None) -> FeedParseResult:
@@ -99,6 +104,9 @@ def _parse_rss(root: etree._Element, base_url: str | None) -> FeedParseResult:
     channel = next((c for c in root if local_name(c) == "channel"), root)
     home = absolute_http_url(_rss_link(channel), base_url)
     result = FeedParseResult(kind="rss", title=child_text(channel, "title"), home=home)
+    result.ttl = child_text(channel, "ttl")
+    result.update_period = child_text(channel, "updateperiod")
+    result.update_frequency = child_text(channel, "updatefrequency")
     for item in channel:
         if local_name(item) != "item":
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from scrapy_maintext.discovery.feeds import INVALID_URL, FeedEntry, FeedParseResult
@@ -26,6 +26,8 @@ class Candidate:
     source_url: str
     date: datetime | None = None
     title: str | None = None
+    #: Its sitemap ``changefreq`` as written, if any (a recurring crawl's hint).
+    changefreq: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,7 @@ class CrawlPlan:
             self.rejected[reason] += 1
             return False
         assert url is not None
-        self.candidates[url] = Candidate(
-            url, candidate.discovered_via, candidate.source_url, candidate.date, candidate.title
-        )
+        self.candidates[url] = replace(candidate, url=url)
         return True
 
     def _too_old(self, date: datetime | None) -> bool:
@@ -75,12 +75,8 @@ class CrawlPlan:
         # A page listed twice (sitemap and news sitemap, say) keeps the richest metadata.
         old = self.candidates[url]
         if (old.date is None and new.date) or (old.title is None and new.title):
-            self.candidates[url] = Candidate(
-                url,
-                old.discovered_via,
-                old.source_url,
-                old.date or new.date,
-                old.title or new.title,
+            self.candidates[url] = replace(
+                old, date=old.date or new.date, title=old.title or new.title
             )
 
     def add_sitemap_entry(self, entry: SitemapEntry, source_url: str) -> None:
@@ -94,7 +90,11 @@ class CrawlPlan:
         else:
             urls = [entry.url, *(alt.url for alt in entry.alternates)]
         for url in urls:
-            self.add(Candidate(url, "sitemap", source_url, entry.date, entry.news_title))
+            self.add(
+                Candidate(
+                    url, "sitemap", source_url, entry.date, entry.news_title, entry.changefreq
+                )
+            )
 
     def add_feed_entry(self, entry: FeedEntry, source_url: str) -> None:
         self.add(Candidate(entry.url, "feed", source_url, entry.date, entry.title))

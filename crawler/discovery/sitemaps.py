@@ -32,6 +32,8 @@ class SitemapEntry:
     news_date: datetime | None = None
     news_title: str | None = None
     alternates: tuple[Alternate, ...] = ()
+    #: Its ``changefreq`` as written (``hourly``, ``daily``, ...), if any.
+    changefreq: str | None = None
 
     @property
     def date(self) -> datetime | None:
@@ -145,6 +147,7 @@ def _parse_url(el: etree._Element, base_url: str | None) -> SitemapEntry | None:
         news_date=news_date,
         news_title=news_title,
         alternates=tuple(alternates),
+        changefreq=child_text(el, "changefreq"),
     )
 
 

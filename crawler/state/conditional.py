@@ -101,6 +101,7 @@ class ConditionalRequestMiddleware:
         meta = request.meta
         source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) == "sitemap" else None
         self.recrawl.write(self.recrawl.state.record_seen, url, validators, listed, source)
+        self.recrawl.write(self.recrawl.visited, url, response, False)
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.NOT_MODIFIED)
 
     def _maybe_gone(self, request: Request) -> Any:
@@ -109,5 +110,6 @@ class ConditionalRequestMiddleware:
         if record is None or record.gone:
             return
         self.recrawl.write(self.recrawl.state.mark_gone, url)
+        self.recrawl.write(self.recrawl.visited, url, None, False)
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.GONE)
         raise PageGone(f"gone: {request.url}")

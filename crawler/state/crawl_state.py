@@ -34,11 +34,22 @@ from scrapy_maintext.writable import creation_problem
 APPLICATION_ID = 0x6D547853
 #: ``PRAGMA user_version``: the schema this code writes; a newer file is refused, an older
 #: one migrated when opened (:data:`_MIGRATIONS`).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Rows looked up per query (below SQLite's limit of bound parameters).
 _CHUNK = 500
 
+#: When each URL is due again (:mod:`scrapy_maintext.state.schedule`), keyed as ``urls``.
+_SCHEDULE = """
+CREATE TABLE schedule (
+    key INTEGER PRIMARY KEY,
+    due INTEGER NOT NULL,
+    interval INTEGER NOT NULL,
+    checked INTEGER NOT NULL,
+    changed INTEGER,
+    digest INTEGER
+);
+"""
 _SCHEMA = """
 CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE urls (
@@ -65,6 +76,8 @@ _MIGRATIONS = {
     # 2: the fingerprint of the exported text (the near-duplicate filter spans runs); files
     # of schema 1 have none, so their pages count as duplicates only from their next export.
     1: "ALTER TABLE urls ADD COLUMN fingerprint INTEGER;",
+    # 3: adaptive revisits; files of schema 2 have no schedule, so every URL is due once.
+    2: _SCHEDULE,
 }
 _COLUMNS = (
     "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
@@ -231,7 +244,7 @@ class CrawlState:
 
     def _create(self, db: sqlite3.Connection) -> None:
         db.executescript(
-            f"BEGIN; {_SCHEMA} PRAGMA application_id={APPLICATION_ID}; "
+            f"BEGIN; {_SCHEMA} {_SCHEDULE} PRAGMA application_id={APPLICATION_ID}; "
             f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
         )
 
@@ -398,6 +411,10 @@ class CrawlState:
         """These pages are no longer listed by the sitemap that listed them."""
         keys = [(url_key(url),) for url in urls]
         self.db.executemany("UPDATE urls SET source=NULL WHERE key=?", keys)
+        self._dirty += 1
+
+    def wrote(self) -> None:
+        """A write of another module (the schedule) joined the open transaction."""
         self._dirty += 1
 
     @property

@@ -24,12 +24,23 @@ from typing import Any
 
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import CallLaterOnce
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
 from scrapy_maintext.report.losses import write_failed
 from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord, open_state
-from scrapy_maintext.vocabulary.names import Signal, Stat
+from scrapy_maintext.state.schedule import (
+    Clock,
+    Hints,
+    Schedule,
+    SchedulePolicy,
+    parse_now,
+    response_freshness,
+)
+from scrapy_maintext.state.validators import http_date_to_epoch
+from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import RecrawlOutcome
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -44,12 +55,26 @@ class RecrawlSettings:
 
     path: str
     commit_delay: float
+    schedule: SchedulePolicy
+    #: ``RECRAWL_NOW``: the time the run starts at, for simulations (None: the real clock).
+    start: float | None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RecrawlSettings:
+        return cls.from_settings(crawler.settings)
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> RecrawlSettings:
+        """The settings, or ValueError naming a bad one (the crawl command says it first)."""
         return cls(
-            path=setting(crawler.settings, "CRAWL_STATE"),
-            commit_delay=setting(crawler.settings, "CRAWL_STATE_COMMIT_DELAY"),
+            path=setting(settings, "CRAWL_STATE"),
+            commit_delay=setting(settings, "CRAWL_STATE_COMMIT_DELAY"),
+            schedule=SchedulePolicy(
+                setting(settings, "RECRAWL_SCHEDULE"),
+                setting(settings, "RECRAWL_MIN_INTERVAL"),
+                setting(settings, "RECRAWL_MAX_INTERVAL"),
+            ),
+            start=parse_now(setting(settings, "RECRAWL_NOW")),
         )
 
 
@@ -60,6 +85,9 @@ class Recrawl:
         self.crawler = crawler
         self.state = state
         self.config = config
+        self.clock = Clock(config.start)
+        #: When each URL is due again (adaptive revisits).
+        self.schedule = Schedule(state, config.schedule, self.clock)
         self._commit_later = CallLaterOnce(self._commit)
         #: Outcomes not told to the crawl report yet (told at each commit: one signal per
         #: site and outcome instead of one per page).
@@ -116,6 +144,17 @@ class Recrawl:
                 record = self.looked_up.get(canonical) or self.state.get(canonical)
         return record.fingerprint if record is not None else None
 
+    def visited(self, url: str, response: Response | None, changed: bool) -> None:
+        """A page was visited: its next due time, with the hints of its response (its
+        sitemap ``changefreq``, ``Cache-Control``/``Expires``, ``Last-Modified``)."""
+        meta = getattr(getattr(response, "request", None), "meta", None) or {}
+        hints = Hints(change_period=meta.get(Meta.CHANGE_PERIOD))
+        modified = None
+        if response is not None:
+            hints = hints.with_fresh_for(response_freshness(response.headers, self.clock.now()))
+            modified = http_date_to_epoch(response.headers.get("Last-Modified"))
+        self.schedule.visited(url, changed, hints, modified)
+
     def inc_stat(self, name: str, count: int = 1) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(name, count)
@@ -159,11 +198,13 @@ class Recrawl:
             + get(Stat.RECRAWL_SKIPPED_BY_DATE)
         )
         logger.info(
-            "Recurring crawl: %d new or changed of %d known; %d unchanged, %d gone (state %s)",
+            "Recurring crawl: %d new or changed of %d known; %d unchanged, %d gone, "
+            "%d not due (state %s)",
             fresh,
             known,
             unchanged,
             get(Stat.RECRAWL_GONE),
+            get(Stat.RECRAWL_NOT_DUE),
             self.state.path,
             extra=REPORT,
         )

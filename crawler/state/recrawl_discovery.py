@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from scrapy_maintext.state.crawl_state import CrawlState
+from scrapy_maintext.state.schedule import NO_HINTS, Hints, Schedule
 from scrapy_maintext.state.validators import Validators, iso_to_epoch
 
 
@@ -34,6 +35,9 @@ class DocumentSeen:
     validators: Validators | None
     listed: int | None
     parent: str | None
+    #: A hash of its body (None: it answered 304), and what it says of its changes.
+    digest: int | None = None
+    hints: Hints = NO_HINTS
 
 
 @dataclass
@@ -41,6 +45,7 @@ class DiscoveryMemory:
     """One crawl's questions to the state and its discovery rows waiting for a clean end."""
 
     state: CrawlState
+    schedule: Schedule
     documents: defaultdict[str, list[DocumentSeen]] = field(
         default_factory=lambda: defaultdict(list)
     )
@@ -56,6 +61,16 @@ class DiscoveryMemory:
             for url, record in records.items()
             if not record.gone and record.listed is not None and dates[url] <= record.listed
         }
+
+    def not_due(self, site: str, dated: dict[str, datetime | None]) -> set[str]:
+        """Of the pages ``dated``, those listed without a date that are not due yet (with
+        ``RECRAWL_SCHEDULE=adaptive``); a page its sitemap no longer lists is checked now."""
+        undated = [url for url, date in dated.items() if date is None]
+        return self.schedule.not_due(undated) - set(self.unlisted.get(site, ()))
+
+    def due(self, url: str) -> bool:
+        """Whether the sitemap or feed ``url`` is read in this run."""
+        return self.schedule.due(url)
 
     def child_unchanged(self, url: str, lastmod: str | None) -> bool:
         """A child sitemap listed with the same ``lastmod`` as when it was last read."""
@@ -89,14 +104,19 @@ class DiscoveryMemory:
         validators: Validators | None,
         lastmod: str | None,
         parent: str | None,
+        digest: int | None = None,
+        hints: Hints = NO_HINTS,
     ) -> None:
         """A sitemap or feed was read (``validators`` None: it answered 304)."""
-        self.documents[site].append(DocumentSeen(url, validators, iso_to_epoch(lastmod), parent))
+        seen = DocumentSeen(url, validators, iso_to_epoch(lastmod), parent, digest, hints)
+        self.documents[site].append(seen)
 
     def save(self, site: str) -> None:
-        """The site's discovery and pages ended cleanly: remember its documents."""
+        """The site's discovery and pages ended cleanly: remember its documents, and when
+        each is due again (changed when its body did)."""
         for doc in self.documents.pop(site, []):
             self.state.record_seen(doc.url, doc.validators, doc.listed, doc.parent, document=True)
+            self.schedule.visited(doc.url, False, doc.hints, digest=doc.digest)
         self.state.unlist(self.unlisted.pop(site, []))
 
 

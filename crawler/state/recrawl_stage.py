@@ -10,7 +10,6 @@ The state records the export once every output accepted the item (``ITEM_EXPORTE
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -113,12 +112,13 @@ class RecrawlPipeline:
             self.recrawl.state.record_export,
             url,
             hashed,
-            int(time.time()),
+            self.recrawl.clock.now(),
             _validators(response),
             iso_to_epoch(adapter.get(self.date_field)),
             _source(adapter),
             _fingerprint(adapter),
         )
+        self.recrawl.write(self.recrawl.visited, url, response, True)
         revision = adapter.get(REVISION_FIELD)
         outcome = RecrawlOutcome.NEW if revision == 1 else RecrawlOutcome.CHANGED
         self.recrawl.outcome(_site(response, url), outcome)
@@ -140,6 +140,7 @@ class RecrawlPipeline:
         self.recrawl.write(
             self.recrawl.state.record_seen, url, _validators(response), listed, _source(adapter)
         )
+        self.recrawl.write(self.recrawl.visited, url, response, False)
         if isinstance(exception, Unchanged):
             self.recrawl.outcome(_site(response, url), RecrawlOutcome.UNCHANGED)
 

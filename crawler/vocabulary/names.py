@@ -60,6 +60,8 @@ class Meta:
     DISCOVERY_DOCUMENT: Final = "discovery_document"
     #: A child sitemap's ``lastmod`` in the index that listed it (ISO 8601), or None.
     SITEMAP_LASTMOD: Final = "sitemap_lastmod"
+    #: A page's sitemap ``changefreq`` in seconds (adaptive revisits: an upper bound).
+    CHANGE_PERIOD: Final = "recrawl_change_period"
 
 
 class Stat:
@@ -170,6 +172,10 @@ class Stat:
     RECRAWL_SITEMAPS_NOT_MODIFIED: Final = "recrawl/sitemaps_not_modified"
     RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
     RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
+    RECRAWL_NOT_DUE: Final = "recrawl/not_due"
+    #: Sitemaps and feeds not requested: not due yet (RECRAWL_SCHEDULE=adaptive).
+    RECRAWL_SITEMAPS_NOT_DUE: Final = "recrawl/sitemaps_not_due"
+    RECRAWL_FEEDS_NOT_DUE: Final = "recrawl/feeds_not_due"
     RECRAWL_KNOWN: Final = "recrawl/known"
     #: State writes (pages exported or decided) that the state file did not take: those
     #: pages are fetched and exported again by the next run.

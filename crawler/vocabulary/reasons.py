@@ -44,6 +44,8 @@ class SkipReason(StrEnum):
     GONE = "gone"
     #: Not requested: its sitemap lastmod or feed date is not newer than when last decided.
     UNCHANGED_BY_DATE = "unchanged_by_date"
+    #: Not requested: no newer sitemap or feed date, and not due yet (adaptive revisits).
+    NOT_DUE = "not_due"
 
 
 class DropReason(StrEnum):
@@ -75,6 +77,8 @@ class RecrawlOutcome(StrEnum):
     NOT_MODIFIED = "not_modified"
     GONE = "gone"
     SKIPPED_BY_DATE = "skipped_by_date"
+    #: Not requested: not due yet (``RECRAWL_SCHEDULE=adaptive``).
+    NOT_DUE = "not_due"
 
 
 #: Reasons that are routine or said once for the whole site: logged at INFO, not WARNING.

@@ -213,6 +213,30 @@ _OURS = [
             float,
             "Seconds the crawl state gathers writes into one commit.",
         ),
+        (
+            "RECRAWL_SCHEDULE",
+            "adaptive",
+            str,
+            "adaptive: a URL without a new sitemap/feed date is requested when due; every-run.",
+        ),
+        (
+            "RECRAWL_MIN_INTERVAL",
+            3600,
+            int,
+            "Shortest revisit interval (seconds) of a URL; about how often the crawl runs.",
+        ),
+        (
+            "RECRAWL_MAX_INTERVAL",
+            86400,
+            int,
+            "Longest revisit interval (seconds) of a URL that never seems to change.",
+        ),
+        (
+            "RECRAWL_NOW",
+            "",
+            str,
+            "Run as if it were this time, all run long (ISO date or epoch s): simulations.",
+        ),
     ),
     *_group(
         "Distributed crawl",

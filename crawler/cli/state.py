@@ -1,0 +1,147 @@
+"""``maintext state PATH``: what a recurring crawl's state file holds, per site."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from scrapy_maintext.cli.subcommand import Subcommand
+
+if TYPE_CHECKING:
+    from scrapy_maintext.state.overview import SiteOverview
+
+_EPILOG = """\
+Per site (scheme and host): URLs known (pages, sitemaps and feeds), how many are due now and
+in the next 24 hours, changed in the last day (pages exported new or changed, sitemaps and
+feeds read changed), gone (404/410), and revisions (documents exported over all runs).
+Due counts are of what is revisited on a schedule (RECRAWL_SCHEDULE=adaptive): sitemaps,
+feeds and pages listed without a date; a page listed with a date is requested whenever its
+sitemap or feed lists it with a newer one.
+
+The file is only read (a crawl may be running on it); --forget SITE drops the rows of a
+site (a host, or a base URL such as https://example.org): its pages are new to the next
+run. --forget waits for no crawl: while one runs on the file it refuses.
+
+exit status: 0 done, 2 a file that is missing, not a crawl state, corrupt, of an older or
+newer schema, in use (--forget), or an unknown site (one line says which).
+
+examples:
+  maintext state state/news.sqlite
+  maintext state state/news.sqlite --json > state.json
+  maintext state state/news.sqlite --forget example.org
+"""
+_HELP = "show what a recurring crawl's state file (CRAWL_STATE) holds, per site"
+_DESCRIPTION = "What a crawl state file holds per site: known, due, changed, gone, revisions."
+_COLUMNS = (
+    ("site", "site"),
+    ("known", "known"),
+    ("documents", "sitemaps+feeds"),
+    ("due_now", "due now"),
+    ("due_24h", "due 24h"),
+    ("changed_24h", "changed 24h"),
+    ("gone", "gone"),
+    ("revisions", "revisions"),
+    ("last_visit", "last visit (UTC)"),
+)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``state`` among ``maintext``'s commands (its help; :func:`main` runs it)."""
+    COMMAND.add_to(commands)
+
+
+def main(argv: list[str]) -> int:
+    """``maintext state ARGS``, parsed without the other commands' imports."""
+    return run(COMMAND.parser().parse_args(argv))
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="the CRAWL_STATE file")
+    parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--forget", metavar="SITE", help="drop the rows of this site")
+    parser.add_argument(
+        "--now",
+        type=_now,
+        metavar="TIME",
+        help="count as if now were TIME (ISO date or epoch s; RECRAWL_NOW of a simulation)",
+    )
+
+
+COMMAND = Subcommand("state", _HELP, _DESCRIPTION, _EPILOG, _add_arguments)
+
+
+def _now(text: str) -> float:
+    from scrapy_maintext.state.schedule import parse_now
+
+    try:
+        value = parse_now(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("RECRAWL_NOW=", "")) from None
+    if value is None:
+        raise argparse.ArgumentTypeError("an ISO date or epoch seconds")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from scrapy_maintext.state.crawl_state import CrawlStateError
+    from scrapy_maintext.state.overview import forget, overview, reading
+
+    try:
+        if args.forget:
+            sites, dropped = forget(args.path, args.forget)
+            print(f"Forgot {dropped} URLs of {', '.join(sites)} in {args.path}", file=sys.stderr)
+            return 0
+        now = int(args.now if args.now is not None else time.time())
+        with reading(args.path) as db:
+            rows = overview(db, now)
+    except (CrawlStateError, ValueError) as exc:
+        print(f"maintext state: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        _print(args, now, rows)
+    except BrokenPipeError:  # `maintext state ... | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes it at exit
+    return 0
+
+
+def _print(args: argparse.Namespace, now: int, rows: list[SiteOverview]) -> None:
+    from scrapy_maintext.state.overview import total
+
+    if args.json:
+        data = {
+            "path": args.path,
+            "now": _iso(now),
+            "sites": [_jsonable(r.as_dict()) for r in rows],
+            "total": _jsonable(total(rows).as_dict()),
+        }
+        print(json.dumps(data, indent=2))
+        return
+    table = [[title for _, title in _COLUMNS]]
+    for row in [*rows, total(rows)]:
+        values = row.as_dict()
+        table.append([_cell(name, values[name]) for name, _ in _COLUMNS])
+    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+    for line in table:
+        cells = [line[0].ljust(widths[0])]
+        cells += [c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)]
+        print("  ".join(cells).rstrip())
+
+
+def _jsonable(values: dict[str, object]) -> dict[str, object]:
+    last = values["last_visit"]
+    return {**values, "last_visit": _iso(last) if isinstance(last, int) else None}
+
+
+def _cell(name: str, value: object) -> str:
+    if name == "last_visit":
+        return _iso(value)[:16].replace("T", " ") if isinstance(value, int) else "-"
+    return str(value)
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
