@@ -55,6 +55,8 @@ EXTENSIONS = {
     "scrapy_maintext.politeness.contact.ContactCheck": 500,
     # Ctrl-C stops within a second instead of after the pages queued per site.
     "scrapy_maintext.politeness.quick_stop.QuickStop": 500,
+    # What an output, the crawl state or the archive failed to write: said, exit status 1.
+    "scrapy_maintext.report.losses.LossReport": 500,
 }
 
 
@@ -83,6 +85,14 @@ REPLACEMENTS = (
         "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
         "scrapy_maintext.middlewares.metarefresh.HeadMetaRefreshMiddleware",
         580,
+    ),
+    # Same feeds, but a document is exported only once every feed wrote it; a failed write
+    # stops the crawl.
+    Replacement(
+        "EXTENSIONS",
+        "scrapy.extensions.feedexport.FeedExporter",
+        "scrapy_maintext.exporters.feeds.CheckedFeedExporter",
+        0,
     ),
     # Same AutoThrottle, but never below a site's robots.txt Crawl-delay.
     Replacement(

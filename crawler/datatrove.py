@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - the extra's absence is tested in a sub
     ) from None
 
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch_time
+from scrapy_maintext.archive.reader import Damage, damage_message, read_records
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.worker import WARM_UP_PAGE
 
@@ -170,8 +171,6 @@ class WarcReader(DatatroveWarcReader):
     name = "🕷 Warc (maintext)"
 
     def read_file(self, filepath: str) -> Iterator[DatatroveDocument]:
-        from scrapy_maintext.archive.reader import Damage, read_records
-
         # warcio reads a .warc.gz member by member itself: offsets are then the file's own
         # (read through a decompressing stream, they would be offsets in the WARC inside).
         compression = None if filepath.endswith(".gz") else self.compression
@@ -185,15 +184,21 @@ class WarcReader(DatatroveWarcReader):
         with self.data_folder.open(filepath, "rb", compression=compression) as f:
             yield from read_records(f, document, damaged)
         for damage in damaged:
-            where = (filepath, damage.offset, damage.error)
-            if damage.rest:
-                self.stat_update("unreadable_rest")
-                logger.error("%s: not readable from offset %d on (%s)", *where)
-            elif damage.skipped:
-                self.stat_update("damaged_records")
-                logger.warning("%s: damaged record at offset %d skipped (%s)", *where)
-            else:
-                logger.warning("%s: the record at offset %d is damaged at its end (%s)", *where)
+            self._report(filepath, damage)
+
+    def _report(self, filepath: str, damage: Damage) -> None:
+        """A skipped record counted and logged as ``maintext extract`` does."""
+        if damage.cut:
+            self.stat_update("cut_short")
+        elif damage.rest:
+            self.stat_update("unreadable_rest")
+            logger.error(
+                "%s: not readable from offset %d on (%s)", filepath, damage.offset, damage.error
+            )
+            return
+        elif damage.skipped:
+            self.stat_update("damaged_records")
+        logger.warning("%s", damage_message(filepath, damage))
 
     def _document(
         self, record: Any, offset: int, filepath: str, index: int

@@ -163,3 +163,14 @@ class AutoThrottleHooks(AutoThrottle):
         key, slot = self._get_slot(request, spider)
         if key is not None and slot is not None:
             self.delay_adjusted(key, slot)
+
+
+def fail_exit_status(crawler: Crawler) -> None:
+    """Make the command that runs ``crawler`` exit with status 1, once its engine stopped.
+
+    Scrapy's commands exit with 1 only when ``CrawlerProcess.bootstrap_failed``, which it
+    sets for a crawler left without a spider when its crawl ends; nothing public lets an
+    extension fail the exit status of a stock ``scrapy crawl`` (the add-on's case). Called
+    at ``engine_stopped``, after everything that uses the spider.
+    """
+    crawler.spider = None

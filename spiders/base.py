@@ -18,7 +18,9 @@ from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
 from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.logformatter import PROGRESS
+from scrapy_maintext.report.losses import write_failed
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
     SpiderArgumentError,
@@ -47,6 +49,7 @@ from scrapy_maintext.vocabulary.reasons import (
     QUIET_SKIPS,
     RECRAWL_SKIPS,
     NotModified,
+    OutputFailed,
     SkipReason,
 )
 from twisted.python.failure import Failure
@@ -187,8 +190,8 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         for base, site in self.sites.items():
             site.scheduled |= self.journal.done[base]
         connect = self.crawler.signals.connect
-        # Connected now, after the feed exporter: an item is on disk before it is done.
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+        # Done once every output took the item (a failed output leaves it to the resume).
+        for signal in (exported_signal(self.crawler), signals.item_dropped, signals.item_error):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
         connect(self._request_dropped, signal=signals.request_dropped)
@@ -204,12 +207,24 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         reason = SkipReason.REDIRECT_LOOP if seen else SkipReason.REDIRECT_TO_SEEN
         self.inc_stat(Stat.PAGE_ERRORS + reason)
         logger.info("Page %s not fetched: %s (%s)", chain[0], reason, request.url)
-        self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+        self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
 
-    def _item_finished(self, response: Response | Failure | None = None, **_: Any) -> None:
+    def _item_finished(
+        self, response: Response | Failure | None = None, exception: Any = None, **_: Any
+    ) -> None:
+        if isinstance(exception, OutputFailed):
+            return  # not written: the resumed crawl fetches it again
         meta = getattr(response, "meta", None)
         if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
-            self.journal.mark(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)
+            self._mark_done(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)
+
+    def _mark_done(self, site: str, *urls: str) -> None:
+        """The page journal's mark; a journal that cannot be written stops the crawl."""
+        try:
+            self.journal.mark(site, *urls)
+        except OSError as exc:
+            if write_failed(self.crawler, f"page journal {self.journal.path}", exc):
+                self.inc_stat(Stat.EXPORT_OUTPUTS_FAILED)
 
     def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
         return self.sites[response_or_request.meta[Meta.SITE]]
@@ -405,7 +420,7 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
             self.inc_stat(Stat.LEFT_FOR_RESUME)
             return
         if Meta.PAGE_URL in request.meta:
-            self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+            self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
         self.inc_stat(Stat.PAGE_ERRORS + reason)
         self.report_skip(request.meta.get(Meta.SITE, ""), reason)
         # Routine, or said once for the whole site (unreachable, stalled).
@@ -414,6 +429,6 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
 
     def _page_decided(self, request: scrapy.Request, reason: str) -> None:
         if Meta.PAGE_URL in request.meta:
-            self.journal.mark(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
+            self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
         self.report_skip(request.meta.get(Meta.SITE, ""), reason)
         logger.debug("Page %s: %s", request.url, reason)

@@ -99,11 +99,11 @@ class RecrawlMixin(_Base):
     def closed(self, reason: str) -> None:
         """A recurring crawl that finished keeps the sitemaps and feeds of every site that
         ended cleanly (before the state closes: this handler was connected first)."""
-        if self.discovery_memory is None or reason != "finished":
+        if self.discovery_memory is None or self.recrawl is None or reason != "finished":
             return
         for base, site in self.sites.items():
             if not site.incomplete and site.failure is None:
-                self.discovery_memory.save(base)
+                self.recrawl.write(self.discovery_memory.save, base)
 
     def read_document(
         self,

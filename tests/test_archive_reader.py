@@ -146,3 +146,65 @@ def test_datatrove_reader_reads_on_after_a_damaged_record(tmp_path: Path) -> Non
     documents = list(WarcReader(str(tmp_path)).read_file("crawl.warc.gz"))
     assert [d.metadata["url"] for d in documents] == ["https://a.example/1", "https://a.example/2"]
     assert documents[1].metadata["warc_offset"] == len(first) + len(_no_target_uri(True))
+
+
+def _cuts(last: bytes) -> list[int]:
+    """Offsets to cut the last record at: every byte of its first 400 (its header), then
+    every 37th byte to its end."""
+    return [*range(1, min(400, len(last))), *range(400, len(last), 37)]
+
+
+@pytest.mark.parametrize("gz", [True, False], ids=["gzip", "plain"])
+def test_a_file_cut_anywhere_in_its_last_record_counts_it_cut_short(gz: bool) -> None:
+    first = _record("https://a.example/1", gz)
+    last = _record("https://a.example/2", gz)
+    for cut in _cuts(last):
+        problems = InputProblems()
+        data = first + last[:cut]
+        docs = list(warc_documents(io.BytesIO(data), "cut.warc", problems, "cut.warc"))
+        state = ([d.url for d in docs], problems.truncated, problems.damaged, problems.unreadable)
+        skipped = (["https://a.example/1"], 1, 0, [])
+        # Cut in its last bytes (the blank lines after it, its gzip trailer), the whole page is
+        # there: a document, not a cut record.
+        whole = (["https://a.example/1", "https://a.example/2"], 0, 0, [])
+        assert state == skipped or (cut > len(last) - 20 and state == whole), (cut, state)
+
+
+@pytest.mark.parametrize("gz", [True, False], ids=["gzip", "plain"])
+def test_a_file_of_one_record_cut_in_its_header_is_cut_short_not_unreadable(gz: bool) -> None:
+    problems = InputProblems()
+    data = _record("https://a.example/1", gz)[:40]
+    assert list(warc_documents(io.BytesIO(data), "cut.warc", problems, "cut.warc")) == []
+    assert (problems.truncated, problems.unreadable) == (1, [])
+
+
+def test_maintext_extract_counts_a_record_cut_in_its_header(tmp_path: Path) -> None:
+    warc = tmp_path / "crawl.warc.gz"
+    first = _record("https://a.example/1", True)
+    warc.write_bytes(first + _record("https://a.example/2", True)[:30])
+    out = tmp_path / "out.jsonl"
+    proc = maintext("extract", str(warc), "-o", str(out), "--workers", "0", cwd=tmp_path)
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 0, stderr[-2000:]
+    assert f"{warc}: the record at offset {len(first)} is cut short" in stderr
+    assert "1 WARC records cut short" in stderr.strip().splitlines()[-1]
+    assert out.read_text(encoding="utf-8").count("\n") == 1
+
+
+@pytest.mark.parametrize("cut", [30, 200, 0.5], ids=["gzip-header", "warc-header", "halfway"])
+def test_datatrove_reader_skips_counts_and_logs_a_record_cut_short(
+    tmp_path: Path, cut: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    pytest.importorskip("datatrove", reason='needs pip install "scrapy-maintext[datatrove]"')
+    from scrapy_maintext.datatrove import WarcReader
+
+    first = _record("https://a.example/1", True)
+    last = _record("https://a.example/2", True)
+    (tmp_path / "crawl.warc.gz").write_bytes(
+        first + last[: int(cut * len(last) if cut < 1 else cut)]
+    )
+    reader = WarcReader(str(tmp_path))
+    documents = list(reader.read_file("crawl.warc.gz"))
+    assert [d.metadata["url"] for d in documents] == ["https://a.example/1"]
+    assert reader.stats["cut_short"].total == 1
+    assert f"crawl.warc.gz: the record at offset {len(first)} is cut short" in caplog.text

@@ -249,3 +249,90 @@ def test_report_shows_recrawl_outcomes() -> None:
     text = format_report({report.site: report}, "finished")
     assert "recrawl unchanged 15, changed 3, new 2, gone 1" in text
     assert report.to_dict()["recrawl"] == {"changed": 3, "gone": 1, "new": 2, "unchanged": 15}
+
+
+def _unusable_paths(tmp_path: Path) -> dict[str, Path]:
+    """State paths that cannot be used, by a phrase of the one line that says why."""
+    (tmp_path / "afile").write_text("not a folder")
+    emptied = tmp_path / "emptied.sqlite"
+    emptied.write_bytes(b"")
+    (tmp_path / "afolder.sqlite").mkdir()
+    return {
+        "afile is not a folder": tmp_path / "afile" / "state.sqlite",
+        "is not a regular file": Path("/dev/null"),
+        "is a folder": tmp_path / "afolder.sqlite",
+        "is empty (0 bytes)": emptied,
+    }
+
+
+@pytest.mark.parametrize("hold", [False, True])
+def test_paths_that_cannot_hold_a_state_are_named_in_one_line(tmp_path: Path, hold: bool) -> None:
+    for phrase, path in _unusable_paths(tmp_path).items():
+        with pytest.raises(CrawlStateError) as raised:
+            check_state_file(path, hold=hold)
+        message = str(raised.value)
+        assert "\n" not in message and phrase in message and "corrupt" not in message, message
+    assert (tmp_path / "emptied.sqlite").read_bytes() == b""  # left for the user to look at
+
+
+def test_a_read_only_folder_is_not_called_corrupt(tmp_path: Path) -> None:
+    from tests.tmpfs import Tmpfs
+
+    with Tmpfs.mounted(tmp_path / "ro", "1m") as disk:
+        state = disk.path / "state.sqlite"
+        with CrawlState(state) as opened:
+            opened.record_export(URL, 1, 100, Validators(), None, None)
+        disk.remount_read_only()
+        for path, phrase in ((state, "ead-only"), (disk.path / "new/s.sqlite", "not writable")):
+            with pytest.raises(CrawlStateError) as raised:
+                check_state_file(path, hold=True)
+            assert phrase in str(raised.value) and "corrupt" not in str(raised.value)
+
+
+def test_a_state_that_cannot_be_created_leaves_no_file(tmp_path: Path) -> None:
+    from tests.tmpfs import Tmpfs
+
+    with Tmpfs.mounted(tmp_path / "tiny", "16k") as disk:
+        state = disk.path / "state.sqlite"
+        with pytest.raises(CrawlStateError, match="cannot be created: database or disk is full"):
+            check_state_file(state, hold=True)
+        assert list(disk.path.iterdir()) == []
+
+
+def test_a_checked_state_is_held_until_the_crawl_takes_it(tmp_path: Path) -> None:
+    from scrapy_maintext.state.crawl_state import open_state
+
+    path = tmp_path / "state.sqlite"
+    check_state_file(path, hold=True)
+    # Another crawl started meanwhile is refused: the lock is held from the check on.
+    with pytest.raises(CrawlStateError, match="in use by another crawl"):
+        CrawlState(path)
+    with open_state(path) as state:
+        assert state.known_pages() == 0
+
+
+@pytest.mark.slow
+def test_two_crawls_started_at_once_one_is_refused_in_one_line(
+    hostile_site: TestSiteServer, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.crawl import ROOT
+
+    state = tmp_path / "state.sqlite"
+    cmd = [
+        sys.executable, "-m", "scrapy", "crawl", "sitemap", "-a",
+        f"domain={hostile_site.base_url}", "-s", f"CRAWL_STATE={state}",
+        *[f"-s{k}={v}" for k, v in QUICK_DISCOVERY.items()],
+    ]  # fmt: skip
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    procs = [
+        subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    results = [(p.wait(120), p.stderr.read().decode() if p.stderr else "") for p in procs]
+    codes = sorted(code for code, _ in results)
+    assert codes == [0, 2], results
+    refused = next(err for code, err in results if code == 2)
+    assert refused.strip().count("\n") == 0 and "in use by another crawl" in refused

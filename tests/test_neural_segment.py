@@ -196,3 +196,12 @@ def test_hidden_elements_without_text_split_nothing() -> None:
         ("Hidden | row", True),
     ]
     assert [b.text for b in segment(tree)] == ["Only 10 EUR incl. VAT."]
+
+
+@pytest.mark.parametrize("extra", [0, 1, 100])
+def test_a_page_over_the_block_limit_is_cut_and_says_so(extra: int) -> None:
+    count = segmentation.MAX_BLOCKS + extra
+    html = "<html><body>" + "<p>a short paragraph</p>" * count + "</body></html>"
+    blocks = segment(lxml.html.fromstring(html))
+    assert len(blocks) == segmentation.MAX_BLOCKS
+    assert blocks.cut is (extra > 0)

@@ -25,6 +25,7 @@ from scrapy_maintext.report.sites import bin_labels, month_of
 from benchmarks.report_fixture import fixture_report
 from tests.crawl import NO_WAITS, ROOT, run_crawl
 from tests.sites import SiteOptions, TestSiteServer, page_html
+from tests.test_cli import maintext as run_maintext
 
 #: The plots the issue names, by their figure's id (``plot-<key>``).
 PLOTS = ("funnel", "engines", "text-lengths", "languages", "dates", "statuses", "requests")
@@ -313,3 +314,54 @@ def test_maintext_crawl_stopped_by_ctrl_c_writes_its_report(tmp_path: Path) -> N
     items = out.read_text("utf-8").splitlines()
     assert sum(site["extracted"].values()) == len(items) < site["planned"]
     assert site["delay"] >= 1.0 and site["min_gap"] >= 0.5  # an estimate: see above
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("sites", 0, "planned"), "abc", 'sites[0].planned is "abc", not a whole number'),
+        (("sites", 1, "fetched"), None, "sites[1].fetched is null, not a whole number"),
+        (("sites", 0, "dropped"), {"Empty": "2"}, "sites[0].dropped is"),
+        (("sites", 0, "text_lengths"), [1, 2], "sites[0].text_lengths has 2 counts for 9 bins"),
+        (("sites", 1, "delay"), "slow", 'sites[1].delay is "slow", not a number or null'),
+        (("sites", 1), "a.example", "sites[1] is not a site with its name"),
+        (("bucket_seconds",), 0, "bucket_seconds is 0, not a number above 0"),
+        (("run",), [], "run is [], not an object"),
+        (("recrawl",), {"new": -1}, "recrawl is"),
+    ],
+)
+def test_maintext_report_names_a_field_of_the_wrong_type(
+    tmp_path: Path,
+    path: tuple[str | int, ...],
+    value: Any,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = fixture_report(sites=2, pages=10)
+    *parents, last = path
+    target: Any = data
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    source = tmp_path / "report.json"
+    source.write_text(json.dumps(data))
+    assert maintext(["report", str(source), "-o", str(tmp_path / "out.html")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"maintext report: error: {source}: not a crawl report (")
+    assert message in line
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_maintext_report_on_wrong_types_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    data = fixture_report(sites=1, pages=3)
+    data["sites"][0] |= {"planned": "abc", "fetched": None}
+    source = tmp_path / "report.json"
+    source.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    proc = run_maintext("report", str(source), "-o", str(out), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.decode().splitlines() == [
+        f'maintext report: error: {source}: not a crawl report (sites[0].planned is "abc", '
+        "not a whole number)"
+    ]
+    assert not out.exists()

@@ -8,6 +8,11 @@ next gzip member that holds a WARC header, or the next ``WARC/1.0``, ``1.1``, ``
 notice is not repaired: an uncompressed record whose ``Content-Length`` is too large takes
 the records after it into its payload (they are then cut short), and a whole-file gzip has
 no next member (the rest of the file is reported lost).
+
+A file that ends inside a record (a truncated archive) is reported as such (``cut``), whether
+it ends in the record's payload (warcio hands out a record it still expects bytes of), in its
+header (warcio fails on it, or takes it for the end of the file) or in its gzip member's
+first bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ T = TypeVar("T")
 
 _GZIP_MEMBER = b"\x1f\x8b\x08"
 _PLAIN_RECORD = b"\nWARC/"
+_CONTENT_LENGTH = re.compile(rb"\nContent-Length:[ \t]*(\d+)", re.IGNORECASE)
 _VERSION_LINE = re.compile(rb"WARC/(?:1\.[01]|0\.1[78])\r?\n")
 #: Bytes scanned at a time for the next record, and bytes of a candidate gzip member
 #: decompressed to check that it holds a WARC header.
@@ -42,6 +48,32 @@ class Damage:
     skipped: bool = True
     #: No record start follows: the rest of the file could not be read.
     rest: bool = False
+    #: The file ends inside this record (a truncated archive): skipped.
+    cut: bool = False
+
+
+#: The error of a record the file ends inside.
+CUT_SHORT = "the file ends inside this record"
+
+
+def cut_short(record: Any) -> bool:
+    """The file ends inside ``record``, whose payload has been read (warcio's reader still
+    expects bytes of it)."""
+    return bool(getattr(record.raw_stream, "limit", 0))
+
+
+def damage_message(name: str, damage: Damage) -> str:
+    """The warning line of a damaged record that was skipped or read (not of ``rest``)."""
+    if damage.cut:
+        return (
+            f"{name}: the record at offset {damage.offset} is cut short ({damage.error}); skipped"
+        )
+    if damage.skipped:
+        return f"{name}: damaged record at offset {damage.offset} skipped ({damage.error})"
+    return (
+        f"{name}: the record at offset {damage.offset} is damaged at its end; "
+        f"its document was read ({damage.error})"
+    )
 
 
 def read_records(
@@ -52,8 +84,9 @@ def read_records(
 
     ``handle`` reads what it needs of the record (its payload) while it is current; an error
     there, or in warcio's parsing of the record, skips that record into ``damaged`` and
-    reading goes on at the next record. A stream that cannot seek is read straight through,
-    and its first damaged record raises.
+    reading goes on at the next record. A record the file ends inside is skipped into
+    ``damaged`` (``cut``) too, its result dropped. A stream that cannot seek is read straight
+    through, and its first damaged record raises.
     """
     from warcio.archiveiterator import ArchiveIterator
 
@@ -61,9 +94,12 @@ def read_records(
         # Nowhere to start again from: the first damaged record ends the reading (raises).
         iterator = ArchiveIterator(stream)
         for record in iterator:
-            result = handle(record, iterator.offset)
-            if result is not None:
+            offset = iterator.offset
+            result = handle(record, offset)
+            if result is not None and not cut_short(record):
                 yield result
+            if _read_to_end(iterator, record):
+                damaged.append(Damage(offset, CUT_SHORT, cut=True))
         return
     gz = _starts_with_gzip(stream)
     start: int | None = 0
@@ -73,7 +109,9 @@ def read_records(
         records = iter(iterator)
         last: int | None = None
         current: int | None = None
+        end = start
         try:
+            cut = False
             for record in records:
                 # Where the record starts (warcio counts from the stream's position):
                 # get_record_offset() would read the record to its end first, before
@@ -81,8 +119,21 @@ def read_records(
                 current = iterator.offset
                 result = handle(record, current)
                 last, current = current, None
-                if result is not None:
+                if result is not None and not cut_short(record):
                     yield result
+                cut = _read_to_end(iterator, record)
+                if cut:
+                    damaged.append(Damage(last, CUT_SHORT, cut=True))
+                end = iterator.offset
+            # warcio takes a file that ends in a record's header for the end of the file, or
+            # for a whole record without a payload.
+            at = (
+                None
+                if cut
+                else next((a for a in (end, last) if _cut_record_at(stream, a, gz)), None)
+            )
+            if at is not None:
+                damaged.append(Damage(at, CUT_SHORT, rest=True, cut=True))
             return
         # warcio raises its own errors, zlib's, EOFError and plain AttributeErrors on
         # damaged records.
@@ -104,8 +155,55 @@ def _resume(
     A record already handed out (``at == last``: the end of its gzip member was damaged) is
     noted but was not skipped."""
     resume = next_record_start(stream, at + 1, gz)
-    damaged.append(Damage(at, error, skipped=at != last, rest=resume is None))
+    if resume is None and _cut_record_at(stream, at, gz):
+        damaged.append(Damage(at, CUT_SHORT, rest=True, cut=True))
+    else:
+        damaged.append(Damage(at, error, skipped=at != last, rest=resume is None))
     return resume
+
+
+def _read_to_end(iterator: Any, record: Any) -> bool:
+    """Reads ``record`` to its end (warcio does before the next record anyway, and its offset
+    is then where the record ends); whether the file ends inside the record."""
+    iterator.read_to_end()
+    return cut_short(record)
+
+
+def _cut_record_at(stream: IO[bytes], at: int | None, gz: bool) -> bool:
+    """The file ends inside a record that starts at ``at`` and is no longer than a header:
+    the rest of the file (inside an unfinished gzip member when ``gz``) is the start of a
+    WARC header without its end, or one with fewer bytes after it than its
+    ``Content-Length``."""
+    if at is None:
+        return False
+    stream.seek(at)
+    rest = stream.read(PROBE + 1)
+    if len(rest) > PROBE:
+        # Longer than any header we write: not a record cut in its header.
+        return False
+    if gz:
+        inflate = zlib.decompressobj(zlib.MAX_WBITS + 16)
+        try:
+            head = inflate.decompress(rest)
+        except zlib.error:
+            return False
+        if not rest or not _GZIP_MEMBER.startswith(rest[:3]) or inflate.eof:
+            return False
+        rest = head
+    rest = rest.lstrip(b"\r\n")
+    if not rest:
+        # A gzip member cut before its first byte of WARC header.
+        return gz
+    header, blank, block = rest.partition(b"\r\n\r\n")
+    if not _warc(header):
+        return False
+    length = _CONTENT_LENGTH.search(header)
+    return not blank or (length is not None and int(length[1]) > len(block))
+
+
+def _warc(head: bytes) -> bool:
+    """``head`` is (the start of) a WARC header."""
+    return head.startswith(b"WARC/") or b"WARC/".startswith(head)
 
 
 def _message(exc: Exception) -> str:

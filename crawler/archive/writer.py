@@ -28,7 +28,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from scrapy_maintext.archive.records import (
     DEFAULT_LEVEL,
@@ -36,6 +35,7 @@ from scrapy_maintext.archive.records import (
     build_pair,
     build_warcinfo,
 )
+from scrapy_maintext.exporters.storage import WholeWritesFile
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +119,11 @@ class WarcArchive:
         config.directory.mkdir(parents=True, exist_ok=True)
         #: Exchanges with their futures, then None to stop.
         self._queue: queue.SimpleQueue[_Task | None] = queue.SimpleQueue()
-        self._file: BinaryIO | None = None
+        self._file: WholeWritesFile | None = None
         self._name = ""
         self._size = 0
+        #: Exchanges written to the current file (a file left with none is removed).
+        self._pairs = 0
         self._warcinfo_id = ""
         self._warned = False
         self._thread = threading.Thread(target=self._run, name="warc-writer", daemon=True)
@@ -158,6 +160,7 @@ class WarcArchive:
         pair = build_pair(exchange, self._warcinfo_id, self.config.level)
         offset = self._size
         self._append(pair.response + pair.request)
+        self._pairs += 1
         self.counts.records += 2
         return RecordLocation(
             self._name, offset, pair.response_id, pair.payload_digest, pair.warc_date
@@ -165,7 +168,8 @@ class WarcArchive:
 
     def _append(self, data: bytes) -> None:
         assert self._file is not None
-        # One unbuffered write: a kill cuts at most this pair, never an earlier record.
+        # One whole write: a kill cuts at most this pair, never an earlier record; a write
+        # the OS refuses (a full disk) leaves the file as it was before the pair.
         self._file.write(data)
         self._size += len(data)
         self.counts.bytes += len(data)
@@ -176,24 +180,38 @@ class WarcArchive:
         for _ in range(NAME_ATTEMPTS):
             name = file_name(self.config.prefix, serial, self.clock())
             try:
-                self._file = (self.config.directory / name).open("xb", buffering=0)
+                self._file = WholeWritesFile(self.config.directory / name, "x")
                 break
             except FileExistsError:
                 continue
         else:
             raise FileExistsError(f"no free WARC file name in {self.config.directory}")
-        self._name, self._size = name, 0
+        self._name, self._size, self._pairs = name, 0, 0
+        warcinfo, self._warcinfo_id = build_warcinfo(name, self.config.info, self.config.level)
+        try:
+            self._append(warcinfo)
+        except OSError:
+            # A file that could not take even its warcinfo record is not left behind.
+            self._file.close()
+            self._file = None
+            (self.config.directory / name).unlink(missing_ok=True)
+            raise
         self.names.append(name)
         self.counts.files += 1
-        warcinfo, self._warcinfo_id = build_warcinfo(name, self.config.info, self.config.level)
-        self._append(warcinfo)
         self.counts.records += 1
         logger.info("Writing WARC file %s", self.config.directory / name)
 
     def _close_file(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._file is None:
+            return
+        self._file.close()
+        self._file = None
+        if not self._pairs:
+            # Only a warcinfo record: every exchange meant for it failed.
+            (self.config.directory / self._name).unlink(missing_ok=True)
+            self.names.remove(self._name)
+            self.counts.files -= 1
+            self.counts.records -= 1
 
     def _failed(self, exc: Exception) -> None:
         self.counts.errors += 1
@@ -205,5 +223,14 @@ class WarcArchive:
                 type(exc).__name__,
                 exc,
             )
-        # A file that failed mid-write may end inside a record: the next one starts afresh.
-        self._close_file()
+        # The failed write left the file as it was: the next exchange goes on in it (the
+        # disk may have room again). Only a file that could not be cut back is closed.
+        if self._file is not None and _size_of(self._file) != self._size:
+            self._close_file()
+
+
+def _size_of(file: WholeWritesFile) -> int:
+    try:
+        return os.fstat(file.fileno()).st_size
+    except OSError:
+        return -1

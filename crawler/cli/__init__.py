@@ -42,8 +42,10 @@ output: progress lines, warnings, errors and the end-of-crawl report (shown at e
 log level; -s CRAWL_REPORT=report.json also writes it as JSON, -s CRAWL_REPORT=report.html
 as one HTML page with plots).
 
-exit status: 0 done, 1 no site could be crawled (or the crawl failed to start),
-2 wrong arguments or a missing extra (one line says which; nothing is written).
+exit status: 0 done, 1 no site could be crawled (or the crawl failed to start), or an
+output, the crawl state, the WARC archive or the report failed to write (the end says what
+was lost), 2 wrong arguments, a path that cannot be written or a missing extra (one line
+says which; nothing is written).
 
 examples:
   maintext crawl sitemap -a domain=example.com -s CRAWLER_CONTACT=mailto:me@example.org \\
@@ -245,6 +247,7 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     from scrapy.settings import Settings
     from scrapy_maintext.commands.crawl import crawl_state_problem
     from scrapy_maintext.distributed.components import missing_dependency
+    from scrapy_maintext.exporters.paths import outputs_problem
     from scrapy_maintext.pipelines.config import ExtractConfig
     from scrapy_maintext.vocabulary.settings import setting
 
@@ -256,13 +259,15 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     missing = missing_dependency() if setting(settings, "REDIS_URL") else None
-    problem = missing or crawl_state_problem(settings)
+    problem = missing or crawl_state_problem(settings) or outputs_problem(settings)
     if problem:
         return f"maintext crawl: error: {problem}"
     from scrapy_maintext.archive.extension import WarcSettings
+    from scrapy_maintext.report.extension import ReportSettings
 
     try:
         WarcSettings.from_settings(settings)
+        ReportSettings.from_settings(settings)
     except ValueError as exc:
         return f"maintext crawl: error: {exc}"
     return None
@@ -312,6 +317,8 @@ def run_extract(args: argparse.Namespace) -> int:
         inputs = expand(args.inputs)
         output = OutputSpec.parse(args.output)
         check_not_an_input(output, inputs)
+        if args.report:
+            check_report(args.report)
         job = ExtractJob(
             inputs=inputs,
             output=output,
@@ -341,6 +348,17 @@ def run_extract(args: argparse.Namespace) -> int:
     ):
         return max(summary.exit_status, 1)
     return summary.exit_status
+
+
+def check_report(path: str) -> None:
+    """``--report``'s path, before the run: OutputError (one line) if it cannot be written."""
+    from scrapy_maintext.cli.outputs import OutputError
+    from scrapy_maintext.report.files import check_report_path
+
+    try:
+        check_report_path(path, "--report")
+    except ValueError as exc:
+        raise OutputError(str(exc)) from None
 
 
 def check_not_an_input(output: OutputSpec, inputs: list[InputFile]) -> None:

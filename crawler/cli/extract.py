@@ -40,6 +40,7 @@ from scrapy_maintext.site_memory.registry import (
     site_key,
 )
 from scrapy_maintext.site_memory.stage import ITEM_FIELD as SITE_MEMORY_FIELD
+from scrapy_maintext.vocabulary.names import Note
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +109,9 @@ class Summary:
         if self.skipped:
             reasons = ", ".join(f"{reason} {n}" for reason, n in self.skipped.most_common())
             text += f"; skipped: {reasons}"
+        cut = self.report.repaired[Note.BLOCKS_CUT]
+        if cut:
+            text += f"; {cut} pages over the block limit (their text cut there)"
         if self.problems.truncated:
             text += f"; {self.problems.truncated} WARC records cut short"
         if self.problems.damaged:
@@ -167,6 +171,7 @@ class _Sink:
 
     def _write(self, source: SourceDocument, doc: Document, removed: int | None) -> None:
         site = self.summary.report.site(site_of_url(source.url, LOCAL_FILES))
+        self.summary.report.repaired.update(doc.notes)
         if not doc.text.strip() and not self.job.keep_empty:
             failure = doc.reason or "no-main-text"
             self.summary.skipped[failure] += 1

@@ -14,7 +14,7 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id
-from scrapy_maintext.archive.reader import Damage
+from scrapy_maintext.archive.reader import Damage, damage_message
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +147,8 @@ def warc_documents(
     stream: IO[bytes], name: str, problems: InputProblems, file_name: str = "-"
 ) -> Iterator[SourceDocument]:
     """HTML responses of a WARC (``response`` records with a 2xx HTML payload); their
-    provenance names the file ``file_name``. A damaged record is skipped and counted, and
-    reading goes on at the next record (``archive.reader``)."""
+    provenance names the file ``file_name``. A damaged record, or one the file ends inside, is
+    skipped and counted, and reading goes on at the next record (``archive.reader``)."""
     from scrapy_maintext.archive.reader import read_records
 
     damaged: list[Damage] = []
@@ -158,16 +158,10 @@ def warc_documents(
         nonlocal records
         # warcio reads about anything as an ARC record; only WARC records count.
         records += record.format.startswith("warc")
-        doc = _warc_document(record, name, offset, file_name)
-        if doc is not None and _cut_short(record):
-            # The archive ends inside this record: a partial page is no document.
-            problems.truncated += 1
-            logger.warning("%s: record %s is cut short; skipped", name, doc.source)
-            return None
-        return doc
+        return _warc_document(record, name, offset, file_name)
 
     yield from read_records(stream, document, damaged)
-    if records == 0:
+    if records == 0 and not any(damage.cut for damage in damaged):
         _unreadable(problems, name, damaged[0].error if damaged else "no WARC record in it")
         return
     for damage in damaged:
@@ -175,26 +169,16 @@ def warc_documents(
 
 
 def _report_damage(problems: InputProblems, name: str, damage: Damage) -> None:
-    if damage.rest:
+    if damage.cut:
+        # The archive ends inside this record: a partial page is no document.
+        problems.truncated += 1
+    elif damage.rest:
         where = f"{damage.error} at offset {damage.offset}; the rest of the file was not read"
         _unreadable(problems, name, where)
+        return
     elif damage.skipped:
         problems.damaged += 1
-        logger.warning(
-            "%s: damaged record at offset %d skipped (%s)", name, damage.offset, damage.error
-        )
-    else:
-        logger.warning(
-            "%s: the record at offset %d is damaged at its end; its document was read (%s)",
-            name,
-            damage.offset,
-            damage.error,
-        )
-
-
-def _cut_short(record: Any) -> bool:
-    """The archive ends inside this record (warcio's reader still expects bytes of it)."""
-    return bool(getattr(record.raw_stream, "limit", 0))
+    logger.warning("%s", damage_message(name, damage))
 
 
 def _unreadable(problems: InputProblems, name: str, why: str) -> None:

@@ -24,8 +24,11 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy_maintext.archive.extension import WarcSettings
 from scrapy_maintext.distributed.components import missing_dependency
+from scrapy_maintext.exporters.paths import outputs_problem
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.pipelines.config import ExtractConfig
+from scrapy_maintext.report.extension import ReportSettings
+from scrapy_maintext.report.losses import lost
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
 from scrapy_maintext.state.recrawl import RecrawlSettings
@@ -101,9 +104,10 @@ class Command(ScrapyCrawlCommand):
             if setting(self.settings, "EXTRACT_ENABLED"):
                 ExtractConfig.from_settings(self.settings)
             WarcSettings.from_settings(self.settings)
+            ReportSettings.from_settings(self.settings)
         except (ValueError, OSError) as exc:
             raise UsageError(str(exc), print_help=False) from None
-        problem = crawl_state_problem(self.settings)
+        problem = outputs_problem(self.settings) or crawl_state_problem(self.settings, hold=True)
         if problem is not None:
             print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)
             self.exitcode = EXIT_USAGE
@@ -119,15 +123,16 @@ class Command(ScrapyCrawlCommand):
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
+        if self.crawler_process.bootstrap_failed or lost(crawler.stats):
             self.exitcode = 1
         elif _no_site_crawled(crawler.spider):
             self.exitcode = EXIT_NO_SITE
 
 
-def crawl_state_problem(settings: BaseSettings) -> str | None:
-    """Why ``CRAWL_STATE`` cannot be used (not ours, corrupt, newer, in use, with
-    ``REDIS_URL``), in one line; None when it can (or is not set)."""
+def crawl_state_problem(settings: BaseSettings, hold: bool = False) -> str | None:
+    """Why ``CRAWL_STATE`` cannot be used (not ours, corrupt, emptied, newer, in use, not
+    writable, with ``REDIS_URL``), in one line; None when it can (or is not set). With
+    ``hold`` the state is opened now and kept locked for the crawl that follows."""
     path = setting(settings, "CRAWL_STATE")
     if not path:
         return None
@@ -141,7 +146,7 @@ def crawl_state_problem(settings: BaseSettings) -> str | None:
     except ValueError as exc:
         return str(exc)
     try:
-        check_state_file(path)
+        check_state_file(path, hold=hold)
     except CrawlStateError as exc:
         return str(exc)
     return None

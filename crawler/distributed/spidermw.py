@@ -19,7 +19,9 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy_maintext.distributed.scheduler import is_local
 from scrapy_maintext.distributed.worker import DistributedWorker, filter_start
+from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.vocabulary.names import Meta
+from scrapy_maintext.vocabulary.reasons import OutputFailed
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -38,9 +40,10 @@ class DistributedSpiderMiddleware:
         self.crawler = crawler
         #: Lease -> open parts: the callback's output (1) plus items not yet finished.
         self._open: Counter[str] = Counter()
-        # Connected after the feed exporter (extensions exist before middlewares): an
-        # item's line is written before its page is acknowledged.
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+        # Done once every output took the item: a lease is acknowledged only for pages
+        # whose items are out (a failed output leaves them to another worker).
+        exported = exported_signal(crawler)
+        for signal in (exported, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._item_done, signal=signal)
 
     @classmethod
@@ -89,7 +92,9 @@ class DistributedSpiderMiddleware:
             elif is_local(request):
                 self._discovery_step_done(request)
 
-    def _item_done(self, response: Response | Any = None, **_: Any) -> None:
+    def _item_done(self, response: Response | Any = None, exception: Any = None, **_: Any) -> None:
+        if isinstance(exception, OutputFailed):
+            return
         request = getattr(response, "request", None)
         if not isinstance(request, Request):
             return

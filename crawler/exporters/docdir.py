@@ -23,7 +23,9 @@ from scrapy_maintext.exporters.markdown import markdown_document
 from scrapy_maintext.exporters.records import to_record
 from scrapy_maintext.exporters.tei import tei_bytes
 from scrapy_maintext.exporters.txt import format_document
+from scrapy_maintext.report.losses import output_failed, reason_of
 from scrapy_maintext.vocabulary.names import Stat
+from scrapy_maintext.vocabulary.reasons import OutputFailed
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -118,7 +120,11 @@ class DocDirPipeline:
         name = file_name(item, self.config.naming, self.config.format)
         if name is None:
             return item
-        write_atomic(self.directory / name, render(item, self.config.format))
+        try:
+            write_atomic(self.directory / name, render(item, self.config.format))
+        except OSError as exc:
+            output_failed(self.crawler, f"DOCDIR_PATH {self.directory}", exc)
+            raise OutputFailed(f"Not written to {self.directory}: {reason_of(exc)}") from None
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(Stat.DOCDIR_WRITTEN)
         return item

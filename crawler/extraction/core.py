@@ -15,6 +15,7 @@ from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of, page_language
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
+from scrapy_maintext.vocabulary.names import Note
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,9 @@ def _extract_tree(
     doc.escalated = result.escalated
     doc.trafilatura_bounded = result.trafilatura_bounded
     doc.fingerprint = fingerprint(doc.text)
+    if result.extractor == "neural" and getattr(result.segments, "cut", False):
+        # The text ends where the page's blocks were cut (neural.segment.MAX_BLOCKS).
+        doc.notes.append(Note.BLOCKS_CUT)
     apply_language(doc, tree, options.with_metadata)
     if not doc.text.strip():
         doc.reason = "no-main-text"

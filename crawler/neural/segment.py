@@ -122,7 +122,8 @@ _KIND_OF_TAG = {
 }
 
 #: Limits against hostile pages: at most this many elements visited and blocks produced.
-#: Far above real pages (the largest training page has ~40k elements and ~6k blocks).
+#: Far above real pages (the largest training page has ~40k elements and ~6k blocks). A page
+#: read only to a limit says so: its :class:`Segments` are ``cut`` (``Note.BLOCKS_CUT``).
 MAX_ELEMENTS = 400_000
 MAX_BLOCKS = 20_000
 #: Open elements remembered per block (nearest last); bounds memory on absurdly deep trees.
@@ -246,11 +247,18 @@ def _tag_of(el: Any) -> str | None:
     return name
 
 
+class Segments(list[RawBlock]):
+    """A page's blocks in document order; ``cut`` when the walk stopped at ``MAX_BLOCKS`` or
+    ``MAX_ELEMENTS`` with the page not read to its end (the rest is in no block)."""
+
+    cut: bool = False
+
+
 class _Segmenter:
     """State of one walk over the tree."""
 
     def __init__(self) -> None:
-        self.blocks: list[RawBlock] = []
+        self.blocks = Segments()
         self.root: Any = None
         self.stack: list[Context] = []
         self.owners: list[Any] = []
@@ -291,6 +299,8 @@ class _Segmenter:
         block.hidden = hidden
         if len(self.blocks) < MAX_BLOCKS:
             self.blocks.append(block)
+        else:
+            self.blocks.cut = True
 
     def push(self, el: Any, tag: str) -> None:
         parent = self.stack[-1] if self.stack else Context("", "p", 0)
@@ -354,7 +364,7 @@ def _link_chars(el: Any) -> int:
     return sum(len(normalize(a.text_content())) for a in el.iterdescendants("a"))
 
 
-def segment(root: Any, keep_hidden: bool = False) -> list[RawBlock]:
+def segment(root: Any, keep_hidden: bool = False) -> Segments:
     """Blocks of ``root`` in document order. Never modifies the tree.
 
     Elements hidden by markup are dropped, or with ``keep_hidden`` kept as blocks of their
@@ -407,7 +417,7 @@ def _text_chars(el: Any) -> int:
     return chars
 
 
-def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> list[RawBlock]:
+def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
     seg = _Segmenter()
     seg.root = root
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
@@ -419,6 +429,7 @@ def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> list[RawBlo
         elif event == "start":
             visited += 1
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
+                seg.blocks.cut = True
                 break
             hidden = tag is not None and _is_hidden(el) and el not in revealed
             if tag is None or tag in DROP_TAGS or _is_popup(el) or (hidden and not keep_hidden):

@@ -13,12 +13,12 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from itemadapter import ItemAdapter
-from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy_maintext.document import Document
+from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.extraction import is_fallback, neural_available
 from scrapy_maintext.extraction.core import PageResult
 from scrapy_maintext.extraction.worker import WorkerStatus, report
@@ -67,8 +67,8 @@ class ExtractionPipeline:
         self._last_turn: Deferred = succeed(None)
         self._neural_warned = False
         self._closed = False
-        # Connected after the feed exporter (extensions exist before pipelines).
-        crawler.signals.connect(self._item_scraped, signal=signals.item_scraped)
+        # A fingerprint is kept for later runs once every output took its document.
+        crawler.signals.connect(self._item_scraped, signal=exported_signal(crawler))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:

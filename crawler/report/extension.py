@@ -34,7 +34,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
-from scrapy_maintext.report.files import write_report
+from scrapy_maintext.report.files import check_report_path, write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
@@ -65,12 +65,26 @@ class ReportSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ReportSettings:
-        return cls(
+        """The settings; ValueError (one line) when ``CRAWL_REPORT`` cannot be written, so
+        that a crawl never starts that would find it only at its end."""
+        config = cls(
             enabled=setting(settings, "CRAWL_REPORT_ENABLED"),
             interval=setting(settings, "CRAWL_REPORT_INTERVAL"),
             path=setting(settings, "CRAWL_REPORT"),
             jobdir=settings.get("JOBDIR") or "",
         )
+        if config.enabled and config.path:
+            check_report_path(config.path)
+        return config
+
+
+def _family(stats: Mapping[str, Any], prefix: str) -> dict[str, int]:
+    """The counts of a stat family (``prefix`` + key), by key."""
+    return {
+        name.removeprefix(prefix): int(value)
+        for name, value in stats.items()
+        if name.startswith(prefix) and isinstance(value, (int, float))
+    }
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -198,9 +212,11 @@ class CrawlReport:
         known = [*self.sites, *(spider_plan(self.crawler.spider) or {})]
         return next((site for site in known if urlsplit(site).netloc == netloc), key)
 
-    def item_scraped(self, item: Any, response: Response, spider: Spider) -> None:
-        report = self.site(site_of_request(getattr(response, "request", None), response.url))
+    def item_scraped(self, item: Any, response: Response | None, spider: Spider) -> None:
         get = item.get if hasattr(item, "get") else lambda key: None
+        # An item a spider yields from start() has no response.
+        url = response.url if response is not None else str(get("url") or "")
+        report = self.site(site_of_request(getattr(response, "request", None), url))
         version = get("model_version")
         if version:
             self.model_versions[str(version)] += 1
@@ -266,11 +282,8 @@ class CrawlReport:
     def report_data(self, reason: str) -> dict[str, Any]:
         """The JSON report: the sites' numbers, the run's header, recrawl outcomes."""
         stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
-        self.run.recrawl = {
-            name.removeprefix(Stat.RECRAWL): int(value)
-            for name, value in stats.items()
-            if name.startswith(Stat.RECRAWL) and isinstance(value, (int, float))
-        }
+        self.run.recrawl = _family(stats, Stat.RECRAWL)
+        self.run.repaired = Counter(_family(stats, Stat.EXTRACT_REPAIRED))
         model = self.model_versions.most_common(1)[0][0] if self.model_versions else None
         self.run.header = run_header(
             shown_settings(self.crawler.settings),
@@ -284,7 +297,7 @@ class CrawlReport:
         try:
             write_report(data, path)
         except OSError as exc:
-            logger.error("Crawl report not written to %s: %s", path, exc)
+            self._not_written(path, exc)
             return
         except Exception as exc:  # a plot that cannot be drawn must not lose the numbers
             fallback = Path(path).with_suffix(".json")
@@ -302,7 +315,13 @@ class CrawlReport:
         try:
             write_report(data, path)
         except OSError as exc:
-            logger.error("Crawl report not written to %s: %s", path, exc)
+            self._not_written(path, exc)
+
+    def _not_written(self, path: str | Path, exc: OSError) -> None:
+        """Said, and counted: the crawl's exit status is then 1 (``commands/crawl.py``)."""
+        logger.error("Crawl report not written to %s: %s", path, exc)
+        if self.crawler.stats is not None:
+            self.crawler.stats.inc_value(Stat.REPORT_ERRORS)
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)

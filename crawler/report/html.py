@@ -187,6 +187,9 @@ def _counter_rows(sites: list[dict[str, Any]], data: dict[str, Any]) -> list[tup
     recrawl = data.get("recrawl") or {}
     if any(recrawl.values()):
         rows.append(("recurring crawl", _counts(recrawl, "key")))
+    repaired = data.get("repaired") or {}
+    if any(repaired.values()):
+        rows.append(("pages repaired or cut", _counts(repaired, "count")))
     return rows
 
 

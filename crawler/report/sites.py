@@ -207,6 +207,9 @@ class RunReport:
     timeline: Timeline = field(default_factory=lambda: Timeline(time.monotonic()))
     #: Recurring crawls: pages by outcome (new, changed, unchanged, gone, ...).
     recrawl: dict[str, int] = field(default_factory=dict)
+    #: Pages whose extraction repaired or lost something, by note (``Note``: ``blocks-cut``,
+    #: ``nesting-cut``, ...).
+    repaired: Counter[str] = field(default_factory=Counter)
 
     def site(self, key: str) -> SiteReport:
         if key not in self.sites:
@@ -238,6 +241,7 @@ class RunReport:
             "text_length_bins": list(TEXT_LENGTH_BINS),
             "bucket_seconds": self.timeline.width,
             "recrawl": dict(sorted(self.recrawl.items())),
+            "repaired": dict(sorted(self.repaired.items())),
             "sites": sites,
         }
 

@@ -100,9 +100,8 @@ class ConditionalRequestMiddleware:
         listed = iso_to_epoch(request.meta.get(Meta.SOURCE_DATE))
         meta = request.meta
         source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) == "sitemap" else None
-        self.recrawl.state.record_seen(url, validators, listed, source)
-        self.recrawl.visited(url, response, changed=False)
-        self.recrawl.written()
+        self.recrawl.write(self.recrawl.state.record_seen, url, validators, listed, source)
+        self.recrawl.write(self.recrawl.visited, url, response, False)
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.NOT_MODIFIED)
 
     def _maybe_gone(self, request: Request) -> Any:
@@ -110,8 +109,7 @@ class ConditionalRequestMiddleware:
         record = self.recrawl.state.get(url)
         if record is None or record.gone:
             return
-        self.recrawl.state.mark_gone(url)
-        self.recrawl.visited(url, None, changed=False)
-        self.recrawl.written()
+        self.recrawl.write(self.recrawl.state.mark_gone, url)
+        self.recrawl.write(self.recrawl.visited, url, None, False)
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.GONE)
         raise PageGone(f"gone: {request.url}")

@@ -22,11 +22,13 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from scrapy_maintext.state.validators import Validators
+from scrapy_maintext.writable import creation_problem
 
 #: ``PRAGMA application_id`` of our files ("mTxS"): a SQLite file of anything else is refused.
 APPLICATION_ID = 0x6D547853
@@ -123,11 +125,17 @@ class CrawlState:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock_fd = -1
-        self._check_header()
-        self._lock()
+        created = self._lock()
         try:
+            self._check_header(created)
             self.db = self._connect()
         except BaseException:
+            if created:
+                # Nothing of ours in it: an empty file left behind would be refused later.
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+                    for suffix in ("-wal", "-shm", "-journal"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             self._unlock()
             raise
         self._dirty = 0
@@ -140,27 +148,34 @@ class CrawlState:
                 self._ids[ident] = name
         except sqlite3.DatabaseError as exc:
             self.close()
-            raise CrawlStateError(f"crawl state {self.path} is corrupt: {exc}") from None
+            raise CrawlStateError(f"crawl state {self.path} {_unreadable(exc)}") from None
 
     # Opening: refuse what is not ours, and a second process.
 
-    def _check_header(self) -> None:
+    def _check_header(self, created: bool) -> None:
+        """Refuse what is not a crawl state: another kind of file, or one emptied (a state
+        file is never empty once created: an empty one lost what it held)."""
         try:
-            with self.path.open("rb") as f:
-                head = f.read(len(_SQLITE_MAGIC))
-        except FileNotFoundError:
-            return
+            head = os.pread(self._lock_fd, len(_SQLITE_MAGIC), 0)
         except OSError as exc:
             raise CrawlStateError(f"crawl state {self.path} cannot be read: {exc}") from None
+        if not head and not created:
+            raise CrawlStateError(
+                f"crawl state {self.path} is empty (0 bytes): what it held is lost; delete it "
+                "to start a new state (the next run exports every page again)"
+            )
         if head and head != _SQLITE_MAGIC:
             raise CrawlStateError(f"crawl state {self.path} is not a crawl state file (not SQLite)")
+        if not os.access(self.path.parent, os.W_OK | os.X_OK):
+            # SQLite writes its journal beside the file.
+            raise CrawlStateError(
+                f"crawl state {self.path} cannot be written: its folder {self.path.parent} is "
+                "read-only (the file is intact)"
+            )
 
-    def _lock(self) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock_fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise CrawlStateError(f"crawl state {self.path} cannot be opened: {exc}") from None
+    def _lock(self) -> bool:
+        """Open and lock the file (created if missing); True if this call created it."""
+        self._lock_fd, created = _open_file(self.path)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -169,6 +184,7 @@ class CrawlState:
                 f"crawl state {self.path} is in use by another crawl; "
                 "one crawl at a time per state file"
             ) from None
+        return created
 
     def _unlock(self) -> None:
         if self._lock_fd >= 0:
@@ -184,9 +200,13 @@ class CrawlState:
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             db.close()
-            raise CrawlStateError(f"crawl state {self.path} is corrupt: {exc}") from None
+            raise CrawlStateError(f"crawl state {self.path} {_unreadable(exc)}") from None
         if app_id == 0 and tables == 0:
-            self._create(db)
+            try:
+                self._create(db)
+            except sqlite3.DatabaseError as exc:
+                db.close()
+                raise CrawlStateError(f"crawl state {self.path} cannot be created: {exc}") from None
         elif app_id != APPLICATION_ID:
             db.close()
             raise CrawlStateError(f"crawl state {self.path} is not a crawl state file")
@@ -408,6 +428,13 @@ class CrawlState:
             self.db.execute("BEGIN")
             self._dirty = 0
 
+    def abandon(self) -> None:
+        """Give up the writes not committed yet: the file keeps its last commit."""
+        self._dirty = 0
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
+            self.db.execute("BEGIN")
+
     def close(self) -> None:
         if self._lock_fd < 0:
             return
@@ -452,20 +479,76 @@ def _fingerprint_hex(value: int | None) -> str | None:
     return f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
 
 
-def check_state_file(path: str | os.PathLike[str]) -> None:
+def _unreadable(exc: sqlite3.Error) -> str:
+    """What an error reading the file says of it: corrupt only when SQLite says so (a full
+    disk or a read-only folder is not a damaged file, and deleting it would lose it all)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return f"is corrupt: {exc}"
+    hint = " (is its disk full?)" if name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) else ""
+    return f"cannot be opened: {exc}{hint}"
+
+
+def _open_file(path: Path) -> tuple[int, bool]:
+    """``path`` opened for reading and writing (created if missing), and whether this
+    call created it; :class:`CrawlStateError` naming why it cannot be."""
+    if path.is_dir():
+        raise CrawlStateError(f"crawl state {path} is a folder")
+    problem = None if path.exists() else creation_problem(path)
+    if problem:
+        raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            fd, created = os.open(path, os.O_RDWR), False
+    except OSError as exc:
+        verb = "written" if path.exists() else "created"
+        raise CrawlStateError(
+            f"crawl state {path} cannot be {verb}: {exc.strerror or exc}"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CrawlStateError(f"crawl state {path} is not a regular file")
+    return fd, created
+
+
+#: States checked by a crawl command and kept open (and locked) for its crawl, by path.
+_HELD: dict[Path, CrawlState] = {}
+
+
+def check_state_file(path: str | os.PathLike[str], hold: bool = False) -> None:
     """Raise :class:`CrawlStateError` if ``path`` cannot be this crawl's state (not ours,
-    corrupt, newer, in use); creates nothing when the file does not exist."""
+    corrupt, emptied, newer, in use, not writable). Without ``hold`` it creates nothing;
+    with it, the state is opened (created if missing) and kept locked for
+    :func:`open_state`: no other crawl can take it between the check and the crawl."""
     path = Path(path)
-    if not path.exists():
-        if path.parent.exists() and not os.access(path.parent, os.W_OK):
-            raise CrawlStateError(f"crawl state {path} cannot be created: folder not writable")
+    if not hold and not path.exists():
+        problem = creation_problem(path)
+        if problem:
+            raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
         return
-    with CrawlState(path) as state:
+    state = CrawlState(path)
+    try:
         # A corrupt page shows only when read: the whole file is checked before a crawl
         # (``python -m benchmarks.crawl_state`` times it on a million URLs).
         try:
             result = state.db.execute("PRAGMA quick_check").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise CrawlStateError(f"crawl state {path} is corrupt: {exc}") from None
+            raise CrawlStateError(f"crawl state {path} {_unreadable(exc)}") from None
         if result != "ok":
             raise CrawlStateError(f"crawl state {path} is corrupt: {result}")
+    except BaseException:
+        state.close()
+        raise
+    if hold:
+        _HELD[path.resolve()] = state
+    else:
+        state.close()
+
+
+def open_state(path: str | os.PathLike[str]) -> CrawlState:
+    """The state a crawl command checked and holds for ``path``, else ``path`` opened now."""
+    held = _HELD.pop(Path(path).resolve(), None)
+    return held if held is not None else CrawlState(path)

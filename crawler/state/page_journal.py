@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import IO
+
+from scrapy_maintext.exporters.storage import WholeWritesFile
 
 #: File in JOBDIR: one ``site<TAB>url`` line per finished page.
 JOURNAL_FILE = "pages-done.tsv"
@@ -25,10 +26,11 @@ class PageJournal:
         self.done: defaultdict[str, set[str]] = defaultdict(set)
         #: True when an earlier run of this JOBDIR crawl left a journal.
         self.resumed = False
-        self._file: IO[str] | None = None
+        self._file: WholeWritesFile | None = None
+        self.path: Path | None = None
         if not jobdir:
             return
-        path = Path(jobdir) / JOURNAL_FILE
+        path = self.path = Path(jobdir) / JOURNAL_FILE
         if path.exists():
             self.resumed = True
             for line in path.read_text(encoding="utf-8").splitlines():
@@ -36,16 +38,17 @@ class PageJournal:
                 if sep and url:
                     self.done[site].add(url)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("a", encoding="utf-8", buffering=1)
+        # Whole lines or nothing: a full disk never leaves half a URL marked done.
+        self._file = WholeWritesFile(path, "a")
 
     def mark(self, site: str, *urls: str) -> None:
         """Record ``urls`` of ``site`` as done (a no-op without JOBDIR)."""
         for url in urls:
             if url in self.done[site] or "\t" in url or "\n" in url:
                 continue
-            self.done[site].add(url)
             if self._file is not None:
-                self._file.write(f"{site}\t{url}\n")
+                self._file.write(f"{site}\t{url}\n".encode())
+            self.done[site].add(url)
 
     def close(self) -> None:
         if self._file is not None:

@@ -6,14 +6,19 @@ opened by whichever asks first (:func:`crawl_state_of`) and closed when the spid
 Writes are gathered for ``CRAWL_STATE_COMMIT_DELAY`` seconds into one commit, off the
 path of every page; a page's row is written only once its document is exported (or it was
 decided otherwise), so a killed run loses nothing, and re-exports at most what it wrote in
-its last fraction of a second.
+its last fraction of a second. A state that cannot be written (a full disk) stops the crawl
+at once and keeps nothing of the open transaction: it never claims more than was written,
+and the next run fetches what this one could not record.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +29,8 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.reactor import CallLaterOnce
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
-from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord
+from scrapy_maintext.report.losses import write_failed
+from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord, open_state
 from scrapy_maintext.state.schedule import (
     Clock,
     Hints,
@@ -89,6 +95,8 @@ class Recrawl:
         #: Records looked up for page requests in flight, until their item is judged (one
         #: query per page instead of two); pages that fail take theirs out.
         self.looked_up: dict[str, UrlRecord | None] = {}
+        #: The state could not be written: nothing more is, and nothing is committed.
+        self.broken = False
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -106,7 +114,14 @@ class Recrawl:
         self._commit()
 
     def _commit(self) -> None:
-        self.state.commit()
+        if self.broken:
+            return
+        pending = self.state.pending
+        try:
+            self.state.commit()
+        except sqlite3.Error as exc:
+            self._failed(exc, pending)
+            return
         untold, self._untold = self._untold, Counter()
         for (site, outcome), count in untold.items():
             self.crawler.signals.send_catch_log(
@@ -144,13 +159,32 @@ class Recrawl:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(name, count)
 
-    def written(self) -> None:
-        """A write is waiting: commit it (with the others of the next moments) soon."""
+    def write(self, action: Callable[..., None], *args: Any) -> None:
+        """``action(*args)``, a write to the state, committed soon with the others of the
+        next moments; a state that cannot take it stops the crawl."""
+        if self.broken:
+            self.inc_stat(Stat.RECRAWL_STATE_WRITES_LOST)
+            return
+        try:
+            action(*args)
+        except sqlite3.Error as exc:
+            self._failed(exc, self.state.pending + 1)
+            return
         self._commit_later.schedule(self.config.commit_delay)
+
+    def _failed(self, exc: sqlite3.Error, lost: int) -> None:
+        """The open transaction is given up (none of it counts), and the crawl stops."""
+        self.broken = True
+        self._commit_later.cancel()
+        self.inc_stat(Stat.RECRAWL_STATE_WRITES_LOST, lost)
+        self.state.abandon()
+        write_failed(self.crawler, f"crawl state {self.state.path}", exc)
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
         self.flush()
-        known = self.state.known_pages()
+        known = 0
+        with contextlib.suppress(sqlite3.Error):
+            known = self.state.known_pages()
         self.state.close()
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
@@ -187,6 +221,6 @@ def crawl_state_of(crawler: Crawler) -> Recrawl | None:
     config = RecrawlSettings.from_crawler(crawler)
     if not config.path:
         return None
-    recrawl = Recrawl(crawler, CrawlState(config.path), config)
+    recrawl = Recrawl(crawler, open_state(config.path), config)
     _OPEN[crawler] = recrawl
     return recrawl

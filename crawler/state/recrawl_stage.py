@@ -4,8 +4,8 @@ After the extraction pipeline: a page whose text is the text of its last export 
 as :class:`~scrapy_maintext.vocabulary.reasons.Unchanged` (no failure: counted as
 ``recrawl/unchanged``); any other page is exported with ``revision`` (1 for a URL never
 exported, then 2, 3, ...) and ``previous_export`` (when the revision before was exported).
-The state records the export once the item is exported (``item_scraped``), and a drop once
-it is dropped, whatever dropped it.
+The state records the export once every output accepted the item (``ITEM_EXPORTED``, see
+``scrapy_maintext.exporters.feeds``), and a drop once it is dropped, whatever dropped it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
+from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.report.extension import site_of_request
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.validators import Validators, epoch_to_iso, iso_to_epoch, text_hash
@@ -55,7 +56,7 @@ class RecrawlPipeline:
         self.html_field = setting(crawler.settings, "EXTRACT_HTML_FIELD")
         #: Text hashes of items on their way to the exporter, by URL.
         self._hashes: dict[str, int] = {}
-        crawler.signals.connect(self._exported, signal=signals.item_scraped)
+        crawler.signals.connect(self._exported, signal=exported_signal(crawler))
         crawler.signals.connect(self._dropped, signal=signals.item_dropped)
 
     @classmethod
@@ -107,7 +108,8 @@ class RecrawlPipeline:
         hashed = self._hashes.pop(url, None) if url else None
         if url is None or hashed is None:
             return
-        self.recrawl.state.record_export(
+        self.recrawl.write(
+            self.recrawl.state.record_export,
             url,
             hashed,
             self.recrawl.clock.now(),
@@ -116,8 +118,7 @@ class RecrawlPipeline:
             _source(adapter),
             _fingerprint(adapter),
         )
-        self.recrawl.visited(url, response, changed=True)
-        self.recrawl.written()
+        self.recrawl.write(self.recrawl.visited, url, response, True)
         revision = adapter.get(REVISION_FIELD)
         outcome = RecrawlOutcome.NEW if revision == 1 else RecrawlOutcome.CHANGED
         self.recrawl.outcome(_site(response, url), outcome)
@@ -136,9 +137,10 @@ class RecrawlPipeline:
         if drop_reason(exception) not in FINAL_DROPS:
             return  # a timeout or an error: tried again next time
         listed = iso_to_epoch(adapter.get(self.date_field))
-        self.recrawl.state.record_seen(url, _validators(response), listed, _source(adapter))
-        self.recrawl.visited(url, response, changed=False)
-        self.recrawl.written()
+        self.recrawl.write(
+            self.recrawl.state.record_seen, url, _validators(response), listed, _source(adapter)
+        )
+        self.recrawl.write(self.recrawl.visited, url, response, False)
         if isinstance(exception, Unchanged):
             self.recrawl.outcome(_site(response, url), RecrawlOutcome.UNCHANGED)
 

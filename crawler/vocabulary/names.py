@@ -10,6 +10,15 @@ from __future__ import annotations
 from typing import Final
 
 
+class Note:
+    """What extraction repaired or lost on a page (``Document.notes``), counted as
+    ``Stat.EXTRACT_REPAIRED + note`` and shown in the crawl report (``repaired``)."""
+
+    #: A page of more than ``neural.segment.MAX_BLOCKS`` blocks (or ``MAX_ELEMENTS``
+    #: elements): the neural engine read it, and gives its text, only to that limit.
+    BLOCKS_CUT: Final = "blocks-cut"
+
+
 class Meta:
     """Request meta keys."""
 
@@ -100,6 +109,8 @@ class Stat:
     DOCDIR_WRITTEN: Final = "extract/docdir/written"
     #: Documents per language (``extract/language/de``; ``unknown`` without one).
     EXTRACT_LANGUAGE: Final = "extract/language/"
+    # The end-of-crawl report (CRAWL_REPORT): writes that failed (the exit status is 1).
+    REPORT_ERRORS: Final = "report/errors"
     # WARC archive (WARC_OUTPUT).
     WARC_RECORDS: Final = "warc/records"
     WARC_BYTES: Final = "warc/bytes"
@@ -158,6 +169,14 @@ class Stat:
     RECRAWL_SITEMAPS_NOT_DUE: Final = "recrawl/sitemaps_not_due"
     RECRAWL_FEEDS_NOT_DUE: Final = "recrawl/feeds_not_due"
     RECRAWL_KNOWN: Final = "recrawl/known"
+    #: State writes (pages exported or decided) that the state file did not take: those
+    #: pages are fetched and exported again by the next run.
+    RECRAWL_STATE_WRITES_LOST: Final = "recrawl/state_writes_lost"
+    # What the outputs accepted (issue 29): a document is exported once every output took it.
+    #: Outputs (feeds, DOCDIR_PATH, the page journal) whose writes failed.
+    EXPORT_OUTPUTS_FAILED: Final = "export/outputs_failed"
+    #: Documents not exported because an output failed (written by none, or not by all).
+    EXPORT_NOT_EXPORTED: Final = "export/not_exported"
 
 
 class Signal:
@@ -169,3 +188,7 @@ class Signal:
     #: A page's outcome in a recurring crawl (``CRAWL_STATE``): ``site``, ``outcome`` (a
     #: :class:`~scrapy_maintext.vocabulary.reasons.RecrawlOutcome`), ``count``.
     RECRAWL_OUTCOME: Final = object()
+    #: An item every output accepted (``item``, ``response``, ``spider``): sent after
+    #: ``item_scraped`` by the feed exporter; what the crawl state and the page journal
+    #: record as exported (:func:`scrapy_maintext.exporters.feeds.exported_signal`).
+    ITEM_EXPORTED: Final = object()

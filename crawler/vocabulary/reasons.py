@@ -61,6 +61,8 @@ class DropReason(StrEnum):
     OTHER = "other"
     #: Recurring crawl: the same text as the page's last export (not a failure).
     UNCHANGED = "unchanged"
+    #: An output (a feed, ``DOCDIR_PATH``) could not write the document: the crawl stops.
+    OUTPUT_FAILED = "output_failed"
 
 
 class RecrawlOutcome(StrEnum):
@@ -152,6 +154,12 @@ class ExtractionFailed(PageDropped):
 
 class Unchanged(PageDropped):
     reason = DropReason.UNCHANGED
+
+
+class OutputFailed(PageDropped):
+    """The document could not be written by an output: not exported, not done."""
+
+    reason = DropReason.OUTPUT_FAILED
 
 
 def drop_reason(exception: BaseException) -> DropReason:
