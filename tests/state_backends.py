@@ -20,8 +20,8 @@ BACKENDS = ["sqlite", "redis"]
 OpenState = Callable[[], StateStore]
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+@pytest.fixture(scope="module", name="redis_server")
+def redis_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     yield from redis_or_skip(tmp_path_factory.mktemp("redis"))
 
 
@@ -31,8 +31,8 @@ def redis_client(server: RedisServer) -> Any:
     return redis.Redis.from_url(server.url)
 
 
-@pytest.fixture(params=BACKENDS)
-def open_state(request: pytest.FixtureRequest, tmp_path: Path) -> OpenState:
+@pytest.fixture(params=BACKENDS, name="open_state")
+def open_state_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> OpenState:
     """A function opening one crawl state of the backend ``request.param``."""
     if request.param == "sqlite":
         return lambda: CrawlState(tmp_path / "state.sqlite")

@@ -20,7 +20,11 @@ from scrapy_maintext.state.validators import Validators, http_date_to_epoch, tex
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.sites import TestSiteServer
-from tests.state_backends import OpenState, open_state, redis_server  # noqa: F401 (fixtures)
+from tests.state_backends import (  # noqa: F401 (fixtures)
+    OpenState,
+    open_state_fixture,
+    redis_server_fixture,
+)
 
 URL = "https://example.org/a.html"
 

@@ -17,7 +17,7 @@ from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.distributed import redis_or_skip
 from tests.redis_server import RedisServer
 from tests.sites import TestSiteServer
-from tests.state_backends import redis_client, redis_server  # noqa: F401 (a fixture)
+from tests.state_backends import redis_client, redis_server_fixture  # noqa: F401 (a fixture)
 
 pytest.importorskip("redis")
 
@@ -151,4 +151,3 @@ def test_crawl_with_an_unreachable_redis_state_exits_2(
     assert err.startswith("scrapy crawl: error: crawl state news (Redis redis://127.0.0.1:1/0)")
     assert "Redis unreachable" in err and len(err.splitlines()) == 1
     assert not hostile_site.paths() and "Traceback" not in result.log
-
