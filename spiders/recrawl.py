@@ -102,11 +102,12 @@ class RecrawlMixin(_Base):
         run; in a shared crawl the worker that discovers the site is told."""
         site.incomplete = True
         shared = self._shared_crawl()
-        if shared is not None and self.recrawl is not None:
+        if shared is not None:
             shared.site_incomplete(site.base_url)
 
     def _shared_crawl(self) -> DistributedWorker | None:
-        if not self.crawler.settings.get("REDIS_URL"):
+        """This worker of a shared recurring crawl (None: not one)."""
+        if self.recrawl is None or not self.recrawl.config.redis_url:
             return None
         from scrapy_maintext.distributed.worker import DistributedWorker
 
