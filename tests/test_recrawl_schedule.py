@@ -4,12 +4,14 @@ in a real state file, and recurring crawls whose clock is set by ``RECRAWL_NOW``
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
+from scrapy_maintext.cli import main
 from scrapy_maintext.commands.crawl import crawl_state_problem
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.discovery.feeds import parse_feed
@@ -35,7 +37,7 @@ from scrapy_maintext.state.schedule import (
 )
 
 from tests.crawl import NO_WAITS, run_crawl
-from tests.recrawl_site import UNDATED, ChangingSite
+from tests.recrawl_site import FEED_SIZE, UNDATED, ChangingSite
 from tests.sites import TestSiteServer
 
 HOUR = 3_600
@@ -195,7 +197,9 @@ def news() -> Iterator[ChangingSite]:
         yield ChangingSite(server)
 
 
-def _crawl(news: ChangingSite, out: Path, state: Path, now: int) -> set[tuple[str, int]]:
+def _crawl(
+    news: ChangingSite, out: Path, state: Path, now: int, spider: str = "sitemap", **extra: str
+) -> set[tuple[str, int]]:
     news.server.reset()
     settings = {
         **NO_WAITS,
@@ -203,9 +207,10 @@ def _crawl(news: ChangingSite, out: Path, state: Path, now: int) -> set[tuple[st
         "EXTRACT_ENABLED": "False",
         "CRAWL_STATE": str(state),
         "RECRAWL_NOW": str(now),
-        "RECRAWL_MIN_INTERVAL": "600",
+        **extra,
     }
-    result = run_crawl("sitemap", out, {"domain": news.base}, settings)
+    args = {"domain": news.base} if spider == "sitemap" else {"url": f"{news.base}/feed.xml"}
+    result = run_crawl(spider, out, args, settings)
     assert result.returncode == 0, result.log[-3000:]
     return {(h.path, h.status) for h in news.server.hits}
 
@@ -216,15 +221,17 @@ def _articles(hits: set[tuple[str, int]]) -> set[tuple[str, int]]:
 
 @pytest.mark.slow  # four crawls: about 6 s
 def test_adaptive_rerun_skips_what_is_not_due_but_not_what_is_announced(
-    news: ChangingSite, tmp_path: Path
+    news: ChangingSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Runs every 10 minutes (RECRAWL_MIN_INTERVAL=600): the undated pages, unchanged at
     the second run, are due again 15 minutes later; the sitemap index, new, in 10."""
     state = tmp_path / "state.sqlite"
     slugs = list(news.stories)
     undated = {news.path(s) for s in slugs[:UNDATED]}
-    assert len({p for p, s in _articles(_crawl(news, tmp_path / "1", state, T0)) if s == 200}) == 20
-    second = _crawl(news, tmp_path / "2", state, T0 + 600)
+    every_10_min = {"RECRAWL_MIN_INTERVAL": "600"}
+    first = _crawl(news, tmp_path / "1", state, T0, **every_10_min)
+    assert len({p for p, s in _articles(first) if s == 200}) == 20
+    second = _crawl(news, tmp_path / "2", state, T0 + 600, **every_10_min)
     assert _articles(second) == {(path, 304) for path in undated}
 
     announced, silent = slugs[UNDATED], slugs[0]
@@ -233,10 +240,27 @@ def test_adaptive_rerun_skips_what_is_not_due_but_not_what_is_announced(
     news.publish()
     # Five minutes later: the index is read, its announced edit fetched; the undated pages
     # (the silent edit among them) are not due.
-    third = _crawl(news, tmp_path / "3", state, T0 + 900)
+    third = _crawl(news, tmp_path / "3", state, T0 + 900, **every_10_min)
     assert ("/sitemap_index.xml", 200) in third
     assert _articles(third) == {(news.path(announced), 200)}
     # Two days later every undated page is due: the silent edit is found.
-    fourth = _crawl(news, tmp_path / "4", state, T0 + 2 * DAY)
+    fourth = _crawl(news, tmp_path / "4", state, T0 + 2 * DAY, **every_10_min)
     assert {path for path, _ in _articles(fourth)} == undated
     assert (news.path(silent), 200) in fourth
+
+    # What the state command makes of the file the crawls wrote.
+    assert main(["state", str(state), "--json", "--now", str(T0 + 2 * DAY)]) == 0
+    (site,) = json.loads(capsys.readouterr().out)["sites"]
+    assert (site["site"], site["known"], site["documents"]) == (news.base, 22, 2)
+    assert (site["revisions"], site["changed_24h"], site["due_now"]) == (22, 1, 0)
+
+
+def test_a_feed_is_read_when_due(news: ChangingSite, tmp_path: Path) -> None:
+    state = tmp_path / "state.sqlite"
+    assert len(_articles(_crawl(news, tmp_path / "1", state, T0, "feed"))) == FEED_SIZE
+    added = news.add()
+    news.publish()
+    # Read ten minutes ago: the feed is not due, nothing is asked (robots.txt neither).
+    assert _crawl(news, tmp_path / "2", state, T0 + 600, "feed") == set()
+    hits = _crawl(news, tmp_path / "3", state, T0 + HOUR, "feed")
+    assert ("/feed.xml", 200) in hits and _articles(hits) == {(news.path(added), 200)}
