@@ -13,7 +13,7 @@ import pytest
 from scrapy_maintext.demo.site import SiteOptions
 
 from tests.distributed import Worker, redis_or_skip, run_workers
-from tests.recrawl_site import UNDATED, ChangingSite
+from tests.recrawl_site import NEWSROOM_DAY_OUTCOMES, UNDATED, ChangingSite, newsroom_day
 from tests.redis_server import RedisServer
 from tests.sites import TestSiteServer
 
@@ -86,29 +86,15 @@ def test_two_workers_share_one_recurring_crawl(
     assert outcomes(second) == {"not_modified": UNDATED}
 
     # 2 edits with lastmod bumped, 1 without, 2 added, 1 removed: exactly those, once.
-    slugs = list(news.stories)
-    bumped, silent, removed = slugs[UNDATED : UNDATED + 2], slugs[0], slugs[-1]
-    for slug in bumped:
-        news.edit(slug, f"the {slug} story was corrected")
-    news.edit(silent, "an undated correction", bump_lastmod=False)
-    added = [news.add(), news.add()]
-    news.remove(removed)
-    news.publish()
+    day = newsroom_day(news)
     third = shared_run(news, redis_server, "run3", tmp_path)
-    changed = {news.path(s) for s in [*bumped, silent]}
-    assert exported(third, news) == Counter(changed | {news.path(s) for s in added})
+    assert exported(third, news) == Counter(day.exported)
     items = {i["url"].removeprefix(news.base): i for w in third for i in w.items()}
-    assert {items[p]["revision"] for p in changed} == {2}
-    downloaded = [path for (path, status), n in article_hits(news).items() for _ in range(n)]
-    assert sorted(p for p in downloaded if (p, 200) in article_hits(news)) == sorted(items)
-    assert (news.path(removed), 404) in article_hits(news)
-    assert outcomes(third) == {
-        "new": 2,
-        "changed": 3,
-        "gone": 1,
-        "not_modified": UNDATED - 1,
-        "skipped_by_date": 20 - UNDATED - 2 - 1,
-    }
+    assert {items[p]["revision"] for p in day.changed} == {2}
+    downloaded = Counter(path for (path, status), n in article_hits(news).items() if status == 200)
+    assert downloaded == Counter({path: 1 for path in day.exported})
+    assert (day.removed, 404) in article_hits(news)
+    assert outcomes(third) == NEWSROOM_DAY_OUTCOMES
     assert known_pages(redis_server) == 22
 
 
