@@ -151,3 +151,26 @@ def test_crawl_with_an_unreachable_redis_state_exits_2(
     assert err.startswith("scrapy crawl: error: crawl state news (Redis redis://127.0.0.1:1/0)")
     assert "Redis unreachable" in err and len(err.splitlines()) == 1
     assert not hostile_site.paths() and "Traceback" not in result.log
+
+
+def test_a_redis_error_is_a_failed_write_that_stops_the_crawl(tmp_path: Path) -> None:
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.report.losses import ledger_of, lost
+    from scrapy_maintext.state.recrawl import Recrawl, RecrawlSettings
+    from scrapy_maintext.vocabulary.names import Stat
+
+    servers = redis_or_skip(tmp_path)
+    server = next(servers)
+    crawler = get_crawler(settings_dict={"CRAWL_STATE": "news", "REDIS_URL": server.url})
+    ledger_of(crawler).stopping = True  # no engine here: the stop itself is not tested
+    state = redis_state(redis_client(server))
+    recrawl = Recrawl(crawler, state, RecrawlSettings.from_crawler(crawler))
+    recrawl.write(state.record_export, URL, 1, 100, Validators(), None, None)
+    servers.close()
+    recrawl.flush()
+    assert recrawl.broken and state.pending == 0
+    recrawl.write(state.mark_gone, URL)  # nothing more is written
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(Stat.RECRAWL_STATE_WRITES_LOST) == 2
+    assert "crawl state news" in ledger_of(crawler).problems  # said once, in one line
+    assert lost(crawler.stats)  # the crawl exits 1
