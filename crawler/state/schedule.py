@@ -1,8 +1,10 @@
 """Adaptive revisits of a recurring crawl (``RECRAWL_SCHEDULE``): when a URL is due again.
 
 Scrapy-free. Every remembered URL (page, sitemap, feed) has a row in the state's
-``schedule`` table (in a Redis state, fields of the URL's hash; :meth:`StateStore.visit`): when it is due, its revisit interval, when it was last visited, when it
-last changed, and (sitemaps and feeds) a hash of the body last read. A visit that finds the
+``schedule`` table (in a Redis state, fields of the URL's hash): when it is due, its revisit
+interval, when it was last visited, when it last changed, and (sitemaps and feeds) a hash of
+the body last read; read and written through :class:`~scrapy_maintext.state.store.StateStore`
+(``visit``, ``visits``, ``record_visit``). A visit that finds the
 URL unchanged (``304``, the same text, the same body) multiplies the interval by
 :data:`GROW`; one that finds it changed divides it by :data:`SHRINK`; the interval stays
 within ``RECRAWL_MIN_INTERVAL`` and ``RECRAWL_MAX_INTERVAL``. An unchanged URL's interval
