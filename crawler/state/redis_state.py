@@ -5,22 +5,23 @@ Scrapy-free. The same rows as the SQLite file (:mod:`~scrapy_maintext.state.craw
 under ``maintext:state:NAME`` (``P``):
 
 - ``P:meta`` what the keys are (``kind``, ``schema``): keys of anything else are refused;
-- ``P:u:<key>`` one hash per URL (``key`` as in the SQLite file): ``url``, ``etag``, ``lm``
-  (Last-Modified), ``listed``, ``hash`` (of the exported text), ``first``/``last`` export,
-  ``rev``, ``gone``, ``doc`` (a sitemap or feed), ``src`` (the sitemap that listed it),
-  ``fp`` (near-duplicate fingerprint), and its schedule: ``due``, ``interval``, ``checked``,
-  ``changed``, ``digest``;
+- ``P:u:<key>`` one string per URL (``key`` as in the SQLite file), a JSON object of text
+  fields (:data:`FIELDS`; 64-bit numbers do not survive Lua's doubles): about 300 bytes of
+  Redis memory a URL where one hash of them took 1.5 kB (its URL is longer than a compact
+  hash's 64-byte values);
 - ``P:src:<sitemap URL>`` the keys of the URLs that sitemap listed last;
-- ``P:fp`` key -> fingerprint of every page exported with one; ``P:pages`` keys of pages.
+- ``P:pages`` how many rows are pages (not sitemaps or feeds).
 
 Writes are buffered and applied at :meth:`RedisCrawlState.commit` in one ``MULTI``/``EXEC``
-of Lua scripts, all or none: a killed worker loses at most its uncommitted window and never
-claims an export it did not make. Two workers may write the same URL: the last one wins,
-and revisions only go up (``HINCRBY``). Reads see what is committed.
+of Lua scripts (each reads, changes and writes a row inside Redis), all or none: a killed
+worker loses at most its uncommitted window and never claims an export it did not make. Two
+workers may write the same URL: the last one wins, and revisions only go up (counted inside
+the script). Reads see what is committed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -44,81 +45,101 @@ KEY_PREFIX = "maintext:state:"
 #: What a state's name may hold: a name, not a path (a file path here is a mistake).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 _CHUNK = 500
-_RECORD_FIELDS = ("url", "etag", "lm", "listed", "hash", "first", "last", "rev", "gone", "src")
-_VISIT_FIELDS = ("due", "interval", "checked", "changed", "digest")
+#: A row's fields: url, ETag, Last-Modified, listed date, text hash, first and last export,
+#: revision, gone ("1"), a sitemap or feed ("1"), the sitemap that listed it, fingerprint;
+#: its schedule: due, interval, checked, changed, body digest.
+FIELDS = ("u", "e", "m", "l", "h", "f", "x", "r", "g", "d", "s", "p", "du", "iv", "ck", "ch", "dg")
 
-#: Lua helpers: set or delete a field (``''`` is none), and move a URL to its new sitemap.
+#: Lua helpers: a row read and written, a field set or deleted (``''`` is none), a URL
+#: moved to the sitemap that lists it now.
 _LIB = """
-local function put(row, field, value)
-  if value == '' then redis.call('HDEL', row, field) else redis.call('HSET', row, field, value) end
+local function load(k)
+  local v = redis.call('GET', k)
+  if v then return cjson.decode(v) end
+  return {}
 end
-local function source(row, key, new, prefix)
+local function save(k, r) redis.call('SET', k, cjson.encode(r)) end
+local function put(r, f, v) if v == '' then r[f] = nil else r[f] = v end end
+local function source(r, key, new, prefix)
   if new == '' then return end
-  local old = redis.call('HGET', row, 'src')
-  if old and old ~= new then redis.call('SREM', prefix .. old, key) end
-  redis.call('HSET', row, 'src', new)
+  if r.s and r.s ~= new then redis.call('SREM', prefix .. r.s, key) end
+  r.s = new
   redis.call('SADD', prefix .. new, key)
 end
 """
-#: KEYS: the URL's row, fingerprints, pages. ARGV: key, url, etag, last-modified, listed,
-#: text hash, now, source, fingerprint, sitemap-set prefix.
+#: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, text
+#: hash, now, source, fingerprint, sitemap-set prefix.
 _EXPORT = (
     _LIB
     + """
-local row, key = KEYS[1], ARGV[1]
-redis.call('HSET', row, 'url', ARGV[2], 'hash', ARGV[6], 'last', ARGV[7], 'gone', 0, 'doc', 0)
-put(row, 'etag', ARGV[3]); put(row, 'lm', ARGV[4]); put(row, 'listed', ARGV[5])
-put(row, 'fp', ARGV[9])
-redis.call('HSETNX', row, 'first', ARGV[7])
-redis.call('HINCRBY', row, 'rev', 1)
-put(KEYS[2], key, ARGV[9])
-redis.call('SADD', KEYS[3], key)
-source(row, key, ARGV[8], ARGV[10])
+local r = load(KEYS[1])
+if not r.u or r.d then redis.call('INCR', KEYS[2]) end
+r.u = ARGV[2]; r.h = ARGV[6]; r.x = ARGV[7]; r.g = nil; r.d = nil
+put(r, 'e', ARGV[3]); put(r, 'm', ARGV[4]); put(r, 'l', ARGV[5]); put(r, 'p', ARGV[9])
+if not r.f then r.f = ARGV[7] end
+r.r = tostring((tonumber(r.r) or 0) + 1)
+source(r, ARGV[1], ARGV[8], ARGV[10])
+save(KEYS[1], r)
 """
 )
-#: KEYS: the URL's row, pages. ARGV: key, url, etag, last-modified, listed, '1' = a
-#: document, source, sitemap-set prefix. Keeps what is not given (``coalesce``).
+#: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, '1' =
+#: a document, source, sitemap-set prefix. Keeps what is not given (``coalesce``).
 _SEEN = (
     _LIB
     + """
-local row, key = KEYS[1], ARGV[1]
-if redis.call('HEXISTS', row, 'url') == 0 then
-  redis.call('HSET', row, 'url', ARGV[2], 'rev', 0, 'doc', ARGV[6])
-  if ARGV[6] == '0' then redis.call('SADD', KEYS[2], key) end
+local r = load(KEYS[1])
+if not r.u then
+  r.u = ARGV[2]; r.r = '0'
+  if ARGV[6] == '1' then r.d = '1' else redis.call('INCR', KEYS[2]) end
 end
-for i, field in ipairs({'etag', 'lm', 'listed'}) do
-  if ARGV[i + 2] ~= '' then redis.call('HSET', row, field, ARGV[i + 2]) end
-end
-redis.call('HSET', row, 'gone', 0)
-source(row, key, ARGV[7], ARGV[8])
+if ARGV[3] ~= '' then r.e = ARGV[3] end
+if ARGV[4] ~= '' then r.m = ARGV[4] end
+if ARGV[5] ~= '' then r.l = ARGV[5] end
+r.g = nil
+source(r, ARGV[1], ARGV[7], ARGV[8])
+save(KEYS[1], r)
 """
 )
 #: KEYS: the URL's row.
-_GONE = """
-if redis.call('HEXISTS', KEYS[1], 'url') == 1 then redis.call('HSET', KEYS[1], 'gone', 1) end
+_GONE = (
+    _LIB
+    + """
+local r = load(KEYS[1])
+if r.u then r.g = '1'; save(KEYS[1], r) end
 """
+)
 #: KEYS: rows. ARGV: sitemap-set prefix, then the rows' keys.
-_UNLIST = """
-for i, row in ipairs(KEYS) do
-  local old = redis.call('HGET', row, 'src')
-  if old then redis.call('SREM', ARGV[1] .. old, ARGV[i + 1]) end
-  redis.call('HDEL', row, 'src')
+_UNLIST = (
+    _LIB
+    + """
+for i, k in ipairs(KEYS) do
+  local r = load(k)
+  if r.s then
+    redis.call('SREM', ARGV[1] .. r.s, ARGV[i + 1])
+    r.s = nil
+    save(k, r)
+  end
 end
 """
+)
+#: KEYS: the URL's row. ARGV: due, interval, checked, changed, digest (replaced).
+_VISIT = (
+    _LIB
+    + """
+local r = load(KEYS[1])
+r.du = ARGV[1]; r.iv = ARGV[2]; r.ck = ARGV[3]
+put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])
+save(KEYS[1], r)
+"""
+)
 
 
 def _arg(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _int(value: bytes | None) -> int | None:
+def _int(value: str | None) -> int | None:
     return None if value is None else int(value)
-
-
-def _text(value: bytes | str | None) -> str | None:
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "surrogatepass")
-    return value
 
 
 class RedisCrawlState:
@@ -139,6 +160,7 @@ class RedisCrawlState:
         self._seen = client.register_script(_SEEN)
         self._gone = client.register_script(_GONE)
         self._unlist = client.register_script(_UNLIST)
+        self._visit = client.register_script(_VISIT)
         try:
             self._check()
         except RedisError as exc:
@@ -168,34 +190,28 @@ class RedisCrawlState:
 
     # Reading: what is committed.
 
-    def _read(self, rows: list[str], fields: tuple[str, ...]) -> list[list[bytes | None]]:
-        try:
-            pipe = self.client.pipeline(transaction=False)
-            for row in rows:
-                pipe.hmget(row, fields)
-            return list(pipe.execute())
-        except RedisError as exc:
-            raise StateUnavailable(f"crawl state {self.path}: {exc}") from exc
+    def _fail(self, exc: RedisError) -> StateUnavailable:
+        return StateUnavailable(f"crawl state {self.path}: {exc}")
+
+    def _rows(self, keys: list[str]) -> Iterator[dict[str, str] | None]:
+        """The rows of ``keys`` (None where there is none), a round trip per 500."""
+        for start in range(0, len(keys), _CHUNK):
+            try:
+                values = self.client.mget(keys[start : start + _CHUNK])
+            except RedisError as exc:
+                raise self._fail(exc) from exc
+            for value in values:
+                yield json.loads(value) if value is not None else None
 
     def get(self, url: str) -> UrlRecord | None:
         return self.get_many([url]).get(url)
 
-    def _fields_of(
-        self, urls: Iterable[str], fields: tuple[str, ...]
-    ) -> Iterator[tuple[str, list[bytes | None]]]:
-        """``fields`` of each of ``urls``' rows, a round trip per 500."""
-        wanted = list(dict.fromkeys(urls))
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            rows = self._read([self._row(u) for u in chunk], fields)
-            yield from zip(chunk, rows, strict=True)
-
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        wanted = list(dict.fromkeys(urls))
         found: dict[str, UrlRecord] = {}
-        for url, values in self._fields_of(urls, (*_RECORD_FIELDS, "fp")):
-            record = _record(values)
-            if record is not None and record.url == url:
-                found[url] = record
+        for url, row in zip(wanted, self._rows([self._row(u) for u in wanted]), strict=True):
+            if row is not None and row.get("u") == url:
+                found[url] = _record(row)
         return found
 
     def listed_by(
@@ -204,38 +220,45 @@ class RedisCrawlState:
         try:
             keys = sorted(self.client.smembers(f"{self.prefix}:src:{source_url}"))
         except RedisError as exc:
-            raise StateUnavailable(f"crawl state {self.path}: {exc}") from exc
-        rows = [f"{self.prefix}:u:{_text(k)}" for k in keys]
+            raise self._fail(exc) from exc
         found = []
-        for url, gone, doc, listed in self._read(rows, ("url", "gone", "doc", "listed")):
-            if url is None or gone == b"1" or (doc == b"1") != documents:
+        for row in self._rows([f"{self.prefix}:u:{_text(k)}" for k in keys]):
+            if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
                 continue
-            if not undated or listed is None:
-                found.append(url.decode("utf-8", "surrogatepass"))
+            if not undated or "l" not in row:
+                found.append(row["u"])
         return found
 
     def fingerprints(self) -> Iterator[str]:
+        """Every page row is read (a distributed crawl keeps its fingerprints in the shared
+        index instead, and does not call this)."""
         try:
-            for _, value in self.client.hscan_iter(f"{self.prefix}:fp", count=1000):
-                yield value.decode()
+            keys = [
+                _text(k) or ""
+                for k in self.client.scan_iter(match=f"{self.prefix}:u:*", count=1000)
+            ]
         except RedisError as exc:
-            raise StateUnavailable(f"crawl state {self.path}: {exc}") from exc
+            raise self._fail(exc) from exc
+        for row in self._rows(keys):
+            if row is not None and "p" in row:
+                yield row["p"]
 
     def known_pages(self) -> int:
         try:
-            return int(self.client.scard(f"{self.prefix}:pages"))
+            return int(self.client.get(f"{self.prefix}:pages") or 0)
         except RedisError as exc:
-            raise StateUnavailable(f"crawl state {self.path}: {exc}") from exc
+            raise self._fail(exc) from exc
 
     def visit(self, url: str) -> Visit | None:
         return self.visits([url]).get(url)
 
     def visits(self, urls: Iterable[str]) -> dict[str, Visit]:
+        wanted = list(dict.fromkeys(urls))
         found: dict[str, Visit] = {}
-        for url, values in self._fields_of(urls, _VISIT_FIELDS):
-            due, interval, checked, changed, digest = (_int(v) for v in values)
-            if due is not None and interval is not None and checked is not None:
-                found[url] = Visit(due, interval, checked, changed, digest)
+        for url, row in zip(wanted, self._rows([self._row(u) for u in wanted]), strict=True):
+            if row is not None and "du" in row:
+                due, interval, checked = int(row["du"]), int(row["iv"]), int(row["ck"])
+                found[url] = Visit(due, interval, checked, _int(row.get("ch")), _int(row.get("dg")))
         return found
 
     # Writing: buffered until :meth:`commit`.
@@ -250,7 +273,7 @@ class RedisCrawlState:
         source: str | None,
         fingerprint: str | None = None,
     ) -> None:
-        keys = [self._row(url), f"{self.prefix}:fp", f"{self.prefix}:pages"]
+        keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, validators.etag, validators.last_modified, listed, hashed]
         args += [when, source, fingerprint, f"{self.prefix}:src:"]
         self._pending.append((self._export, keys, [_arg(a) for a in args]))
@@ -281,7 +304,8 @@ class RedisCrawlState:
             self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
-        self._pending.append((None, [self._row(url)], [_arg(v) for v in _visit_values(visit)]))
+        values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
+        self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
 
     @property
     def pending(self) -> int:
@@ -295,10 +319,7 @@ class RedisCrawlState:
         try:
             pipe = self.client.pipeline(transaction=True)
             for script, keys, args in pending:
-                if script is None:
-                    _queue_visit(pipe, keys[0], args)
-                else:
-                    script(keys=keys, args=args, client=pipe)
+                script(keys=keys, args=args, client=pipe)
             pipe.execute()
         except RedisError as exc:
             raise StateUnavailable(f"crawl state {self.path}: {exc}") from exc
@@ -319,33 +340,23 @@ class RedisCrawlState:
         self.close()
 
 
-def _visit_values(visit: Visit) -> tuple[int | None, ...]:
-    return (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
+def _text(value: bytes | str | None) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return value
 
 
-def _queue_visit(pipe: Any, row: str, args: list[str]) -> None:
-    """A schedule row replaced (``INSERT OR REPLACE``): fields without a value deleted."""
-    values = dict(zip(_VISIT_FIELDS, args, strict=True))
-    pipe.hset(row, mapping={f: v for f, v in values.items() if v != ""})
-    empty = [f for f, v in values.items() if v == ""]
-    if empty:
-        pipe.hdel(row, *empty)
-
-
-def _record(values: list[bytes | None]) -> UrlRecord | None:
-    url, etag, lm, listed, hashed, first, last, rev, gone, src, fp = values
-    if url is None:
-        return None
+def _record(row: dict[str, str]) -> UrlRecord:
     return UrlRecord(
-        url.decode("utf-8", "surrogatepass"),
-        _text(etag),
-        _int(lm),
-        _int(listed),
-        _int(hashed),
-        _int(first),
-        _int(last),
-        _int(rev) or 0,
-        gone == b"1",
-        _text(src),
-        _text(fp),
+        row["u"],
+        row.get("e"),
+        _int(row.get("m")),
+        _int(row.get("l")),
+        _int(row.get("h")),
+        _int(row.get("f")),
+        _int(row.get("x")),
+        int(row.get("r", 0)),
+        "g" in row,
+        row.get("s"),
+        row.get("p"),
     )
