@@ -67,47 +67,39 @@ local function source(r, key, new, prefix)
   redis.call('SADD', prefix .. new, key)
 end
 """
+
+
+def _on_row(change: str) -> str:
+    """A script that reads the row ``KEYS[1]`` as ``r``, runs ``change`` and writes it back
+    (a ``change`` that returns writes nothing)."""
+    return f"{_LIB}\nlocal r = load(KEYS[1])\n{change}\nsave(KEYS[1], r)\n"
+
+
 #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, text
 #: hash, now, source, fingerprint, sitemap-set prefix.
-_EXPORT = (
-    _LIB
-    + """
-local r = load(KEYS[1])
+_EXPORT = _on_row("""
 if not r.u or r.d then redis.call('INCR', KEYS[2]) end
 r.u = ARGV[2]; r.h = ARGV[6]; r.x = ARGV[7]; r.g = nil; r.d = nil
 put(r, 'e', ARGV[3]); put(r, 'm', ARGV[4]); put(r, 'l', ARGV[5]); put(r, 'p', ARGV[9])
 if not r.f then r.f = ARGV[7] end
 r.r = tostring((tonumber(r.r) or 0) + 1)
-source(r, ARGV[1], ARGV[8], ARGV[10])
-save(KEYS[1], r)
-"""
-)
+source(r, ARGV[1], ARGV[8], ARGV[10])""")
 #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, '1' =
 #: a document, source, sitemap-set prefix. Keeps what is not given (``coalesce``).
-_SEEN = (
-    _LIB
-    + """
-local r = load(KEYS[1])
+_SEEN = _on_row("""
 if not r.u then
   r.u = ARGV[2]; r.r = '0'
   if ARGV[6] == '1' then r.d = '1' else redis.call('INCR', KEYS[2]) end
 end
-if ARGV[3] ~= '' then r.e = ARGV[3] end
-if ARGV[4] ~= '' then r.m = ARGV[4] end
-if ARGV[5] ~= '' then r.l = ARGV[5] end
+for i, f in ipairs({'e', 'm', 'l'}) do if ARGV[i + 2] ~= '' then r[f] = ARGV[i + 2] end end
 r.g = nil
-source(r, ARGV[1], ARGV[7], ARGV[8])
-save(KEYS[1], r)
-"""
-)
-#: KEYS: the URL's row.
-_GONE = (
-    _LIB
-    + """
-local r = load(KEYS[1])
-if r.u then r.g = '1'; save(KEYS[1], r) end
-"""
-)
+source(r, ARGV[1], ARGV[7], ARGV[8])""")
+#: KEYS: the URL's row (a URL not remembered stays so).
+_GONE = _on_row("if not r.u then return end\nr.g = '1'")
+#: KEYS: the URL's row. ARGV: due, interval, checked, changed, digest (replaced).
+_VISIT = _on_row("""
+r.du = ARGV[1]; r.iv = ARGV[2]; r.ck = ARGV[3]
+put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])""")
 #: KEYS: rows. ARGV: sitemap-set prefix, then the rows' keys.
 _UNLIST = (
     _LIB
@@ -120,16 +112,6 @@ for i, k in ipairs(KEYS) do
     save(k, r)
   end
 end
-"""
-)
-#: KEYS: the URL's row. ARGV: due, interval, checked, changed, digest (replaced).
-_VISIT = (
-    _LIB
-    + """
-local r = load(KEYS[1])
-r.du = ARGV[1]; r.iv = ARGV[2]; r.ck = ARGV[3]
-put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])
-save(KEYS[1], r)
 """
 )
 
@@ -206,13 +188,15 @@ class RedisCrawlState:
     def get(self, url: str) -> UrlRecord | None:
         return self.get_many([url]).get(url)
 
-    def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+    def _rows_of(self, urls: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
+        """Each of ``urls`` that has a row, with it."""
         wanted = list(dict.fromkeys(urls))
-        found: dict[str, UrlRecord] = {}
         for url, row in zip(wanted, self._rows([self._row(u) for u in wanted]), strict=True):
-            if row is not None and row.get("u") == url:
-                found[url] = _record(row)
-        return found
+            if row is not None:
+                yield url, row
+
+    def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        return {url: _record(row) for url, row in self._rows_of(urls) if row.get("u") == url}
 
     def listed_by(
         self, source_url: str, documents: bool = False, undated: bool = False
@@ -253,13 +237,7 @@ class RedisCrawlState:
         return self.visits([url]).get(url)
 
     def visits(self, urls: Iterable[str]) -> dict[str, Visit]:
-        wanted = list(dict.fromkeys(urls))
-        found: dict[str, Visit] = {}
-        for url, row in zip(wanted, self._rows([self._row(u) for u in wanted]), strict=True):
-            if row is not None and "du" in row:
-                due, interval, checked = int(row["du"]), int(row["iv"]), int(row["ck"])
-                found[url] = Visit(due, interval, checked, _int(row.get("ch")), _int(row.get("dg")))
-        return found
+        return {url: _visit(row) for url, row in self._rows_of(urls) if "du" in row}
 
     # Writing: buffered until :meth:`commit`.
 
@@ -344,6 +322,11 @@ def _text(value: bytes | str | None) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")
     return value
+
+
+def _visit(row: dict[str, str]) -> Visit:
+    due, interval, checked = int(row["du"]), int(row["iv"]), int(row["ck"])
+    return Visit(due, interval, checked, _int(row.get("ch")), _int(row.get("dg")))
 
 
 def _record(row: dict[str, str]) -> UrlRecord:
