@@ -6,13 +6,13 @@ lookup, and in crawl CPU per page?
 
 ``store``: a state of ``--urls`` URLs of realistic length (news URLs of 1000 sites, about 80
 characters), each exported once (validators, listed date, text hash, export times, revision,
-the sitemap that listed it, the near-duplicate fingerprint), written in commits of 1000 rows as
-a crawl writes them. Prints the time to write them, the file's size per URL (after a
-checkpoint: the WAL folded in), the time of the check the crawl command runs first
-(``check_state_file``: integrity and lock), the time to load the fingerprints into the next
-run's near-duplicate filter, point lookups per second (:meth:`CrawlState.get` of random known
-and unknown URLs) and batch lookups per second (:meth:`CrawlState.get_many`, 500 URLs a query,
-as the spiders ask for a site's plan).
+the sitemap that listed it, the near-duplicate fingerprint, and its row in the schedule of
+adaptive revisits), written in commits of 1000 rows as a crawl writes them. Prints the time to
+write them, the file's size per URL (after a checkpoint: the WAL folded in), the time of the
+check the crawl command runs first (``check_state_file``: integrity and lock), the time to load
+the fingerprints into the next run's near-duplicate filter, point lookups per second
+(:meth:`CrawlState.get` of random known and unknown URLs) and batch lookups per second
+(:meth:`CrawlState.get_many`, 500 URLs a query, as the spiders ask for a site's plan).
 
 ``crawl``: the demo site of ``--articles`` articles crawled with extraction, without state and
 with a fresh copy of the ``--urls`` state (every page new to it: the most writes per page),
@@ -36,6 +36,7 @@ from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.state.crawl_state import CrawlState, check_state_file
 from scrapy_maintext.state.fingerprints import SeenFingerprints
+from scrapy_maintext.state.schedule import Clock, Schedule, SchedulePolicy
 from scrapy_maintext.state.validators import Validators, text_hash
 
 from benchmarks.common import memory_mib
@@ -77,6 +78,8 @@ def build(path: Path, count: int, seed: int = 1) -> list[str]:
     urls = [news_url(rng, i) for i in range(count)]
     started = time.perf_counter()
     with CrawlState(path) as state:
+        # Every export also has its row in the schedule (adaptive revisits, schema 3).
+        schedule = Schedule(state, SchedulePolicy(), Clock(1_770_000_000))
         for i, url in enumerate(urls):
             sitemap = f"{url.split('/2026/')[0]}/sitemap-{i % 30}.xml"
             validators = Validators(f'"{rng.getrandbits(64):016x}"', 1_760_000_000 + i)
@@ -84,6 +87,7 @@ def build(path: Path, count: int, seed: int = 1) -> list[str]:
             state.record_export(
                 url, text_hash(url), 1_770_000_000, validators, 1_765_000_000, sitemap, fingerprint
             )
+            schedule.visited(url, True, modified=validators.last_modified)
             if i % 1000 == 999:
                 state.commit()
         state.commit()

@@ -27,6 +27,9 @@ ARTICLES = 40
 #: Pages exported by the killed run whose rows its last commit window had not written yet
 #: (CRAWL_STATE_COMMIT_DELAY 0.25 s at a DOWNLOAD_DELAY of 0.2 s).
 COMMIT_WINDOW_PAGES = 2
+#: The runs come seconds apart: every-run, so that the changed site's sitemaps are read
+#: again at once (the adaptive schedule would leave them for an hour).
+EVERY_RUN = {"RECRAWL_SCHEDULE": "every-run"}
 
 
 @pytest.fixture
@@ -38,7 +41,7 @@ def news() -> Iterator[ChangingSite]:
 def _cmd(news: ChangingSite, state: Path, out: Path) -> list[str]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "sitemap", "-a", f"domain={news.base}"]
     cmd += ["-O", str(out)]
-    for key, value in {**SETTINGS, "CRAWL_STATE": str(state)}.items():
+    for key, value in {**SETTINGS, **EVERY_RUN, "CRAWL_STATE": str(state)}.items():
         cmd += ["-s", f"{key}={value}"]
     return cmd
 
@@ -50,7 +53,7 @@ def _killed_then_rerun(news: ChangingSite, state: Path, out: Path, expected: set
     _kill_after(_cmd(news, state, killed), news.server, expected, killed)
     first = _urls(killed, news.base)
     assert len(first) < len(expected)
-    settings = {**SETTINGS, **NO_WAITS, "CRAWL_STATE": str(state)}
+    settings = {**SETTINGS, **NO_WAITS, **EVERY_RUN, "CRAWL_STATE": str(state)}
     second = run_crawl("sitemap", out / "rerun", {"domain": news.base}, settings)
     assert second.returncode == 0, second.log[-3000:]
     return Counter(first + second.paths(news.base))

@@ -7,6 +7,7 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.discovery.feeds import parse_feed
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.state.crawl_state import SCHEMA_VERSION, CrawlState, url_key
+from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
 from scrapy_maintext.state.schedule import (
     DAY,
     EVERY_RUN,
@@ -35,6 +37,7 @@ from scrapy_maintext.state.schedule import (
     ttl_seconds,
     update_period_seconds,
 )
+from scrapy_maintext.state.validators import Validators
 
 from tests.crawl import NO_WAITS, run_crawl
 from tests.recrawl_site import FEED_SIZE, UNDATED, ChangingSite
@@ -165,10 +168,25 @@ def test_sitemap_body_changes_count_and_304_keeps_them(tmp_path: Path) -> None:
         assert Schedule(state, SchedulePolicy(EVERY_RUN), clock).not_due([url]) == set()
 
 
+def test_pages_without_a_date_wait_unless_their_sitemap_dropped_them(tmp_path: Path) -> None:
+    clock = FakeClock()
+    with CrawlState(tmp_path / "state.sqlite") as state:
+        schedule = Schedule(state, POLICY, clock)
+        memory = DiscoveryMemory(state, schedule)
+        a, b, c, d = (f"https://e.org/{name}" for name in "abcd")
+        for url in (a, b, c):
+            schedule.visited(url, True)
+        memory.unlisted["https://e.org"] = [a]  # no longer listed: checked now
+        dated = {a: None, b: None, c: datetime(2026, 1, 1, tzinfo=UTC), d: None}
+        assert memory.not_due("https://e.org", dated) == {b}
+        clock.at += HOUR
+        assert memory.not_due("https://e.org", dated) == set()
+
+
 def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -> None:
     path = tmp_path / "v2.sqlite"
     with CrawlState(path) as state:
-        state.record_export("https://example.org/a", 1, T0, *_nothing())
+        state.record_export("https://example.org/a", 1, T0, Validators(), None, None)
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
     with CrawlState(path) as state:
@@ -180,12 +198,6 @@ def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         keys = db.execute("SELECT key FROM schedule").fetchall()
         assert keys == [(url_key("https://example.org/a"),)]
-
-
-def _nothing() -> tuple[object, ...]:
-    from scrapy_maintext.state.validators import Validators
-
-    return (Validators(), None, None)
 
 
 # A recurring crawl with its clock set: the site of tests/test_recrawl.py.

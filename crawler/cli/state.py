@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from scrapy_maintext.cli.subcommand import Subcommand
+
+if TYPE_CHECKING:
+    from scrapy_maintext.state.overview import SiteOverview
 
 _EPILOG = """\
 Per site (scheme and host): URLs known (pages, sitemaps and feeds), how many are due now and
@@ -84,7 +89,7 @@ def _now(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     from scrapy_maintext.state.crawl_state import CrawlStateError
-    from scrapy_maintext.state.overview import forget, overview, reading, total
+    from scrapy_maintext.state.overview import forget, overview, reading
 
     try:
         if args.forget:
@@ -97,6 +102,16 @@ def run(args: argparse.Namespace) -> int:
     except (CrawlStateError, ValueError) as exc:
         print(f"maintext state: error: {exc}", file=sys.stderr)
         return 2
+    try:
+        _print(args, now, rows)
+    except BrokenPipeError:  # `maintext state ... | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes it at exit
+    return 0
+
+
+def _print(args: argparse.Namespace, now: int, rows: list[SiteOverview]) -> None:
+    from scrapy_maintext.state.overview import total
+
     if args.json:
         data = {
             "path": args.path,
@@ -105,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             "total": _jsonable(total(rows).as_dict()),
         }
         print(json.dumps(data, indent=2))
-        return 0
+        return
     table = [[title for _, title in _COLUMNS]]
     for row in [*rows, total(rows)]:
         values = row.as_dict()
@@ -115,7 +130,6 @@ def run(args: argparse.Namespace) -> int:
         cells = [line[0].ljust(widths[0])]
         cells += [c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)]
         print("  ".join(cells).rstrip())
-    return 0
 
 
 def _jsonable(values: dict[str, object]) -> dict[str, object]:

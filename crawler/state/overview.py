@@ -128,7 +128,7 @@ def total(sites: list[SiteOverview]) -> SiteOverview:
     names = [f.name for f in fields(SiteOverview)][1:-1]
     sums = [sum(getattr(s, name) for s in sites) for name in names]
     last = max((s.last_visit for s in sites if s.last_visit is not None), default=None)
-    return _site(f"total ({len(sites)} sites)", sums, last)
+    return _site(f"total ({len(sites)} site{'' if len(sites) == 1 else 's'})", sums, last)
 
 
 def _site(name: str, counts: list[int], last: int | None) -> SiteOverview:
