@@ -419,7 +419,7 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
             self._page_decided(request, reason)
             return
         if site is not None:
-            site.incomplete = True
+            self.page_not_final(site)
         if reason == SkipReason.STOPPING:
             # Not done: the journal leaves it for a resumed crawl.
             self.inc_stat(Stat.LEFT_FOR_RESUME)

@@ -22,6 +22,7 @@ from scrapy_maintext.vocabulary.reasons import (
 )
 
 if TYPE_CHECKING:
+    from scrapy_maintext.distributed.worker import DistributedWorker
     from scrapy_maintext.spiders.sites import SiteState
 
     # DiscoverySpider is made of this mixin: what it uses of the spider is declared below.
@@ -94,15 +95,36 @@ class RecrawlMixin(_Base):
             return
         site = self.sites.get(getattr(response, "meta", {}).get(Meta.SITE, ""))
         if site is not None:
-            site.incomplete = True
+            self.page_not_final(site)
+
+    def page_not_final(self, site: SiteState) -> None:
+        """A page of ``site`` did not end cleanly: its sitemaps are not remembered in this
+        run; in a shared crawl the worker that discovers the site is told."""
+        site.incomplete = True
+        shared = self._shared_crawl()
+        if shared is not None:
+            shared.site_incomplete(site.base_url)
+
+    def _shared_crawl(self) -> DistributedWorker | None:
+        """This worker of a shared recurring crawl (None: not one)."""
+        if self.recrawl is None or not self.recrawl.config.redis_url:
+            return None
+        from scrapy_maintext.distributed.worker import DistributedWorker
+
+        return self.crawler.get_extension(DistributedWorker)
 
     def closed(self, reason: str) -> None:
         """A recurring crawl that finished keeps the sitemaps and feeds of every site that
-        ended cleanly (before the state closes: this handler was connected first)."""
+        ended cleanly (before the state closes: this handler was connected first), on every
+        worker of a shared crawl."""
         if self.discovery_memory is None or self.recrawl is None or reason != "finished":
             return
+        shared = self._shared_crawl()
+        elsewhere = shared.incomplete_sites() if shared is not None else set()
+        if elsewhere is None:
+            return  # not known: nothing remembered, the next run reads them all again
         for base, site in self.sites.items():
-            if not site.incomplete and site.failure is None:
+            if not site.incomplete and site.failure is None and base not in elsewhere:
                 self.recrawl.write(self.discovery_memory.save, base)
 
     def read_document(

@@ -157,3 +157,45 @@ class ChangingSite:
             '<?xml version="1.0"?><rss version="2.0"><channel><title>Changing news</title>'
             f"<link>{self.base}/</link>{items}</channel></rss>"
         ).encode()
+
+
+@dataclass(frozen=True)
+class NewsroomDay:
+    """What :func:`newsroom_day` changed: paths on the site."""
+
+    #: Edited with their lastmod bumped, and one edited without (a silent change).
+    changed: frozenset[str]
+    added: frozenset[str]
+    removed: str
+
+    @property
+    def exported(self) -> frozenset[str]:
+        """What the next run of a recurring crawl exports: exactly these."""
+        return self.changed | self.added
+
+
+#: The ``recrawl/`` outcomes of the run after :func:`newsroom_day` on a 20-article site.
+NEWSROOM_DAY_OUTCOMES = {
+    "new": 2,
+    "changed": 3,
+    "gone": 1,
+    "not_modified": UNDATED - 1,
+    "skipped_by_date": 20 - UNDATED - 2 - 1,
+}
+
+
+def newsroom_day(news: ChangingSite) -> NewsroomDay:
+    """2 edits with lastmod bumped, 1 without, 2 articles added, 1 removed; published."""
+    slugs = list(news.stories)
+    bumped, silent, removed = slugs[UNDATED : UNDATED + 2], slugs[0], slugs[-1]
+    for slug in bumped:
+        news.edit(slug, f"the {slug} story was corrected")
+    news.edit(silent, "an undated correction", bump_lastmod=False)
+    added = [news.add(), news.add()]
+    news.remove(removed)
+    news.publish()
+    return NewsroomDay(
+        frozenset(news.path(s) for s in [*bumped, silent]),
+        frozenset(news.path(s) for s in added),
+        news.path(removed),
+    )

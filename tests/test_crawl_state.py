@@ -20,45 +20,53 @@ from scrapy_maintext.state.validators import Validators, http_date_to_epoch, tex
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.sites import TestSiteServer
+from tests.state_backends import (  # noqa: F401 (fixtures)
+    OpenState,
+    open_state_fixture,
+    redis_server_fixture,
+)
 
 URL = "https://example.org/a.html"
 
 
-def test_export_revisions_and_validators(tmp_path: Path) -> None:
-    path = tmp_path / "state.sqlite"
-    with CrawlState(path) as state:
+def test_export_revisions_and_validators(open_state: OpenState) -> None:
+    with open_state() as state:
         assert state.get(URL) is None
         state.record_export(URL, text_hash("one"), 100, Validators('"x"', 50), 7, "https://s/1")
         state.commit()
-    with CrawlState(path) as state:
+    with open_state() as state:
         record = state.get(URL)
         assert record is not None
         assert (record.revision, record.first_export, record.last_export) == (1, 100, 100)
         assert record.validators == Validators('"x"', 50) and record.listed == 7
         state.record_seen(URL, Validators(None, 60), 9, None)
         state.record_export(URL, text_hash("two"), 200, Validators('"y"', 70), 9, None)
+        state.commit()  # Redis reads see what is committed
         record = state.get(URL)
         assert record is not None
         assert (record.revision, record.first_export, record.last_export) == (2, 100, 200)
         assert record.text_hash == text_hash("two") and record.etag == '"y"'
         assert state.listed_by("https://s/1") == [URL]
         state.mark_gone(URL)
+        state.mark_gone("https://example.org/never-seen")  # not remembered: nothing written
+        state.commit()
         assert state.get(URL).gone  # type: ignore[union-attr]
+        assert state.get("https://example.org/never-seen") is None
         assert state.listed_by("https://s/1") == []
         assert state.known_pages() == 1
 
 
-def test_fingerprints_of_exports_are_kept_for_the_next_run(tmp_path: Path) -> None:
-    path = tmp_path / "state.sqlite"
+def test_fingerprints_of_exports_are_kept_for_the_next_run(open_state: OpenState) -> None:
     other = "https://example.org/b.html"
-    with CrawlState(path) as state:
+    with open_state() as state:
         state.record_export(URL, 1, 100, Validators(), None, None, "ffffffffffffff01")
         state.record_export(other, 2, 100, Validators(), None, None, "00000000000000a0")
         state.record_seen(other, Validators('"z"', 5), None, None)  # keeps its fingerprint
         state.commit()
-    with CrawlState(path) as state:
+    with open_state() as state:
         assert sorted(state.fingerprints()) == ["00000000000000a0", "ffffffffffffff01"]
         state.record_export(URL, 3, 200, Validators(), None, None, "0f0f0f0f0f0f0f0f")
+        state.commit()
         assert state.get(URL).fingerprint == "0f0f0f0f0f0f0f0f"  # type: ignore[union-attr]
         assert state.get(other).fingerprint == "00000000000000a0"  # type: ignore[union-attr]
 
@@ -128,11 +136,12 @@ def test_http_dates() -> None:
     assert Validators(None, 60).if_modified_since() == "Thu, 01 Jan 1970 00:01:00 GMT"
 
 
-def test_get_many(tmp_path: Path) -> None:
-    with CrawlState(tmp_path / "s.sqlite") as state:
+def test_get_many(open_state: OpenState) -> None:
+    with open_state() as state:
         urls = [f"https://example.org/{i}" for i in range(1200)]
         for url in urls[::2]:
             state.record_seen(url, None, 1, None)
+        state.commit()
         found = state.get_many(urls)
         assert set(found) == set(urls[::2])
 
@@ -212,20 +221,6 @@ def test_crawl_while_another_holds_the_state_exits_2(
     assert result.returncode == 2
     assert "in use by another crawl" in capsys.readouterr().err
     assert "Traceback" not in result.log
-
-
-def test_crawl_state_with_redis_url_exits_2(
-    hostile_site: TestSiteServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    settings = {
-        **QUICK_DISCOVERY,
-        "CRAWL_STATE": str(tmp_path / "state.sqlite"),
-        "REDIS_URL": "redis://127.0.0.1:1/0",
-    }
-    result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
-    assert result.returncode == 2
-    assert "one machine's file" in capsys.readouterr().err
-    assert not (tmp_path / "state.sqlite").exists()
 
 
 def test_maintext_crawl_says_it_in_one_line(tmp_path: Path) -> None:

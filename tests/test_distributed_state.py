@@ -226,3 +226,10 @@ def test_ci_runs_the_distributed_tests() -> None:
     from tests.redis_server import redis_server_binary
 
     assert redis_server_binary() is not None
+
+
+def test_a_page_failed_on_any_worker_makes_its_site_incomplete(server: Any) -> None:
+    one, two = make_state(server, "w1"), make_state(server, "w2")
+    assert one.incomplete() == set()
+    two.mark_incomplete("http://a.example")
+    assert one.incomplete() == {"http://a.example"}

@@ -14,7 +14,13 @@ import pytest
 from scrapy_maintext.demo.site import SiteOptions
 
 from tests.crawl import NO_WAITS, CrawlResult, run_crawl
-from tests.recrawl_site import FEED_SIZE, UNDATED, ChangingSite
+from tests.recrawl_site import (
+    FEED_SIZE,
+    NEWSROOM_DAY_OUTCOMES,
+    UNDATED,
+    ChangingSite,
+    newsroom_day,
+)
 from tests.sites import TestSiteServer
 
 #: Today's rule (every known page without a newer date asked each run); the adaptive
@@ -73,34 +79,20 @@ def test_sitemap_recrawl_exports_only_new_and_changed(news: ChangingSite, tmp_pa
     assert second.stats["recrawl/sitemaps_not_modified"] == 1
 
     # The site changes: 2 edits with lastmod bumped, 1 without, 2 added, 1 removed.
-    slugs = list(news.stories)
-    bumped, silent, removed = slugs[UNDATED : UNDATED + 2], slugs[0], slugs[-1]
-    for slug in bumped:
-        news.edit(slug, f"the {slug} story was corrected")
-    news.edit(silent, "an undated correction", bump_lastmod=False)
-    added = [news.add(), news.add()]
-    news.remove(removed)
-    news.publish()
+    day = newsroom_day(news)
     third = crawl(news, tmp_path / "run3", state)
     exported = {item["url"].removeprefix(news.base): item for item in third.items}
-    changed = {news.path(s) for s in [*bumped, silent]}
-    assert set(exported) == changed | {news.path(s) for s in added}
-    for path in changed:
+    assert set(exported) == day.exported
+    for path in day.changed:
         assert exported[path]["revision"] == 2
         assert exported[path]["previous_export"] is not None
         assert "Correction:" in exported[path]["text"]
-    for slug in added:
-        assert exported[news.path(slug)]["revision"] == 1
+    for path in day.added:
+        assert exported[path]["revision"] == 1
     downloaded = {path for (path, status) in article_hits(news) if status == 200}
     assert downloaded == set(exported)
-    assert (news.path(removed), 404) in article_hits(news)
-    assert outcomes(third) == {
-        "new": 2,
-        "changed": 3,
-        "gone": 1,
-        "not_modified": UNDATED - 1,
-        "skipped_by_date": 20 - UNDATED - 2 - 1,
-    }
+    assert (day.removed, 404) in article_hits(news)
+    assert outcomes(third) == NEWSROOM_DAY_OUTCOMES
     assert "5 new or changed of 22 known" in third.log
     report = (tmp_path / "run3" / "report.json").read_text()
     assert '"changed": 3' in report and '"gone": 1' in report

@@ -32,7 +32,7 @@ from scrapy_maintext.report.extension import ReportSettings
 from scrapy_maintext.report.losses import lost
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
-from scrapy_maintext.state.recrawl import RecrawlSettings
+from scrapy_maintext.state.recrawl import WRITE_ERRORS, RecrawlSettings, open_configured
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -136,23 +136,25 @@ class Command(ScrapyCrawlCommand):
 
 def crawl_state_problem(settings: BaseSettings, hold: bool = False) -> str | None:
     """Why ``CRAWL_STATE`` cannot be used (not ours, corrupt, emptied, newer, in use, not
-    writable, with ``REDIS_URL``), in one line; None when it can (or is not set). With
-    ``hold`` the state is opened now and kept locked for the crawl that follows."""
+    writable; with ``REDIS_URL``: Redis unreachable, a name that is not one), in one line;
+    None when it can (or is not set). With ``hold`` a state file is opened now and kept
+    locked for the crawl that follows."""
     path = setting(settings, "CRAWL_STATE")
     if not path:
         return None
-    if setting(settings, "REDIS_URL"):
-        return (
-            "CRAWL_STATE is one machine's file and cannot be shared by the workers of a "
-            "distributed crawl (REDIS_URL): run recurring crawls on one machine"
-        )
     try:
-        RecrawlSettings.from_settings(settings)
+        config = RecrawlSettings.from_settings(settings)
     except ValueError as exc:
         return str(exc)
     try:
-        check_state_file(path, hold=hold)
-    except CrawlStateError as exc:
+        if config.redis_url:
+            missing = missing_dependency()
+            if missing is not None:
+                return missing
+            open_configured(settings, config).close()
+        else:
+            check_state_file(path, hold=hold)
+    except (CrawlStateError, *WRITE_ERRORS) as exc:
         return str(exc)
     return None
 

@@ -5,7 +5,9 @@ The same banded index as :class:`~scrapy_maintext.extraction.FingerprintIndex` (
 bands), kept in Redis sets, one per band value; a Lua script looks for a near-duplicate and
 adds the fingerprint in one atomic step, so of two near-duplicates extracted by two workers
 at the same moment exactly one is kept. Each member is ``fingerprint url``: a page fetched
-again after its worker died is not a duplicate of its own earlier copy.
+again after its worker died is not a duplicate of its own earlier copy. In a recurring crawl
+(``CRAWL_STATE`` with ``REDIS_URL``) they are kept with the crawl state and span its runs:
+a page is never a duplicate of its own earlier export.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from redis.exceptions import RedisError
 from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.extraction.fingerprint import BITS
+from scrapy_maintext.state.redis_state import KEY_PREFIX
+from scrapy_maintext.vocabulary.settings import setting
 from scrapy_redis.connection import get_redis_from_settings
 
 if TYPE_CHECKING:
@@ -52,6 +56,10 @@ class RedisFingerprints:
         spider = crawler.spider
         name = spider.name if spider is not None else "crawl"
         prefix = (config.key_prefix % {"spider": name}) + ":fp"
+        state = setting(crawler.settings, "CRAWL_STATE")
+        if state:
+            # A recurring crawl: kept with its crawl state, so that the filter spans runs.
+            prefix = f"{KEY_PREFIX}{state}:near"
         return cls(get_redis_from_settings(crawler.settings), prefix, max_distance)
 
     def __len__(self) -> int:

@@ -6,7 +6,9 @@ Key layout (``P`` is ``DISTRIBUTED_KEY_PREFIX`` with the spider's name filled in
 - ``P:seen`` fingerprints of every request ever queued (the duplicate filter);
 - ``P:leases:<worker>`` requests a worker took and has not finished;
 - ``P:workers``, ``P:alive:<worker>`` (expires after ``DISTRIBUTED_WORKER_TIMEOUT``);
-- ``P:discovery`` site -> worker discovering it, or ``done``; ``P:run`` the crawl's run id.
+- ``P:discovery`` site -> worker discovering it, or ``done``; ``P:run`` the crawl's run id;
+- ``P:incomplete`` sites a page of which failed on some worker (a recurring crawl's
+  discoverer then does not remember their sitemaps).
 
 Calls are synchronous (redis-py), like scrapy-redis's own: each is one round trip to a
 server that answers in well under a millisecond on a LAN.
@@ -169,6 +171,13 @@ class CrawlState:
         owner = self.server.hget(self.key("discovery"), site)
         if owner is not None and text(owner) == self.worker_id:
             self.server.hdel(self.key("discovery"), site)
+
+    def mark_incomplete(self, site: str) -> None:
+        """A page of ``site`` did not end cleanly (``P:incomplete``)."""
+        self.server.sadd(self.key("incomplete"), site)
+
+    def incomplete(self) -> set[str]:
+        return {text(site) for site in self.server.smembers(self.key("incomplete"))}
 
     def discovering(self) -> dict[str, str]:
         """Sites whose discovery is not done, with the worker claiming each."""

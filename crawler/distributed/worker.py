@@ -219,6 +219,23 @@ class DistributedWorker:
             self.claimed.discard(site)
             self.state.discovery_done(site)
 
+    # -- sites whose pages did not all end cleanly (a recurring crawl's discovery memory)
+    def site_incomplete(self, site: str) -> None:
+        """A page of ``site`` failed here: whichever worker discovers the site is told
+        before this page's lease is acknowledged."""
+        try:
+            self.state.mark_incomplete(site)
+        except RedisError:
+            logger.warning("Shared crawl: could not note %s as incomplete", site, exc_info=True)
+
+    def incomplete_sites(self) -> set[str] | None:
+        """Sites a page of which failed on any worker of this crawl; None when unknown."""
+        try:
+            return self.state.incomplete()
+        except RedisError:
+            logger.warning("Shared crawl: incomplete sites unknown", exc_info=True)
+            return None
+
     def _check_claims(self) -> None:
         """Discovery that ended in an errback (no spider output to watch) is done once the
         spider has no discovery request of the site outstanding."""

@@ -1,5 +1,8 @@
 """What a recurring crawl remembers between runs (``CRAWL_STATE``): one SQLite file.
 
+The default backend of :class:`~scrapy_maintext.state.store.StateStore` (a distributed
+crawl keeps the same rows in Redis: :mod:`~scrapy_maintext.state.redis_state`).
+
 Scrapy-free. One row per canonical URL, pages and discovery documents (sitemaps, feeds)
 alike: the validators the server gave (``ETag``, ``Last-Modified``), the date a sitemap or
 feed listed it with, a hash of the exported text, first and last export time, revision,
@@ -19,14 +22,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import sqlite3
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from scrapy_maintext.state.store import (
+    CrawlStateError,
+    StateUnavailable,
+    UrlRecord,
+    Visit,
+    url_key,
+)
 from scrapy_maintext.state.validators import Validators
 from scrapy_maintext.writable import creation_problem
 
@@ -83,40 +91,8 @@ _COLUMNS = (
     "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
     " gone, source, fingerprint"
 )
-
-
-class CrawlStateError(Exception):
-    """The state file cannot be used; the message is one line for the user."""
-
-
-@dataclass(frozen=True)
-class UrlRecord:
-    """What the state remembers of one URL."""
-
-    url: str
-    etag: str | None
-    last_modified: int | None
-    #: The date (epoch s) the sitemap/feed listed the URL with when it was last decided.
-    listed: int | None
-    text_hash: int | None
-    first_export: int | None
-    last_export: int | None
-    revision: int
-    gone: bool
-    #: The sitemap (or page) that listed it last, if any.
-    source: str | None
-    #: The near-duplicate fingerprint (64 bits, hex) of its last export, if any.
-    fingerprint: str | None = None
-
-    @property
-    def validators(self) -> Validators:
-        return Validators(self.etag, self.last_modified)
-
-
-def url_key(url: str) -> int:
-    """The row key of ``url``: 64 bits of its BLAKE2b hash, as a signed integer."""
-    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+_VISIT_COLUMNS = "due, interval, checked, changed, digest"
+__all__ = ["CrawlState", "CrawlStateError", "StateUnavailable", "UrlRecord", "Visit", "url_key"]
 
 
 class CrawlState:
@@ -332,6 +308,24 @@ class CrawlState:
         """Pages remembered (discovery documents not counted), gone ones included."""
         return int(self.db.execute("SELECT count(*) FROM urls WHERE document=0").fetchone()[0])
 
+    def visit(self, url: str) -> Visit | None:
+        """When ``url`` is due again (its ``schedule`` row), if it has one."""
+        query = f"SELECT {_VISIT_COLUMNS} FROM schedule WHERE key=?"
+        row = self.db.execute(query, (url_key(url),)).fetchone()
+        return Visit(*row) if row else None
+
+    def visits(self, urls: Iterable[str]) -> dict[str, Visit]:
+        by_key = {url_key(u): u for u in urls}
+        keys = list(by_key)
+        found: dict[str, Visit] = {}
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, {_VISIT_COLUMNS} FROM schedule WHERE key IN ({marks})"
+            for key, *row in self.db.execute(query, chunk):
+                found[by_key[key]] = Visit(*row)
+        return found
+
     # Writing: each call is part of the open transaction until :meth:`commit`.
 
     def record_export(
@@ -413,8 +407,17 @@ class CrawlState:
         self.db.executemany("UPDATE urls SET source=NULL WHERE key=?", keys)
         self._dirty += 1
 
+    def record_visit(self, url: str, visit: Visit) -> None:
+        """``url``'s schedule after a visit (replacing the one before)."""
+        self.db.execute(
+            f"INSERT OR REPLACE INTO schedule (key, {_VISIT_COLUMNS}) VALUES (?,?,?,?,?,?)",
+            (url_key(url), visit.due, visit.interval, visit.checked, visit.changed, visit.digest),
+        )
+        self._dirty += 1
+
     def wrote(self) -> None:
-        """A write of another module (the schedule) joined the open transaction."""
+        """A write of another module (``maintext state --forget``) joined the open
+        transaction."""
         self._dirty += 1
 
     @property

@@ -30,7 +30,7 @@ from scrapy.utils.reactor import CallLaterOnce
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
 from scrapy_maintext.report.losses import write_failed
-from scrapy_maintext.state.crawl_state import CrawlState, UrlRecord, open_state
+from scrapy_maintext.state.crawl_state import open_state
 from scrapy_maintext.state.schedule import (
     Clock,
     Hints,
@@ -39,6 +39,7 @@ from scrapy_maintext.state.schedule import (
     parse_now,
     response_freshness,
 )
+from scrapy_maintext.state.store import StateStore, StateUnavailable, UrlRecord
 from scrapy_maintext.state.validators import http_date_to_epoch
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import RecrawlOutcome
@@ -47,13 +48,18 @@ from scrapy_maintext.vocabulary.settings import setting
 logger = logging.getLogger(__name__)
 
 _OPEN: weakref.WeakKeyDictionary[Crawler, Recrawl] = weakref.WeakKeyDictionary()
+#: What a failed write of either backend raises.
+WRITE_ERRORS = (sqlite3.Error, StateUnavailable)
 
 
 @dataclass(frozen=True)
 class RecrawlSettings:
     """``CRAWL_STATE*`` settings."""
 
+    #: The SQLite file, or (with ``redis_url``) the name of a state kept in Redis.
     path: str
+    #: ``REDIS_URL``: the crawl state is kept in that Redis, shared by the crawl's workers.
+    redis_url: str
     commit_delay: float
     schedule: SchedulePolicy
     #: ``RECRAWL_NOW``: the time the run starts at, for simulations (None: the real clock).
@@ -68,6 +74,7 @@ class RecrawlSettings:
         """The settings, or ValueError naming a bad one (the crawl command says it first)."""
         return cls(
             path=setting(settings, "CRAWL_STATE"),
+            redis_url=setting(settings, "REDIS_URL"),
             commit_delay=setting(settings, "CRAWL_STATE_COMMIT_DELAY"),
             schedule=SchedulePolicy(
                 setting(settings, "RECRAWL_SCHEDULE"),
@@ -81,7 +88,7 @@ class RecrawlSettings:
 class Recrawl:
     """A crawl's open state, its commits and its outcome counts."""
 
-    def __init__(self, crawler: Crawler, state: CrawlState, config: RecrawlSettings) -> None:
+    def __init__(self, crawler: Crawler, state: StateStore, config: RecrawlSettings) -> None:
         self.crawler = crawler
         self.state = state
         self.config = config
@@ -119,7 +126,7 @@ class Recrawl:
         pending = self.state.pending
         try:
             self.state.commit()
-        except sqlite3.Error as exc:
+        except WRITE_ERRORS as exc:
             self._failed(exc, pending)
             return
         untold, self._untold = self._untold, Counter()
@@ -167,12 +174,12 @@ class Recrawl:
             return
         try:
             action(*args)
-        except sqlite3.Error as exc:
+        except WRITE_ERRORS as exc:
             self._failed(exc, self.state.pending + 1)
             return
         self._commit_later.schedule(self.config.commit_delay)
 
-    def _failed(self, exc: sqlite3.Error, lost: int) -> None:
+    def _failed(self, exc: Exception, lost: int) -> None:
         """The open transaction is given up (none of it counts), and the crawl stops."""
         self.broken = True
         self._commit_later.cancel()
@@ -183,9 +190,10 @@ class Recrawl:
     def _closed(self, spider: Any = None, reason: str = "") -> None:
         self.flush()
         known = 0
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(*WRITE_ERRORS):
             known = self.state.known_pages()
-        self.state.close()
+        with contextlib.suppress(*WRITE_ERRORS):
+            self.state.close()
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
         get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
@@ -221,6 +229,28 @@ def crawl_state_of(crawler: Crawler) -> Recrawl | None:
     config = RecrawlSettings.from_crawler(crawler)
     if not config.path:
         return None
-    recrawl = Recrawl(crawler, open_state(config.path), config)
+    recrawl = Recrawl(crawler, open_configured(crawler.settings, config), config)
     _OPEN[crawler] = recrawl
     return recrawl
+
+
+def open_configured(settings: BaseSettings, config: RecrawlSettings) -> StateStore:
+    """The SQLite file ``CRAWL_STATE``, or with ``REDIS_URL`` the state of that name kept
+    in Redis (scrapy-redis's connection settings: ``REDIS_URL``, ``REDIS_PARAMS``).
+    Raises :class:`~scrapy_maintext.state.crawl_state.CrawlStateError` when it cannot be
+    used."""
+    if not config.redis_url:
+        return open_state(config.path)
+    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_redis.connection import get_redis_from_settings
+
+    where = redact_url(config.redis_url)
+    return RedisCrawlState(get_redis_from_settings(settings), config.path, where)
+
+
+def redact_url(url: str) -> str:
+    """A Redis URL without its password, for messages."""
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        rest = "***@" + rest.split("@", 1)[1]
+    return f"{scheme}{sep}{rest}"

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from scrapy_maintext.state.crawl_state import CrawlState
 from scrapy_maintext.state.schedule import NO_HINTS, Hints, Schedule
+from scrapy_maintext.state.store import StateStore
 from scrapy_maintext.state.validators import Validators, iso_to_epoch
 
 
@@ -44,7 +44,7 @@ class DocumentSeen:
 class DiscoveryMemory:
     """One crawl's questions to the state and its discovery rows waiting for a clean end."""
 
-    state: CrawlState
+    state: StateStore
     schedule: Schedule
     documents: defaultdict[str, list[DocumentSeen]] = field(
         default_factory=lambda: defaultdict(list)

@@ -1,8 +1,10 @@
 """Adaptive revisits of a recurring crawl (``RECRAWL_SCHEDULE``): when a URL is due again.
 
 Scrapy-free. Every remembered URL (page, sitemap, feed) has a row in the state's
-``schedule`` table: when it is due, its revisit interval, when it was last visited, when it
-last changed, and (sitemaps and feeds) a hash of the body last read. A visit that finds the
+``schedule`` table (in a Redis state, fields of the URL's hash): when it is due, its revisit
+interval, when it was last visited, when it last changed, and (sitemaps and feeds) a hash of
+the body last read; read and written through :class:`~scrapy_maintext.state.store.StateStore`
+(``visit``, ``visits``, ``record_visit``). A visit that finds the
 URL unchanged (``304``, the same text, the same body) multiplies the interval by
 :data:`GROW`; one that finds it changed divides it by :data:`SHRINK`; the interval stays
 within ``RECRAWL_MIN_INTERVAL`` and ``RECRAWL_MAX_INTERVAL``. An unchanged URL's interval
@@ -34,7 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from scrapy_maintext.discovery.feeds import FeedParseResult
-from scrapy_maintext.state.crawl_state import CrawlState, url_key
+from scrapy_maintext.state.store import StateStore, Visit, url_key
 from scrapy_maintext.state.validators import http_date_to_epoch
 
 #: ``RECRAWL_SCHEDULE`` values.
@@ -105,18 +107,6 @@ class Hints:
 
 
 NO_HINTS = Hints()
-
-
-@dataclass(frozen=True)
-class Visit:
-    """A URL's row of the ``schedule`` table (times in epoch seconds)."""
-
-    due: int
-    interval: int
-    checked: int
-    changed: int | None = None
-    #: Sitemaps and feeds: a hash of the body last read.
-    digest: int | None = None
 
 
 def next_visit(
@@ -264,36 +254,22 @@ def parse_now(value: str) -> float | None:
     return parsed.timestamp()
 
 
-# The table.
-
-_COLUMNS = "due, interval, checked, changed, digest"
+# The schedule of a state.
 
 
 class Schedule:
-    """The ``schedule`` rows of an open crawl state; writes join its open transaction."""
+    """When each URL of an open crawl state is due; writes join the state's open commit."""
 
-    def __init__(self, state: CrawlState, policy: SchedulePolicy, clock: Clock) -> None:
+    def __init__(self, state: StateStore, policy: SchedulePolicy, clock: Clock) -> None:
         self.state = state
         self.policy = policy
         self.clock = clock
 
     def get(self, url: str) -> Visit | None:
-        row = self.state.db.execute(
-            f"SELECT {_COLUMNS} FROM schedule WHERE key=?", (url_key(url),)
-        ).fetchone()
-        return Visit(*row) if row else None
+        return self.state.visit(url)
 
     def get_many(self, urls: Iterable[str]) -> dict[str, Visit]:
-        by_key = {url_key(u): u for u in urls}
-        keys = list(by_key)
-        found: dict[str, Visit] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, {_COLUMNS} FROM schedule WHERE key IN ({marks})"
-            for key, *row in self.state.db.execute(query, chunk):
-                found[by_key[key]] = Visit(*row)
-        return found
+        return self.state.visits(urls)
 
     def due(self, url: str) -> bool:
         if not self.policy.adaptive:
@@ -323,12 +299,7 @@ class Schedule:
         if digest is None and previous is not None:
             digest = previous.digest  # a 304: the body is the one read last time
         now = self.clock.now()
-        key = url_key(url)
-        spread = (key * 0x9E3779B1 & 0xFFFF) / 0x10000
+        spread = (url_key(url) * 0x9E3779B1 & 0xFFFF) / 0x10000
         visit = next_visit(self.policy, previous, now, changed, hints, modified, digest, spread)
-        self.state.db.execute(
-            f"INSERT OR REPLACE INTO schedule (key, {_COLUMNS}) VALUES (?,?,?,?,?,?)",
-            (key, visit.due, visit.interval, visit.checked, visit.changed, digest),
-        )
-        self.state.wrote()
+        self.state.record_visit(url, visit)
         return visit

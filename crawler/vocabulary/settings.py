@@ -205,7 +205,7 @@ _OURS = [
             "CRAWL_STATE",
             "",
             str,
-            "SQLite file remembering pages between runs: only new or changed ones are exported.",
+            "SQLite file remembering pages between runs (with REDIS_URL: a state's name in Redis).",
         ),
         (
             "CRAWL_STATE_COMMIT_DELAY",

