@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate
@@ -20,13 +22,18 @@ from scrapy_maintext.spiders.base import DISCOVERY_PRIORITY, DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 #: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
-#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
-EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
+#: go out between them: below every sitemap's priority (DISCOVERY_PRIORITY + its depth),
+#: above the pages sent when discovery is done.
+EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY - 1
+#: Sitemap requests of a site handed to Scrapy at a time (one answered, one waiting for
+#: the site's delay); the others wait in the spider (:class:`SitemapQueue`).
+SITEMAPS_IN_FLIGHT = 2
 
 #: Where sitemaps usually live when robots.txt names none.
 USUAL_SITEMAP_PATHS = (
@@ -59,6 +66,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
+        self.crawler.signals.connect(self._release_when_idle, signal=signals.spider_idle)
         for site in self.sites.values():
             yield self.discovery_request(
                 site,
@@ -71,6 +79,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_robots)
+        yield from self.release_sitemaps(response)
 
     def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
@@ -80,7 +89,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
         site.guessing = not found
         for url in urls:
-            yield from self._sitemap_request(site, url, depth=0)
+            self._sitemap_request(site, url, depth=0)
+        return iter(())
 
     def _sitemap_request(
         self,
@@ -89,7 +99,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         depth: int,
         lastmod: datetime | None = None,
         parent: str | None = None,
-    ) -> Iterator[scrapy.Request]:
+    ) -> None:
+        """Queue a sitemap to read (:meth:`release_sitemaps` hands it to Scrapy)."""
         if url in site.sitemaps_seen:
             return
         if len(site.sitemaps_seen) >= self.discovery.max_sitemaps:
@@ -100,7 +111,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         memory = self.discovery_memory
         if memory is not None and memory.child_unchanged(url, to_iso(lastmod)):
             self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
-            yield from self._remembered(site, url, depth)
+            self._remembered(site, url, depth)
             return
         meta = {
             Meta.SITEMAP_DEPTH: depth,
@@ -108,12 +119,33 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             Meta.SOURCE_URL: parent,
             Meta.DISCOVERY_DOCUMENT: "sitemap",
         }
-        # Deeper first, newest first among siblings (sorted by the caller): the pages of
-        # the newest sitemaps are found before the rest of a wide tree is read.
+        # Deeper first, newest first (SitemapQueue): the pages of the newest sitemaps are
+        # found before the rest of a wide tree is read.
         priority = DISCOVERY_PRIORITY + depth
-        yield self.discovery_request(site, url, self.parse_sitemap, priority=priority, **meta)
+        request = self.discovery_request(
+            site, url, self.parse_sitemap, self.sitemap_error, priority=priority, **meta
+        )
+        site.sitemaps.push(request, depth, lastmod)
 
-    def _remembered(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
+    def release_sitemaps(self, request_or_response: Any) -> Iterator[scrapy.Request]:
+        """After a discovery answer of a site: its next sitemaps, up to
+        :data:`SITEMAPS_IN_FLIGHT` unanswered."""
+        if not self.is_stale(request_or_response):
+            yield from self.site_of(request_or_response).sitemaps.release(SITEMAPS_IN_FLIGHT)
+
+    def _release_when_idle(self) -> None:
+        """A crawl gone idle with sitemaps still held (an answer that never came back):
+        they are requested all the same."""
+        released = False
+        for site in self.sites.values():
+            site.sitemaps.in_flight = 0
+            for request in site.sitemaps.release(SITEMAPS_IN_FLIGHT):
+                self.crawler.engine.crawl(request)
+                released = True
+        if released:
+            raise DontCloseSpider
+
+    def _remembered(self, site: SiteState, url: str, depth: int) -> None:
         """The sitemap ``url`` is as it was (304, or the same lastmod in its index): plan
         what it listed without a date, and walk its child sitemaps as remembered."""
         memory = self.discovery_memory
@@ -129,9 +161,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 # Listed with a lastmod by an index that did not change: the same lastmod.
                 site.sitemaps_seen.add(child)
                 self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
-                yield from self._remembered(site, child, depth + 1)
+                self._remembered(site, child, depth + 1)
             else:
-                yield from self._sitemap_request(site, child, depth + 1, parent=url)
+                self._sitemap_request(site, child, depth + 1, parent=url)
 
     def discovery_not_modified(
         self, site: SiteState, request: scrapy.Request
@@ -144,10 +176,20 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         parent = request.meta.get(Meta.SOURCE_URL)
         lastmod = request.meta.get(Meta.SITEMAP_LASTMOD)
         self.discovery_memory.read(site.base_url, request.url, None, lastmod, parent)
-        yield from self._remembered(site, request.url, request.meta.get(Meta.SITEMAP_DEPTH, 0))
+        self._remembered(site, request.url, request.meta.get(Meta.SITEMAP_DEPTH, 0))
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
+        if not self.is_stale(response):
+            self.site_of(response).sitemaps.answered()
         yield from self.discovery_step(response, self._read_sitemap)
+        yield from self.release_sitemaps(response)
+
+    def sitemap_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        request = failure.request  # type: ignore[attr-defined]
+        if not self.is_stale(request):
+            self.site_of(request).sitemaps.answered()
+        yield from self.discovery_error(failure)
+        yield from self.release_sitemaps(request)
 
     def _read_sitemap(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         result = parse_sitemap(response.body, response.url)
@@ -175,7 +217,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 self.inc_stat(Stat.SITEMAPS_TOO_DEEP)
                 site.too_deep += 1
                 continue
-            yield from self._sitemap_request(site, ref.url, depth + 1, ref.lastmod, response.url)
+            self._sitemap_request(site, ref.url, depth + 1, ref.lastmod, response.url)
         for entry in result.entries:
             site.plan.add_sitemap_entry(entry, response.url)
         if self.discovery_memory is not None and not result.error:

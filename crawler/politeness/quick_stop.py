@@ -17,11 +17,10 @@ import logging
 
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.scrapy_internals import take_queued
 from scrapy_maintext.vocabulary.names import Stat
-from scrapy_maintext.vocabulary.reasons import Stopping
+from scrapy_maintext.vocabulary.reasons import Stopping, switched_off
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task
 from twisted.python.failure import Failure
@@ -37,7 +36,7 @@ class QuickStop:
 
     def __init__(self, crawler: Crawler) -> None:
         if not setting(crawler.settings, "SHUTDOWN_DROP_QUEUED"):
-            raise NotConfigured("SHUTDOWN_DROP_QUEUED is off")
+            raise switched_off("QuickStop", "SHUTDOWN_DROP_QUEUED is off")
         self.crawler = crawler
         self.loop = task.LoopingCall(self.check)
         self.dropped = 0

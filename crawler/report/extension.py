@@ -28,7 +28,6 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -38,7 +37,7 @@ from scrapy_maintext.report.files import write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
-from scrapy_maintext.vocabulary.reasons import drop_reason
+from scrapy_maintext.vocabulary.reasons import drop_reason, switched_off
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task, threads
 
@@ -114,7 +113,7 @@ class CrawlReport:
         self.crawler = crawler
         self.config = ReportSettings.from_settings(crawler.settings)
         if not self.config.enabled:
-            raise NotConfigured("CRAWL_REPORT_ENABLED is off")
+            raise switched_off("CrawlReport", "CRAWL_REPORT_ENABLED is off")
         self.run = RunReport()
         self.model_versions: Counter[str] = Counter()
         self.loop: task.LoopingCall | None = None
