@@ -210,6 +210,12 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
             self.journal.mark(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)
 
+    @property
+    def site_line(self) -> dict[str, Any]:
+        """``extra`` of a per-site progress line: on the console unless the crawl is broad
+        (the crawl report's one line speaks for every site then)."""
+        return PROGRESS if len(self.sites) <= self.discovery.broad_sites else {}
+
     def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
         return self.sites[response_or_request.meta[Meta.SITE]]
 
@@ -274,7 +280,10 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
                 yield from self.nothing_found(site)
             return
         logger.info(
-            "Discovery done: %d pages to fetch from %s", len(pages), site.base_url, extra=PROGRESS
+            "Discovery done: %d pages to fetch from %s",
+            len(pages),
+            site.base_url,
+            extra=self.site_line,
         )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
         for candidate in pages:

@@ -17,7 +17,6 @@ from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import SitemapEntry, parse_sitemap
 from scrapy_maintext.discovery.urls import host_of, normalize_url
-from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.base import DISCOVERY_PRIORITY, DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
@@ -283,7 +282,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
             logger.info(
-                "No sitemap on %s: looking for feeds, then links", site.base_url, extra=PROGRESS
+                "No sitemap on %s: looking for feeds, then links",
+                site.base_url,
+                extra=self.site_line,
             )
             yield from self.start_explore(site)
             return

@@ -43,6 +43,8 @@ class DiscoverySettings:
     max_sitemaps: int
     explore_max_depth: int
     sitemaps_before_pages: int
+    #: Sites above which per-site progress lines stay out of the console.
+    broad_sites: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
@@ -51,6 +53,7 @@ class DiscoverySettings:
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
             sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
+            broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
 
 

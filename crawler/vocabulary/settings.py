@@ -158,6 +158,12 @@ _OURS = [
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
         (
+            "CRAWL_REPORT_BROAD_SITES",
+            20,
+            int,
+            "Sites above which progress is one line for the crawl and the end table its totals.",
+        ),
+        (
             "CRAWL_REPORT",
             "",
             str,
