@@ -200,7 +200,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             self.read_document(site, response, response.meta.get(Meta.SOURCE_URL))
             if result.truncated:
                 self.inc_stat(Stat.SITEMAPS_TRUNCATED)
-                logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
+                logger.log(
+                    self.site_warning, "Sitemap %s lists too many URLs; truncated", response.url
+                )
         depth = response.meta.get(Meta.SITEMAP_DEPTH, 0)
         # Newest first (by the index's lastmod; undated last, in the index's order).
         refs = sorted(result.sitemaps, key=lambda r: r.lastmod or _OLDEST, reverse=True)
@@ -247,7 +249,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def say_discovery_limits(self, site: SiteState) -> None:
         """One line per site for the sitemaps its discovery limits left unread."""
         if site.too_deep:
-            logger.warning(
+            logger.log(
+                self.site_warning,
                 "Sitemap index nesting too deep on %s: %d sitemaps not read "
                 "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
                 site.base_url,
@@ -256,7 +259,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             )
             site.too_deep = 0
         if site.over_limit:
-            logger.warning(
+            logger.log(
+                self.site_warning,
                 "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
                 site.base_url,
                 site.over_limit,
@@ -277,7 +281,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             self.inc_stat(Stat.SITEMAPS_NOT_FOUND)
             return
         self.inc_stat(Stat.DISCOVERY_INVALID + error)
-        logger.warning("Skipped sitemap %s: %s", response.url, error)
+        logger.log(self.site_warning, "Skipped sitemap %s: %s", response.url, error)
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
@@ -288,4 +292,6 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             )
             yield from self.start_explore(site)
             return
-        logger.warning("No sitemap with pages on %s (try -a explore=1)", site.base_url)
+        logger.log(
+            self.site_warning, "No sitemap with pages on %s (try -a explore=1)", site.base_url
+        )

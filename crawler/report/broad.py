@@ -14,6 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
+
+from scrapy_maintext.vocabulary.names import Stat
 
 #: Lists longer than this are binned: months by year, other values as the most common
 #: ones and "other".
@@ -137,11 +140,17 @@ TABLE_ROWS = 10
 _COLUMNS = ("planned", "fetched", "extracted", "dropped", "skipped")
 
 
-def summary(sites: list[dict[str, Any]], reason: str, full_table: str) -> str:
+def summary(
+    sites: list[dict[str, Any]],
+    reason: str,
+    full_table: str,
+    discovery: Mapping[str, int] | None = None,
+) -> str:
     """The end-of-crawl text of a broad crawl: totals, the sites with most failures or
-    drops, where the full table is."""
+    drops, what discovery met (``discovery``: stat names without ``discovery/``, counts;
+    a line per site went to the log), where the full table is."""
     crawled = [s for s in sites if not s.get("failure")]
-    failures = Counter(_first_words(str(s["failure"])) for s in sites if s.get("failure"))
+    failures = Counter(failure_kind(s) for s in sites if s.get("failure"))
     totals = {
         "planned": sum(s["planned"] for s in sites),
         "fetched": sum(s["fetched"] for s in sites),
@@ -161,6 +170,8 @@ def summary(sites: list[dict[str, Any]], reason: str, full_table: str) -> str:
             total.update(site[key])
         if total:
             lines.append(f"{label}: {format_counts(binned(total))}")
+    if discovery:
+        lines.append(f"discovery: {format_counts(binned(discovery))}")
     worst = [s for s in sorted(sites, key=lambda s: (-trouble(s), s["site"])) if trouble(s)]
     if worst:
         shown = worst[:TABLE_ROWS]
@@ -184,6 +195,29 @@ def summary(sites: list[dict[str, Any]], reason: str, full_table: str) -> str:
         lines.append("No site had failures or drops.")
     lines.append(f"Every site: {full_table}")
     return "\n".join(lines)
+
+
+def discovery_problems(stats: Mapping[str, Any]) -> dict[str, int]:
+    """Counted discovery problems (invalid sitemaps and feeds, failed discovery requests,
+    sitemaps past the limits) of a crawl's stats, by stat name without ``discovery/``."""
+    prefixes = (Stat.DISCOVERY_INVALID, Stat.DISCOVERY_ERRORS)
+    names = (Stat.SITEMAPS_OVER_LIMIT, Stat.SITEMAPS_TOO_DEEP, Stat.SITEMAPS_TRUNCATED)
+    return {
+        name.removeprefix("discovery/"): int(value)
+        for name, value in stats.items()
+        if (name.startswith(prefixes) or name in names) and isinstance(value, int) and value
+    }
+
+
+def failure_kind(site: Mapping[str, Any]) -> str:
+    """Why a site was not crawled, without its host: sites that failed alike count
+    together ("connection refused by HOST")."""
+    text = str(site.get("failure") or "")
+    netloc = urlsplit(site["site"]).netloc
+    host = urlsplit(site["site"]).hostname or netloc
+    for name in filter(None, (netloc, host)):
+        text = text.replace(name, "HOST")
+    return _first_words(text, 60)
 
 
 def _first_words(text: str, limit: int = 40) -> str:

@@ -33,7 +33,12 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
-from scrapy_maintext.report.broad import SiteProgress, progress_line, summary
+from scrapy_maintext.report.broad import (
+    SiteProgress,
+    discovery_problems,
+    progress_line,
+    summary,
+)
 from scrapy_maintext.report.files import write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
@@ -290,7 +295,9 @@ class CrawlReport:
         self._sync_with_spider()
         if self.is_broad():
             sites = [report.to_dict() for report in self.sites.values()]
-            logger.info("%s", summary(sites, reason, self._full_table()), extra=REPORT)
+            stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+            text = summary(sites, reason, self._full_table(), discovery_problems(stats))
+            logger.info("%s", text, extra=REPORT)
         else:
             logger.info("%s", format_report(self.sites, reason), extra=REPORT)
         if reason == "shutdown":
