@@ -73,7 +73,7 @@ _OURS = [
             "DISCOVERY_SITEMAPS_BEFORE_PAGES",
             25,
             int,
-            "Unread sitemaps of a site above which the pages found so far go ahead of them.",
+            "Unread sitemaps of a site above which the pages found so far go out between them.",
         ),
         (
             "DISCOVERY_HTML_BYTES",
