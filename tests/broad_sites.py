@@ -3,7 +3,8 @@
 Each site has a robots.txt naming its sitemap, a sitemap of ``pages`` articles and the
 articles, each with its own text (no two sites alike, so no page is a near-duplicate of
 another site's). A site may answer its pages with 404 (``missing``), and addresses listed in
-``dead`` have no server at all (connection refused).
+``dead`` have no server at all (connection refused). ``crawl_delay`` puts a Crawl-delay line
+in every robots.txt.
 """
 
 from __future__ import annotations
@@ -46,12 +47,15 @@ class _Handler(BaseHTTPRequestHandler):
     site = 0
     pages = 5
     missing = False
+    crawl_delay: float | None = None
 
     def do_GET(self) -> None:
         host = self.headers.get("Host", "")
         base = f"http://{host}"
         if self.path == "/robots.txt":
-            self._send(f"User-agent: *\nSitemap: {base}/sitemap.xml\n".encode(), "text/plain")
+            delay = f"Crawl-delay: {self.crawl_delay:g}\n" if self.crawl_delay else ""
+            robots = f"User-agent: *\n{delay}Sitemap: {base}/sitemap.xml\n"
+            self._send(robots.encode(), "text/plain")
         elif self.path == "/sitemap.xml":
             urls = "".join(
                 f"<url><loc>{base}/story-{page}.html</loc><lastmod>2026-05-{1 + page:02d}</lastmod>"
@@ -83,6 +87,7 @@ def broad_sites(
     pages: int = 5,
     dead: frozenset[int] = frozenset(),
     missing: frozenset[int] = frozenset(),
+    crawl_delay: float | None = None,
 ) -> Iterator[list[str]]:
     """Base URLs of ``count`` sites (those of ``dead`` with no server behind them)."""
     servers: list[ThreadingHTTPServer] = []
@@ -92,9 +97,13 @@ def broad_sites(
             if index in dead:
                 urls.append(f"http://{address(index)}:9")
                 continue
-            handler = type(
-                "Site", (_Handler,), {"site": index, "pages": pages, "missing": index in missing}
-            )
+            attributes = {
+                "site": index,
+                "pages": pages,
+                "missing": index in missing,
+                "crawl_delay": crawl_delay,
+            }
+            handler = type("Site", (_Handler,), attributes)
             server = ThreadingHTTPServer((address(index), 0), handler)
             server.daemon_threads = True
             servers.append(server)
