@@ -64,15 +64,32 @@ def descendants(pid: int) -> list[int]:
 
 
 @dataclass
-class Peak:
+class Watched:
+    """What one command's process tree took: wall, CPU, peak memory, its output."""
+
+    wall: float = 0.0
+    #: CPU seconds of every process of the tree, as last sampled (the last 0.2 s of each
+    #: process is missed; RUSAGE_CHILDREN misses the workers, whom the command does not wait
+    #: for itself).
+    cpu: float = 0.0
     pss: float = 0.0
     rss: float = 0.0
     processes: int = 0
     open_files: int = 0
+    output: str = ""
 
 
-def watch(pid: int, peak: Peak, done: threading.Event) -> None:
-    """Sample the tree's PSS and RSS sums (MiB) until ``done``; keep the peaks."""
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime
+
+
+def watch(pid: int, seen: Watched, done: threading.Event) -> None:
+    """Sample the tree's PSS and RSS sums (MiB) and CPU until ``done``; keep the peaks."""
+    cpu: dict[int, float] = {}
     while not done.is_set():
         pss = rss = 0.0
         files = 0
@@ -80,15 +97,17 @@ def watch(pid: int, peak: Peak, done: threading.Event) -> None:
         for member in tree:
             try:
                 memory = memory_mib(member)
+                cpu[member] = _cpu_seconds(member)
                 if member == pid:
                     files = len(os.listdir(f"/proc/{member}/fd"))
             except OSError:
                 continue
             pss += memory["pss"]
             rss += memory["rss"]
-        if pss > peak.pss:
-            peak.pss, peak.rss, peak.processes = pss, rss, len(tree)
-        peak.open_files = max(peak.open_files, files)
+        if pss > seen.pss:
+            seen.pss, seen.rss, seen.processes = pss, rss, len(tree)
+        seen.open_files = max(seen.open_files, files)
+        seen.cpu = sum(cpu.values())
         done.wait(SAMPLE_SECONDS)
 
 
@@ -98,10 +117,34 @@ def _limit_files(nofile: int | None) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
 
 
+def run_watched(command: list[str], cwd: Path, nofile: int | None = None) -> Watched:
+    """Run ``command``, its process tree sampled; exit on failure."""
+    seen, done = Watched(), threading.Event()
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: _limit_files(nofile),
+    )
+    watcher = threading.Thread(target=watch, args=(proc.pid, seen, done), daemon=True)
+    watcher.start()
+    seen.output, _ = proc.communicate()
+    seen.wall = time.perf_counter() - started
+    done.set()
+    watcher.join()
+    if proc.returncode != 0:
+        print(seen.output[-3000:], file=sys.stderr)
+        raise SystemExit(f"{' '.join(command[:5])} failed (exit {proc.returncode})")
+    return seen
+
+
 def crawl(
     urls: list[str], work: Path, workers: int, nofile: int | None, extra: list[str]
-) -> tuple[float, float, Peak, str]:
-    """Wall and CPU seconds (the whole tree), peak memory and the console of one crawl."""
+) -> Watched:
+    """One ``maintext crawl sitemap`` over every site, in a fresh process."""
     sites = work / "sites.txt"
     sites.write_text("\n".join(urls) + "\n")
     command = [
@@ -110,33 +153,11 @@ def crawl(
         *("-s", f"EXTRACT_WORKERS={workers}", "-s", f"CRAWL_REPORT={work / 'report.json'}"),
         *(arg for setting in extra for arg in ("-s", setting)),
     ]
-    peak, done = Peak(), threading.Event()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=lambda: _limit_files(nofile),
-    )
-    watcher = threading.Thread(target=watch, args=(proc.pid, peak, done), daemon=True)
-    watcher.start()
-    output, _ = proc.communicate()
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    done.set()
-    watcher.join()
-    if proc.returncode != 0:
-        print(output[-3000:], file=sys.stderr)
-        raise SystemExit(f"the crawl failed (exit {proc.returncode})")
-    return wall, cpu, peak, output
+    return run_watched(command, work, nofile)
 
 
-def extract(sites: int, pages: int, work: Path, workers: int) -> tuple[float, float]:
-    """Wall and CPU seconds of ``maintext extract`` over the same pages, as files."""
+def extract(sites: int, pages: int, work: Path, workers: int) -> Watched:
+    """``maintext extract`` over the same pages, as files."""
     folder = work / "pages"
     for site in range(sites):
         for page in range(pages):
@@ -146,12 +167,7 @@ def extract(sites: int, pages: int, work: Path, workers: int) -> tuple[float, fl
         *(sys.executable, "-m", "scrapy_maintext", "extract", str(folder)),
         *("-o", str(work / "extracted.jsonl"), "--workers", str(workers), "--no-progress"),
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return run_watched(command, work)
 
 
 def main() -> None:
@@ -171,35 +187,35 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="broad-crawl-") as tmp:
         work = Path(tmp)
         with broad_sites(args.sites, args.pages, crawl_delay=args.crawl_delay) as urls:
-            wall, cpu, peak, output = crawl(urls, work, args.workers, args.nofile, args.set)
+            crawled = crawl(urls, work, args.workers, args.nofile, args.set)
         exported = len((work / "items.jsonl").read_text().splitlines())
-        extraction, extraction_cpu = (
-            (0.0, 0.0) if args.crawl_only else extract(args.sites, args.pages, work, args.workers)
+        extracted = (
+            Watched() if args.crawl_only else extract(args.sites, args.pages, work, args.workers)
         )
     requests = DISCOVERY_REQUESTS + args.pages
     politeness = (requests - 1) * args.crawl_delay
-    bound = max(politeness, extraction)
+    bound = max(politeness, extracted.wall)
     budget = 500 + 0.1 * args.sites
     print(
         f"{args.sites} sites x {args.pages} pages, Crawl-delay {args.crawl_delay:g} s, "
         f"{args.workers} workers, open files limit {args.nofile or 'default'}, "
         f"{os.cpu_count()} cores, settings {' '.join(args.set) or 'default'}"
     )
-    print(f"  crawl wall           {wall:8.1f} s ({exported} documents exported)")
-    print(f"  crawl CPU            {cpu:8.1f} s (crawler, fork server and workers)")
+    print(f"  crawl wall           {crawled.wall:8.1f} s ({exported} documents exported)")
+    print(f"  crawl CPU            {crawled.cpu:8.1f} s (crawler, fork server and workers)")
     print(f"  politeness limit     {politeness:8.1f} s ({requests} requests a site)")
     print(
-        f"  extraction limit     {extraction:8.1f} s (maintext extract, same pages; "
-        f"{extraction_cpu:.1f} s CPU)"
+        f"  extraction limit     {extracted.wall:8.1f} s (maintext extract, same pages; "
+        f"{extracted.cpu:.1f} s CPU)"
     )
-    print(f"  wall / larger limit  {wall / bound:8.2f} (target 1.2)")
+    print(f"  wall / larger limit  {crawled.wall / bound:8.2f} (target 1.2)")
     print(
-        f"  peak memory (PSS)    {peak.pss:8.0f} MiB over {peak.processes} processes "
-        f"(RSS sum {peak.rss:.0f} MiB; target {budget:.0f} MB)"
+        f"  peak memory (PSS)    {crawled.pss:8.0f} MiB over {crawled.processes} processes "
+        f"(RSS sum {crawled.rss:.0f} MiB; target {budget:.0f} MB)"
     )
-    print(f"  crawl's open files   {peak.open_files:8d} at most")
+    print(f"  crawl's open files   {crawled.open_files:8d} at most")
     print("  console's last lines:")
-    for line in output.strip().splitlines()[-6:]:
+    for line in crawled.output.strip().splitlines()[-6:]:
         print(f"    {line[:160]}")
 
 
