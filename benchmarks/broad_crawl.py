@@ -214,6 +214,7 @@ def main() -> None:
         f"(RSS sum {crawled.rss:.0f} MiB; target {budget:.0f} MB)"
     )
     print(f"  crawl's open files   {crawled.open_files:8d} at most")
+    print(f"  console              {len(crawled.output.splitlines()):8d} lines")
     print("  console's last lines:")
     for line in crawled.output.strip().splitlines()[-6:]:
         print(f"    {line[:160]}")
