@@ -15,10 +15,11 @@ While the crawl runs, the PSS of its whole process tree (crawler, fork server, w
 0.2 s; the peak is reported, with the RSS sum for comparison and the crawl's open files.
 
     python -m benchmarks.broad_crawl [--sites 1000] [--pages 5] [--crawl-delay 1] [--workers 2]
-        [--nofile 1024] [--set CONCURRENT_REQUESTS=64] [--crawl-only]
+        [--nofile 1024] [--set CONCURRENT_REQUESTS=64] [--crawl-only] [--rerun]
 
 ``--nofile`` runs the crawl under that soft limit of open files (``ulimit -n``); ``--set``
-passes a setting to the crawl; ``--crawl-only`` leaves the extraction limit out.
+passes a setting to the crawl; ``--crawl-only`` leaves the extraction limit out; ``--rerun``
+measures instead an unchanged rerun with ``CRAWL_STATE``: the requests each site gets.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,7 +185,15 @@ def main() -> None:
     parser.add_argument(
         "--crawl-only", action="store_true", help="no maintext extract (no extraction limit)"
     )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="instead: a crawl with CRAWL_STATE, then an unchanged rerun; requests per site",
+    )
     args = parser.parse_args()
+    if args.rerun:
+        rerun(args)
+        return
     with tempfile.TemporaryDirectory(prefix="broad-crawl-") as tmp:
         work = Path(tmp)
         with broad_sites(args.sites, args.pages, crawl_delay=args.crawl_delay) as urls:
@@ -218,6 +228,42 @@ def main() -> None:
     print("  console's last lines:")
     for line in crawled.output.strip().splitlines()[-6:]:
         print(f"    {line[:160]}")
+
+
+def rerun(args: argparse.Namespace) -> None:
+    """A first crawl with ``CRAWL_STATE``, then the same crawl of the unchanged sites: the
+    requests each site gets in the rerun."""
+    hits: list[tuple[int, str]] = []
+    with tempfile.TemporaryDirectory(prefix="broad-rerun-") as tmp:
+        work = Path(tmp)
+        state = [f"CRAWL_STATE={work / 'state.sqlite'}", *args.set]
+        with broad_sites(args.sites, args.pages, crawl_delay=args.crawl_delay, hits=hits) as urls:
+            first = crawl(urls, work, args.workers, args.nofile, state)
+            hits.clear()
+            (work / "items.jsonl").unlink()  # an export of nothing leaves no file
+            second = crawl(urls, work, args.workers, args.nofile, state)
+        items = work / "items.jsonl"
+        exported = len(items.read_text().splitlines()) if items.exists() else 0
+    per_site = Counter(site for site, _ in hits)
+    kinds = Counter(_kind(path) for _, path in hits)
+    print(
+        f"{args.sites} sites x {args.pages} pages, Crawl-delay {args.crawl_delay:g} s, "
+        f"CRAWL_STATE, {args.workers} workers"
+    )
+    print(f"  first crawl          {first.wall:8.1f} s, peak PSS {first.pss:.0f} MiB")
+    print(f"  unchanged rerun      {second.wall:8.1f} s, peak PSS {second.pss:.0f} MiB")
+    print(f"  rerun's exports      {exported:8d}")
+    print(
+        f"  rerun's requests     {len(hits):8d}: {max(per_site.values(), default=0)} a site at "
+        f"most, {min(per_site.values(), default=0)} at least "
+        f"({', '.join(f'{k} {v}' for k, v in kinds.most_common())})"
+    )
+
+
+def _kind(path: str) -> str:
+    if path == "/robots.txt":
+        return "robots.txt"
+    return "sitemap" if path.endswith(".xml") else "page"
 
 
 if __name__ == "__main__":

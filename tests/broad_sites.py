@@ -4,7 +4,7 @@ Each site has a robots.txt naming its sitemap, a sitemap of ``pages`` articles a
 articles, each with its own text (no two sites alike, so no page is a near-duplicate of
 another site's). A site may answer its pages with 404 (``missing``), and addresses listed in
 ``dead`` have no server at all (connection refused). ``crawl_delay`` puts a Crawl-delay line
-in every robots.txt.
+in every robots.txt; ``hits`` collects (site, path) of every request.
 """
 
 from __future__ import annotations
@@ -48,8 +48,12 @@ class _Handler(BaseHTTPRequestHandler):
     pages = 5
     missing = False
     crawl_delay: float | None = None
+    #: (site, path) of every request, when the caller asks for them.
+    hits: list[tuple[int, str]] | None = None
 
     def do_GET(self) -> None:
+        if self.hits is not None:
+            self.hits.append((self.site, self.path))  # list.append: one step, thread-safe
         host = self.headers.get("Host", "")
         base = f"http://{host}"
         if self.path == "/robots.txt":
@@ -88,6 +92,7 @@ def broad_sites(
     dead: frozenset[int] = frozenset(),
     missing: frozenset[int] = frozenset(),
     crawl_delay: float | None = None,
+    hits: list[tuple[int, str]] | None = None,
 ) -> Iterator[list[str]]:
     """Base URLs of ``count`` sites (those of ``dead`` with no server behind them)."""
     servers: list[ThreadingHTTPServer] = []
@@ -102,6 +107,7 @@ def broad_sites(
                 "pages": pages,
                 "missing": index in missing,
                 "crawl_delay": crawl_delay,
+                "hits": hits,
             }
             handler = type("Site", (_Handler,), attributes)
             server = ThreadingHTTPServer((address(index), 0), handler)
