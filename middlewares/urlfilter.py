@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
-from scrapy.exceptions import NotConfigured
 from scrapy_maintext.discovery.urls import UrlPolicy, normalize_url
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class UrlFilterMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.config = UrlFilterSettings.from_settings(crawler.settings)
         if not self.config.enabled:
-            raise NotConfigured("URLFILTER_ENABLED is off")
+            raise switched_off("UrlFilterMiddleware", "URLFILTER_ENABLED is off")
         self.crawler = crawler
 
     @classmethod

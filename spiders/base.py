@@ -231,6 +231,18 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
             if write_failed(self.crawler, f"page journal {self.journal.path}", exc):
                 self.inc_stat(Stat.EXPORT_OUTPUTS_FAILED)
 
+    @property
+    def site_line(self) -> dict[str, Any]:
+        """``extra`` of a per-site progress line: on the console unless the crawl is broad
+        (the crawl report's one line speaks for every site then)."""
+        return PROGRESS if len(self.sites) <= self.discovery.broad_sites else {}
+
+    @property
+    def site_warning(self) -> int:
+        """Level of a warning about one site: INFO in a broad crawl, where the crawl report
+        counts them (a line each for thousands of sites is not read), else WARNING."""
+        return logging.WARNING if len(self.sites) <= self.discovery.broad_sites else logging.INFO
+
     def site_of(self, response_or_request: Response | scrapy.Request) -> SiteState:
         return self.sites[response_or_request.meta[Meta.SITE]]
 
@@ -295,7 +307,10 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
                 yield from self.nothing_found(site)
             return
         logger.info(
-            "Discovery done: %d pages to fetch from %s", len(pages), site.base_url, extra=PROGRESS
+            "Discovery done: %d pages to fetch from %s",
+            len(pages),
+            site.base_url,
+            extra=self.site_line,
         )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
         for candidate in pages:
@@ -314,7 +329,7 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         """Called when a site's discovery is done: say what its limits left unread."""
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
-        logger.warning("No pages found on %s", site.base_url)
+        logger.log(self.site_warning, "No pages found on %s", site.base_url)
         return iter(())
 
     def discovery_error(self, failure: Failure) -> Iterator[scrapy.Request]:
@@ -429,8 +444,8 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         self.inc_stat(Stat.PAGE_ERRORS + reason)
         self.report_skip(request.meta.get(Meta.SITE, ""), reason)
         # Routine, or said once for the whole site (unreachable, stalled).
-        log = logger.info if reason in QUIET_SKIPS else logger.warning
-        log("Page %s not fetched: %s", request.url, reason)
+        level = logging.INFO if reason in QUIET_SKIPS else self.site_warning
+        logger.log(level, "Page %s not fetched: %s", request.url, reason)
 
     def _page_decided(self, request: scrapy.Request, reason: str) -> None:
         if Meta.PAGE_URL in request.meta:

@@ -75,7 +75,7 @@ class FeedDiscoveryMixin(_Base):
                 self.inc_stat(Stat.FEEDS_NOT_FOUND)
             else:
                 self.inc_stat(Stat.DISCOVERY_INVALID + result.error)
-                logger.warning("Skipped feed %s: %s", response.url, result.error)
+                logger.log(self.site_warning, "Skipped feed %s: %s", response.url, result.error)
         else:
             self.inc_stat(Stat.FEEDS)
             self.inc_stat(Stat.FEEDS_BY_KIND + result.kind)

@@ -50,4 +50,4 @@ class FeedSpider(ExploreMixin, DiscoverySpider):
         if self.explore:
             yield from self.start_explore(site)
             return
-        logger.warning("No feed with entries found for %s", site.base_url)
+        logger.log(self.site_warning, "No feed with entries found for %s", site.base_url)

@@ -9,24 +9,30 @@ from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import SitemapEntry, parse_sitemap
 from scrapy_maintext.discovery.urls import host_of, normalize_url
-from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.base import DISCOVERY_PRIORITY, DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 #: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
-#: go ahead of them: above every sitemap's priority (DISCOVERY_PRIORITY + its depth).
-EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY + 10_000
+#: go out between them: below every sitemap's priority (DISCOVERY_PRIORITY + its depth),
+#: above the pages sent when discovery is done.
+EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY - 1
+#: Sitemap requests of a site handed to Scrapy at a time (one answered, one waiting for
+#: the site's delay); the others wait in the spider (:class:`SitemapQueue`).
+SITEMAPS_IN_FLIGHT = 2
 
 #: Where sitemaps usually live when robots.txt names none.
 USUAL_SITEMAP_PATHS = (
@@ -59,6 +65,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
+        self.crawler.signals.connect(self._release_when_idle, signal=signals.spider_idle)
         for site in self.sites.values():
             yield self.discovery_request(
                 site,
@@ -71,6 +78,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_robots)
+        yield from self.release_sitemaps(response)
 
     def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []
@@ -80,7 +88,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         urls = found or [f"{site.base_url}{path}" for path in USUAL_SITEMAP_PATHS]
         site.guessing = not found
         for url in urls:
-            yield from self._sitemap_request(site, url, depth=0)
+            self._sitemap_request(site, url, depth=0)
+        return iter(())
 
     def _sitemap_request(
         self,
@@ -89,7 +98,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         depth: int,
         lastmod: datetime | None = None,
         parent: str | None = None,
-    ) -> Iterator[scrapy.Request]:
+    ) -> None:
+        """Queue a sitemap to read (:meth:`release_sitemaps` hands it to Scrapy)."""
         if url in site.sitemaps_seen:
             return
         if len(site.sitemaps_seen) >= self.discovery.max_sitemaps:
@@ -100,10 +110,10 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         memory = self.discovery_memory
         if memory is not None and memory.child_unchanged(url, to_iso(lastmod)):
             self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
-            yield from self._remembered(site, url, depth)
+            self._remembered(site, url, depth)
             return
         if lastmod is None and self.document_not_due(site, url, Stat.RECRAWL_SITEMAPS_NOT_DUE):
-            yield from self._remembered(site, url, depth)
+            self._remembered(site, url, depth)
             return
         meta = {
             Meta.SITEMAP_DEPTH: depth,
@@ -111,12 +121,33 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             Meta.SOURCE_URL: parent,
             Meta.DISCOVERY_DOCUMENT: "sitemap",
         }
-        # Deeper first, newest first among siblings (sorted by the caller): the pages of
-        # the newest sitemaps are found before the rest of a wide tree is read.
+        # Deeper first, newest first (SitemapQueue): the pages of the newest sitemaps are
+        # found before the rest of a wide tree is read.
         priority = DISCOVERY_PRIORITY + depth
-        yield self.discovery_request(site, url, self.parse_sitemap, priority=priority, **meta)
+        request = self.discovery_request(
+            site, url, self.parse_sitemap, self.sitemap_error, priority=priority, **meta
+        )
+        site.sitemaps.push(request, depth, lastmod)
 
-    def _remembered(self, site: SiteState, url: str, depth: int) -> Iterator[scrapy.Request]:
+    def release_sitemaps(self, request_or_response: Any) -> Iterator[scrapy.Request]:
+        """After a discovery answer of a site: its next sitemaps, up to
+        :data:`SITEMAPS_IN_FLIGHT` unanswered."""
+        if not self.is_stale(request_or_response):
+            yield from self.site_of(request_or_response).sitemaps.release(SITEMAPS_IN_FLIGHT)
+
+    def _release_when_idle(self) -> None:
+        """A crawl gone idle with sitemaps still held (an answer that never came back):
+        they are requested all the same."""
+        released = False
+        for site in self.sites.values():
+            site.sitemaps.in_flight = 0
+            for request in site.sitemaps.release(SITEMAPS_IN_FLIGHT):
+                self.crawler.engine.crawl(request)
+                released = True
+        if released:
+            raise DontCloseSpider
+
+    def _remembered(self, site: SiteState, url: str, depth: int) -> None:
         """The sitemap ``url`` is as it was (304, or the same lastmod in its index): plan
         what it listed without a date, and walk its child sitemaps as remembered."""
         memory = self.discovery_memory
@@ -132,9 +163,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 # Listed with a lastmod by an index that did not change: the same lastmod.
                 site.sitemaps_seen.add(child)
                 self.inc_stat(Stat.RECRAWL_SITEMAPS_SKIPPED_BY_DATE)
-                yield from self._remembered(site, child, depth + 1)
+                self._remembered(site, child, depth + 1)
             else:
-                yield from self._sitemap_request(site, child, depth + 1, parent=url)
+                self._sitemap_request(site, child, depth + 1, parent=url)
 
     def discovery_not_modified(
         self, site: SiteState, request: scrapy.Request
@@ -147,10 +178,20 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         parent = request.meta.get(Meta.SOURCE_URL)
         lastmod = request.meta.get(Meta.SITEMAP_LASTMOD)
         self.discovery_memory.read(site.base_url, request.url, None, lastmod, parent)
-        yield from self._remembered(site, request.url, request.meta.get(Meta.SITEMAP_DEPTH, 0))
+        self._remembered(site, request.url, request.meta.get(Meta.SITEMAP_DEPTH, 0))
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
+        if not self.is_stale(response):
+            self.site_of(response).sitemaps.answered()
         yield from self.discovery_step(response, self._read_sitemap)
+        yield from self.release_sitemaps(response)
+
+    def sitemap_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        request = failure.request  # type: ignore[attr-defined]
+        if not self.is_stale(request):
+            self.site_of(request).sitemaps.answered()
+        yield from self.discovery_error(failure)
+        yield from self.release_sitemaps(request)
 
     def _read_sitemap(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         result = parse_sitemap(response.body, response.url)
@@ -162,7 +203,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             self.read_document(site, response, response.meta.get(Meta.SOURCE_URL))
             if result.truncated:
                 self.inc_stat(Stat.SITEMAPS_TRUNCATED)
-                logger.warning("Sitemap %s lists too many URLs; truncated", response.url)
+                logger.log(
+                    self.site_warning, "Sitemap %s lists too many URLs; truncated", response.url
+                )
         depth = response.meta.get(Meta.SITEMAP_DEPTH, 0)
         # Newest first (by the index's lastmod; undated last, in the index's order).
         refs = sorted(result.sitemaps, key=lambda r: r.lastmod or _OLDEST, reverse=True)
@@ -178,7 +221,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
                 self.inc_stat(Stat.SITEMAPS_TOO_DEEP)
                 site.too_deep += 1
                 continue
-            yield from self._sitemap_request(site, ref.url, depth + 1, ref.lastmod, response.url)
+            self._sitemap_request(site, ref.url, depth + 1, ref.lastmod, response.url)
         for entry in result.entries:
             site.plan.add_sitemap_entry(entry, response.url)
         if self.discovery_memory is not None and not result.error:
@@ -209,7 +252,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def say_discovery_limits(self, site: SiteState) -> None:
         """One line per site for the sitemaps its discovery limits left unread."""
         if site.too_deep:
-            logger.warning(
+            logger.log(
+                self.site_warning,
                 "Sitemap index nesting too deep on %s: %d sitemaps not read "
                 "(DISCOVERY_SITEMAP_MAX_DEPTH=%d)",
                 site.base_url,
@@ -218,7 +262,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             )
             site.too_deep = 0
         if site.over_limit:
-            logger.warning(
+            logger.log(
+                self.site_warning,
                 "Too many sitemaps on %s: %d not read (DISCOVERY_MAX_SITEMAPS=%d)",
                 site.base_url,
                 site.over_limit,
@@ -239,13 +284,17 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             self.inc_stat(Stat.SITEMAPS_NOT_FOUND)
             return
         self.inc_stat(Stat.DISCOVERY_INVALID + error)
-        logger.warning("Skipped sitemap %s: %s", response.url, error)
+        logger.log(self.site_warning, "Skipped sitemap %s: %s", response.url, error)
 
     def nothing_found(self, site: SiteState) -> Iterator[scrapy.Request]:
         if self.explore:
             logger.info(
-                "No sitemap on %s: looking for feeds, then links", site.base_url, extra=PROGRESS
+                "No sitemap on %s: looking for feeds, then links",
+                site.base_url,
+                extra=self.site_line,
             )
             yield from self.start_explore(site)
             return
-        logger.warning("No sitemap with pages on %s (try -a explore=1)", site.base_url)
+        logger.log(
+            self.site_warning, "No sitemap with pages on %s (try -a explore=1)", site.base_url
+        )

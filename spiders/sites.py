@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
@@ -39,6 +43,8 @@ class DiscoverySettings:
     max_sitemaps: int
     explore_max_depth: int
     sitemaps_before_pages: int
+    #: Sites above which per-site progress lines stay out of the console.
+    broad_sites: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DiscoverySettings:
@@ -47,7 +53,37 @@ class DiscoverySettings:
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
             sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
+            broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
+
+
+@dataclass
+class SitemapQueue:
+    """A site's sitemaps not requested yet, deepest first, then newest first by the
+    ``lastmod`` their index gave (undated last), then in the order found; at most
+    ``limit`` of them are handed to Scrapy at a time, so that the pages of the sitemaps
+    already read can go out between the others (a tree of thousands of sitemaps does not
+    sit in the site's download queue ahead of every page)."""
+
+    held: list[tuple[tuple[int, float, int], Any]] = field(default_factory=list)
+    #: Requests handed to Scrapy and not answered yet.
+    in_flight: int = 0
+    _order: Any = field(default_factory=itertools.count)
+
+    def push(self, request: Any, depth: int, lastmod: datetime | None) -> None:
+        newest = -lastmod.timestamp() if lastmod is not None else float("inf")
+        heapq.heappush(self.held, ((-depth, newest, next(self._order)), request))
+
+    def release(self, limit: int) -> list[Any]:
+        """The requests to hand to Scrapy now: up to ``limit`` in flight."""
+        released = []
+        while self.held and self.in_flight < limit:
+            released.append(heapq.heappop(self.held)[1])
+            self.in_flight += 1
+        return released
+
+    def answered(self) -> None:
+        self.in_flight = max(self.in_flight - 1, 0)
 
 
 @dataclass
@@ -64,6 +100,8 @@ class SiteState:
     #: explore mode; nothing is requested twice).
     scheduled: set[str] = field(default_factory=set)
     sitemaps_seen: set[str] = field(default_factory=set)
+    #: Sitemap requests counted as outstanding but not handed to Scrapy yet.
+    sitemaps: SitemapQueue = field(default_factory=SitemapQueue)
     links_seen: set[str] = field(default_factory=set)
     #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
     guessing: bool = False

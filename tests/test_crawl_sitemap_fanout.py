@@ -3,17 +3,22 @@
 Every index lists 20 child indexes (old ``lastmod``), without end; the root also lists, last,
 a sitemap of the site's articles with the newest ``lastmod``. Read in document order and
 breadth first, every sitemap up to ``DISCOVERY_MAX_SITEMAPS`` came before the first page,
-and every index past the depth limit was a warning of its own.
+and every index past the depth limit was a warning of its own. Later, with every sitemap
+handed to Scrapy at once, the pages found early still waited behind the sitemaps the
+downloader already held (``CONCURRENT_REQUESTS`` of them): now the spider holds a site's
+sitemaps back, two at a time in Scrapy, and the pages go out between them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from scrapy_maintext.demo.site import SiteOptions
+from scrapy_maintext.spiders.sites import SitemapQueue
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.sites import Route, TestSiteServer
@@ -23,7 +28,8 @@ FAN_OUT = 20
 GOOD_PAGES = 5
 MAX_SITEMAPS = 100
 MAX_DEPTH = 2
-IN_DOWNLOADER = 4
+#: Small enough for a quick test; a real delay would only stretch the same order.
+CRAWL_DELAY = 0.02
 
 _INDEX = '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
 
@@ -37,7 +43,8 @@ class FanOutServer(TestSiteServer):
     def route(self, path: str) -> Route:
         base = self.base_url
         if path == "/robots.txt":
-            return Route(f"User-agent: *\nSitemap: {base}/fan/root.xml\n".encode(), "text/plain")
+            robots = f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\nSitemap: {base}/fan/root.xml\n"
+            return Route(robots.encode(), "text/plain")
         if path.startswith("/fan/") and path.endswith(".xml"):
             name = path.removeprefix("/fan/").removesuffix(".xml")
             children = "".join(
@@ -75,9 +82,6 @@ def test_good_pages_come_out_early_and_depth_is_said_once(
     settings = {
         **QUICK_DISCOVERY,
         "DOWNLOAD_TIMEOUT": "10",  # no retries on a loaded machine: the order is the subject
-        # Requests already handed to the downloader go first, whatever their priority: at
-        # most this many (Scrapy's default, 16, lets a loaded machine's timing show).
-        "CONCURRENT_REQUESTS": str(IN_DOWNLOADER),
         "DISCOVERY_MAX_SITEMAPS": str(MAX_SITEMAPS),
         "DISCOVERY_SITEMAP_MAX_DEPTH": str(MAX_DEPTH),
     }
@@ -89,12 +93,14 @@ def test_good_pages_come_out_early_and_depth_is_said_once(
     sitemaps_read = len({p for p in paths if p.endswith(".xml")})
     assert sitemaps_read == MAX_SITEMAPS
     # The newest sitemap (listed last) is read right after the root, and its pages go out
-    # once DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps are read, not after all of them.
-    assert paths.index("/posts.xml") <= 5, paths[:6]
-    # robots.txt, the root, its newest child (the good sitemap) and the index whose 20
-    # children put more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps in waiting; then the
-    # pages, behind at most the requests the downloader holds already.
-    assert first_page <= 4 + IN_DOWNLOADER + 2, paths[: first_page + 1]
+    # once more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps wait, not after all of them.
+    assert paths.index("/posts.xml") == 2, paths[:6]
+    # robots.txt, the root, its newest child (the good sitemap), the index whose 20 children
+    # put more than DISCOVERY_SITEMAPS_BEFORE_PAGES sitemaps in waiting, and the two
+    # sitemaps in Scrapy's hands (Scrapy's 16 requests in the downloader hold no more).
+    assert first_page <= 6, paths[: first_page + 1]
+    # The rest of the tree is read after the pages, not before them.
+    assert sum(p.endswith(".xml") for p in paths[first_page:]) > MAX_SITEMAPS - 10
     assert result.stats["discovery/sitemaps/too_deep"] > 100
     too_deep = [line for line in result.log.splitlines() if "nesting too deep" in line]
     assert len(too_deep) == 1, too_deep
@@ -118,3 +124,23 @@ def test_without_early_pages_every_sitemap_comes_first(
     first_page = next(i for i, p in enumerate(paths) if p.startswith("/articles/"))
     assert first_page == MAX_SITEMAPS + 1  # robots.txt, then every sitemap
     assert len(result.items) == GOOD_PAGES
+
+
+def test_sitemap_queue_order_and_limit() -> None:
+    queue = SitemapQueue()
+    old, new = datetime(2020, 1, 1, tzinfo=UTC), datetime(2026, 5, 1, tzinfo=UTC)
+    for name, depth, lastmod in [
+        ("undated", 1, None),
+        ("old", 1, old),
+        ("new", 1, new),
+        ("deep", 2, old),
+        ("old-again", 1, old),
+    ]:
+        queue.push(name, depth, lastmod)
+    assert queue.release(2) == ["deep", "new"]
+    assert queue.release(2) == []  # two in flight
+    queue.answered()
+    assert queue.release(2) == ["old"]
+    queue.answered()
+    queue.answered()
+    assert queue.release(2) == ["old-again", "undated"]

@@ -16,12 +16,11 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
-from scrapy.exceptions import NotConfigured
 from scrapy_maintext.distributed.scheduler import is_local
 from scrapy_maintext.distributed.worker import DistributedWorker, filter_start
 from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.vocabulary.names import Meta
-from scrapy_maintext.vocabulary.reasons import left_undone
+from scrapy_maintext.vocabulary.reasons import left_undone, switched_off
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ logger = logging.getLogger(__name__)
 class DistributedSpiderMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         if not setting(crawler.settings, "REDIS_URL"):
-            raise NotConfigured("REDIS_URL is not set")
+            raise switched_off("DistributedSpiderMiddleware", "REDIS_URL is not set")
         self.crawler = crawler
         #: Lease -> open parts: the callback's output (1) plus items not yet finished.
         self._open: Counter[str] = Counter()

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.state import CrawlState, new_worker_id
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet.task import LoopingCall
 
@@ -41,7 +42,7 @@ class DistributedWorker:
     def __init__(self, crawler: Crawler) -> None:
         self.config = DistributedSettings.from_settings(crawler.settings)
         if not self.config.redis_url:
-            raise NotConfigured("REDIS_URL is not set")
+            raise switched_off("DistributedWorker", "REDIS_URL is not set")
         self.crawler = crawler
         self.worker_id = new_worker_id()
         self.server: Redis = get_redis_from_settings(crawler.settings)

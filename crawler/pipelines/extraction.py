@@ -17,7 +17,6 @@ from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
 from scrapy_maintext.document import Document
@@ -42,6 +41,7 @@ from scrapy_maintext.vocabulary.reasons import (
     NearDuplicate,
     NoMainText,
     OtherLanguage,
+    switched_off,
 )
 from twisted.internet.defer import Deferred, succeed
 
@@ -58,7 +58,7 @@ class ExtractionPipeline:
         self.crawler = crawler
         self.config = ExtractConfig.from_settings(crawler.settings)
         if not self.config.enabled:
-            raise NotConfigured("EXTRACT_ENABLED is off")
+            raise switched_off("ExtractionPipeline", "EXTRACT_ENABLED is off")
         if self.config.engine == "neural" and not neural_available(self.config.options.model):
             raise RuntimeError("EXTRACT_ENGINE is 'neural' but the neural extractor is missing")
         self.options = self.config.options

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 from scrapy.settings import BaseSettings
 from scrapy_maintext.politeness.defaults import user_agent
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class ContactCheck:
         self.crawler = crawler
         self.config = ContactSettings.from_settings(crawler.settings)
         if not self.config.missing:
-            raise NotConfigured("a contact or a User-Agent of the project's is set")
+            raise switched_off("ContactCheck", "a contact or a User-Agent of the project's is set")
         crawler.signals.connect(
             self.request_reached_downloader, signal=signals.request_reached_downloader
         )

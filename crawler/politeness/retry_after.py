@@ -11,9 +11,9 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
 from scrapy_maintext.scrapy_internals import live_slot, slot_key
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class RetryAfterMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.config = RetryAfterSettings.from_settings(crawler.settings)
         if not self.config.enabled:
-            raise NotConfigured("RETRY_AFTER_ENABLED is off")
+            raise switched_off("RetryAfterMiddleware", "RETRY_AFTER_ENABLED is off")
         self.crawler = crawler
         crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
 

@@ -44,6 +44,8 @@ class RobotsPolitenessSettings:
     max_crawl_delay: float
     #: A robots.txt answering 5xx or not at all forbids the whole site (RFC 9309).
     unreachable_disallows: bool
+    #: Sites above which a site's failure is an INFO line (the crawl report counts them).
+    broad_sites: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsPolitenessSettings:
@@ -51,6 +53,7 @@ class RobotsPolitenessSettings:
             obey_crawl_delay=setting(settings, "ROBOTSTXT_CRAWL_DELAY_ENABLED"),
             max_crawl_delay=setting(settings, "ROBOTSTXT_CRAWL_DELAY_MAX"),
             unreachable_disallows=setting(settings, "ROBOTSTXT_UNREACHABLE_DISALLOW"),
+            broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
 
 
@@ -113,8 +116,11 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         if len(response.body) > MAX_ROBOTS_BYTES:
             response = response.replace(body=truncate_robots(response.body))
             self.stats.inc_value(Stat.ROBOTS_TRUNCATED)
-            logger.warning(
-                "robots.txt of %s is over %d bytes: the rest is ignored", netloc, MAX_ROBOTS_BYTES
+            logger.log(
+                self._site_level(logging.WARNING),
+                "robots.txt of %s is over %d bytes: the rest is ignored",
+                netloc,
+                MAX_ROBOTS_BYTES,
             )
         self._bodies[netloc] = (response.status, response.body)
         if response.status >= 500 and self.config.unreachable_disallows:
@@ -141,7 +147,14 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         self.stats.inc_value(Stat.ROBOTS_UNREACHABLE)
         self.stats.inc_value(Stat.SITE_FAILED + failure.reason)
         self.failures[netloc] = failure
-        logger.error("%s", failure.line(self._base_url(netloc)))
+        logger.log(self._site_level(logging.ERROR), "%s", failure.line(self._base_url(netloc)))
+
+    def _site_level(self, level: int) -> int:
+        """``level`` for a line about one site, INFO in a broad crawl (more sites than
+        CRAWL_REPORT_BROAD_SITES), whose report counts such sites instead."""
+        sites = getattr(self.crawler.spider, "sites", None)
+        broad = isinstance(sites, dict) and len(sites) > self.config.broad_sites
+        return logging.INFO if broad else level
 
     def _base_url(self, netloc: str) -> str:
         return f"{self._schemes.get(netloc, 'https')}://{netloc}"
@@ -153,7 +166,8 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
 
     def _record_delay(self, netloc: str, delay: float) -> None:
         if delay > self.config.max_crawl_delay:
-            logger.warning(
+            logger.log(
+                self._site_level(logging.WARNING),
                 "robots.txt of %s asks for Crawl-delay %.1fs; capped at %.1fs",
                 netloc,
                 delay,

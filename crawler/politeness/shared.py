@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from protego import Protego
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.distributed import lua
@@ -34,6 +33,7 @@ from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import cancel_slot_timer, live_slot, slot_key, slot_settings
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.internet import defer, task
 
@@ -61,7 +61,7 @@ class SharedPolitenessMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         config = DistributedSettings.from_settings(crawler.settings)
         if not config.redis_url:
-            raise NotConfigured("REDIS_URL is not set")
+            raise switched_off("SharedPolitenessMiddleware", "REDIS_URL is not set")
         self.crawler = crawler
         self.prefix = config.politeness_prefix
         self.min_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from weakref import WeakSet
 
-from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.vocabulary.names import Meta, Stat
-from scrapy_maintext.vocabulary.reasons import SiteStalled, SkipReason, download_error
+from scrapy_maintext.vocabulary.reasons import SiteStalled, SkipReason, download_error, switched_off
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -62,7 +61,7 @@ class StallBudgetMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.config = StallSettings.from_settings(crawler.settings)
         if self.config.budget <= 0:
-            raise NotConfigured("STALL_BUDGET is 0")
+            raise switched_off("StallBudgetMiddleware", "STALL_BUDGET is 0")
         self.crawler = crawler
         #: Seconds spent on timed-out requests, by site.
         self.spent: defaultdict[str, float] = defaultdict(float)

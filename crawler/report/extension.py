@@ -28,17 +28,22 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 from scrapy.settings import BaseSettings
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.logformatter import PROGRESS, REPORT
+from scrapy_maintext.report.broad import (
+    SiteProgress,
+    discovery_problems,
+    progress_line,
+    summary,
+)
 from scrapy_maintext.report.files import check_report_path, write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
-from scrapy_maintext.vocabulary.reasons import DropReason, drop_reason
+from scrapy_maintext.vocabulary.reasons import DropReason, drop_reason, switched_off
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet import task, threads
 
@@ -62,6 +67,8 @@ class ReportSettings:
     path: str
     #: Scrapy's JOBDIR ("" without): where a stopped crawl keeps what is left.
     jobdir: str
+    #: Sites above which progress and the end table are for the whole crawl.
+    broad_sites: int
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ReportSettings:
@@ -72,6 +79,7 @@ class ReportSettings:
             interval=setting(settings, "CRAWL_REPORT_INTERVAL"),
             path=setting(settings, "CRAWL_REPORT"),
             jobdir=settings.get("JOBDIR") or "",
+            broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
         if config.enabled and config.path:
             check_report_path(config.path)
@@ -128,13 +136,15 @@ class CrawlReport:
         self.crawler = crawler
         self.config = ReportSettings.from_settings(crawler.settings)
         if not self.config.enabled:
-            raise NotConfigured("CRAWL_REPORT_ENABLED is off")
+            raise switched_off("CrawlReport", "CRAWL_REPORT_ENABLED is off")
         self.run = RunReport()
         self.model_versions: Counter[str] = Counter()
         self.loop: task.LoopingCall | None = None
         #: Whether the spider plans its pages (else fetched pages count as planned).
         self.spider_plans = False
         self._last_line: dict[str, tuple[int, int]] = {}
+        #: Pages done and when, at the last whole-crawl progress line (pages/s between).
+        self._last_total = (0, time.monotonic())
         #: Downloads already counted when their headers came (ids of their requests).
         self._counted: set[int] = set()
         connect = crawler.signals.connect
@@ -247,8 +257,14 @@ class CrawlReport:
             report.planned = len(getattr(state, "scheduled", ()))
             report.failure = getattr(state, "failure", None)
 
+    def is_broad(self) -> bool:
+        return len(self.sites) > self.config.broad_sites
+
     def log_progress(self) -> None:
         self._sync_with_spider()
+        if self.is_broad():
+            self._log_crawl_progress()
+            return
         now = time.monotonic()
         for key, report in self.sites.items():
             state = (report.done, report.fetched)
@@ -269,11 +285,40 @@ class CrawlReport:
                 extra=PROGRESS,
             )
 
+    def _log_crawl_progress(self) -> None:
+        """One line for the whole crawl and its slowest sites (a broad crawl)."""
+        now = time.monotonic()
+        plan = spider_plan(self.crawler.spider) or {}
+        sites = [
+            SiteProgress(
+                site=key,
+                planned=report.planned,
+                done=report.done,
+                failed=report.failure is not None,
+                started=report.requests > 0,
+                discovering=getattr(plan.get(key), "outstanding", 0) > 0,
+                eta_seconds=report.eta_seconds(now),
+            )
+            for key, report in self.sites.items()
+        ]
+        pages = sum(s.done for s in sites)
+        last_pages, last_time = self._last_total
+        rate = (pages - last_pages) / (now - last_time) if now > last_time else 0.0
+        self._last_total = (pages, now)
+        message, args = progress_line(sites, rate, format_seconds)
+        logger.info(message, *args, extra=PROGRESS)
+
     async def spider_closed(self, spider: Spider, reason: str) -> None:
         if self.loop is not None and self.loop.running:
             self.loop.stop()
         self._sync_with_spider()
-        logger.info("%s", format_report(self.sites, reason), extra=REPORT)
+        if self.is_broad():
+            sites = [report.to_dict() for report in self.sites.values()]
+            stats = self.crawler.stats.get_stats() if self.crawler.stats is not None else {}
+            text = summary(sites, reason, self._full_table(), discovery_problems(stats))
+            logger.info("%s", text, extra=REPORT)
+        else:
+            logger.info("%s", format_report(self.sites, reason), extra=REPORT)
         if reason == "shutdown":
             self._log_resume_hint()
         if not self.config.path:
@@ -325,6 +370,11 @@ class CrawlReport:
         logger.error("Crawl report not written to %s: %s", path, exc)
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(Stat.REPORT_ERRORS)
+
+    def _full_table(self) -> str:
+        if self.config.path:
+            return f"the report {self.config.path}"
+        return "add -s CRAWL_REPORT=report.html (or .json) for the table of every site"
 
     def _log_resume_hint(self) -> None:
         left = sum(max(r.planned - r.done, 0) for r in self.sites.values() if not r.failure)

@@ -9,6 +9,8 @@ network is needed to view it; it prints on A4.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -16,11 +18,19 @@ from html import escape
 from typing import Any
 
 from scrapy_maintext.report import plots
+from scrapy_maintext.report.broad import binned, sites_that_matter
 from scrapy_maintext.report.sites import bin_labels, total_of
 
 #: The one line a report without plots shows.
 PLOTS_HINT = 'Plots need the report extra: pip install "scrapy-maintext[report]"'
 DATA_ID = "report-data"
+#: Sites the table and the sections show at most (the sites that matter); the page's data
+#: holds every site.
+TABLE_SITES = 200
+#: Embedded JSON above this many bytes is kept gzipped (base64): a 10,000-site report
+#: stays a page of a megabyte or two.
+COMPRESS_ABOVE = 256_000
+_COMPRESSED_TYPE = "application/gzip+base64"
 
 #: The site table's columns: the key of :func:`site_values`, a tooltip.
 SITE_COLUMNS: list[tuple[str, str]] = [
@@ -100,7 +110,7 @@ def render(data: dict[str, Any]) -> str:
         _whole_run(data),
         _plots(figures),
         _site_table(data["sites"]),
-        _site_sections(data),
+        _site_sections(data, _shown(data["sites"])),
         f"<script>{_SCRIPT}</script>",
         _embedded(data),
         "</body></html>",
@@ -147,14 +157,15 @@ def _kv_table(rows: Iterable[tuple[str, str]], table_id: str = "") -> str:
 
 
 def _counts(counter: dict[str, int] | Counter[str], order: str = "count") -> str:
-    """``a 3, b 1``: by count, by key (``key``) or as given (``given``)."""
-    if order == "key":
-        items = sorted(counter.items())
-    elif order == "given":
-        items = list(counter.items())
-    else:
-        items = Counter(counter).most_common()
-    return ", ".join(f"{escape(str(k))} {v}" for k, v in items if v) or "-"
+    """``a 3, b 1``: by count, by key (``key``) or as given (``given``); long lists binned
+    (months by year, rare values as "other")."""
+    return ", ".join(f"{escape(str(k))} {v}" for k, v in binned(counter, order)) or "-"
+
+
+def _shown(sites: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The sites of the table and the sections: all, or the :data:`TABLE_SITES` that
+    matter."""
+    return sites if len(sites) <= TABLE_SITES else sites_that_matter(sites, TABLE_SITES)
 
 
 def _whole_run(data: dict[str, Any]) -> str:
@@ -216,13 +227,21 @@ def _plots(figures: list[plots.Figure] | None) -> str:
 
 
 def _site_table(sites: list[dict[str, Any]]) -> str:
+    shown = _shown(sites)
+    note = "Click a column to sort."
+    if len(shown) < len(sites):
+        note = (
+            f"{len(shown)} of {len(sites)} sites: by turns those with most failures or drops "
+            "and those with most exported pages. Every site is in this page's data: "
+            "<code>maintext report THIS.html -o sites.json</code>. " + note
+        )
     head = "<th>site</th>" + "".join(
         f'<th data-key="{name}" title="{escape(tip)}">{escape(_header_of(name))}</th>'
         for name, tip in SITE_COLUMNS
     )
     head += "<th>not crawled</th>"
     rows = []
-    for site in sites:
+    for site in shown:
         values = site_values(site)
         cells = "".join(_number_cell(name, values[name]) for name, _ in SITE_COLUMNS)
         failure = escape(site.get("failure") or "")
@@ -231,7 +250,7 @@ def _site_table(sites: list[dict[str, Any]]) -> str:
             f'{escape(site["site"])}</a></td>{cells}<td class="failure">{failure}</td></tr>'
         )
     return (
-        '<section id="sites"><h2>Sites</h2><p>Click a column to sort.</p><div class="scroll">'
+        f'<section id="sites"><h2>Sites</h2><p id="sites-note">{note}</p><div class="scroll">'
         f'<table class="sortable" id="site-table"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"
     )
@@ -259,10 +278,10 @@ def _anchor(site: dict[str, Any]) -> str:
     return "site-" + "".join(c if c.isalnum() else "-" for c in site["site"])
 
 
-def _site_sections(data: dict[str, Any]) -> str:
+def _site_sections(data: dict[str, Any], shown: list[dict[str, Any]]) -> str:
     sections = []
     labels = bin_labels(data["text_length_bins"])
-    for site in data["sites"]:
+    for site in shown:
         values = site_values(site)
         summary = (
             f"{escape(site['site'])}: exported {values['exported']} of {values['planned']} planned"
@@ -291,15 +310,23 @@ def _site_sections(data: dict[str, Any]) -> str:
 def _embedded(data: dict[str, Any]) -> str:
     # "</" inside a script element would end it: JSON allows "<\\/" instead.
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    if len(text) > COMPRESS_ABOVE:
+        packed = base64.b64encode(gzip.compress(text.encode("utf-8"), mtime=0)).decode("ascii")
+        return f'<script type="{_COMPRESSED_TYPE}" id="{DATA_ID}">{packed}</script>'
     return f'<script type="application/json" id="{DATA_ID}">{text}</script>'
 
 
 def embedded_data(page: str) -> dict[str, Any] | None:
     """The JSON report a page of :func:`render` holds, or None."""
-    start_tag = f'<script type="application/json" id="{DATA_ID}">'
-    start = page.find(start_tag)
-    end = page.find("</script>", start)
-    if start < 0 or end < 0:
-        return None
-    data: dict[str, Any] = json.loads(page[start + len(start_tag) : end])
-    return data
+    for kind in ("application/json", _COMPRESSED_TYPE):
+        start_tag = f'<script type="{kind}" id="{DATA_ID}">'
+        start = page.find(start_tag)
+        end = page.find("</script>", start)
+        if start < 0 or end < 0:
+            continue
+        text = page[start + len(start_tag) : end]
+        if kind == _COMPRESSED_TYPE:
+            text = gzip.decompress(base64.b64decode(text)).decode("utf-8")
+        data: dict[str, Any] = json.loads(text)
+        return data
+    return None

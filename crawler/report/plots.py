@@ -1,9 +1,9 @@
 """The report's plots as inline SVG, drawn by matplotlib (the ``report`` extra; Scrapy-free).
 
 Static SVG: small, sharp when printed, and it needs no script and no network to show. Each
-plot shows the top sites (by planned pages) and the rest together, so that a crawl of 500
-sites gives the same eight figures as a crawl of one. Without matplotlib, :func:`figures`
-returns None and the HTML report keeps its tables.
+plot shows the sites that matter (most failures or drops, most pages) and the rest
+together, so that a crawl of 500 sites gives the same eight figures as a crawl of one.
+Without matplotlib, :func:`figures` returns None and the HTML report keeps its tables.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from scrapy_maintext.report.broad import sites_that_matter
 from scrapy_maintext.report.sites import ENGINES, UNKNOWN, bin_labels, total_of
 
 #: Sites drawn one by one; the others are drawn together as "rest".
@@ -63,11 +64,14 @@ def figures(data: dict[str, Any]) -> list[Figure] | None:
 
 
 def site_groups(sites: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """The top sites one by one, then the others together as ``rest (N sites)``."""
-    ranked = sorted(sites, key=lambda s: (-s["planned"], -s["fetched"], s["site"]))
-    groups = [(short_name(s["site"]), [s]) for s in ranked[:TOP_SITES]]
-    if len(ranked) > TOP_SITES:
-        groups.append((f"{REST} ({len(ranked) - TOP_SITES} sites)", ranked[TOP_SITES:]))
+    """The sites that matter one by one (by turns most failures or drops, most exported
+    pages), then the others together as ``rest (N sites)``."""
+    top = sites_that_matter(sites, TOP_SITES)
+    chosen = {s["site"] for s in top}
+    rest = [s for s in sites if s["site"] not in chosen]
+    groups = [(short_name(s["site"]), [s]) for s in top]
+    if rest:
+        groups.append((f"{REST} ({len(rest)} sites)", rest))
     return groups
 
 

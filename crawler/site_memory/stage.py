@@ -35,6 +35,7 @@ from scrapy_maintext.site_memory.registry import (
 )
 from scrapy_maintext.state.site_memory_journal import MemoryJournal
 from scrapy_maintext.vocabulary.names import Stat
+from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 from twisted.internet.task import LoopingCall
@@ -98,7 +99,7 @@ class SiteMemoryStage:
 
     def __init__(self, crawler: Crawler, config: SiteMemoryConfig) -> None:
         if not config.enabled:
-            raise NotConfigured("SITE_MEMORY_ENABLED is off")
+            raise switched_off("SiteMemoryStage", "SITE_MEMORY_ENABLED is off")
         self.crawler = crawler
         self.config = config
         self.memories: SiteMemories[Ticket] = SiteMemories(config.options)

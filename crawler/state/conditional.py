@@ -15,14 +15,13 @@ from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.report.extension import site_of_request
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.validators import Validators, iso_to_epoch
 from scrapy_maintext.vocabulary.names import Meta, Stat
-from scrapy_maintext.vocabulary.reasons import NotModified, PageGone, RecrawlOutcome
+from scrapy_maintext.vocabulary.reasons import NotModified, PageGone, RecrawlOutcome, switched_off
 
 #: Requests that are not pages nor discovery documents of ours: robots.txt.
 _NOT_CONDITIONAL = (Meta.ROBOTS_DISCOVERY, "dont_obey_robotstxt")
@@ -48,7 +47,7 @@ class ConditionalRequestMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         recrawl = crawl_state_of(crawler)
         if recrawl is None:
-            raise NotConfigured("CRAWL_STATE is not set")
+            raise switched_off("ConditionalRequestMiddleware", "CRAWL_STATE is not set")
         self.recrawl: Recrawl = recrawl
 
     @classmethod

@@ -15,7 +15,6 @@ from typing import Any
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.exporters.feeds import exported_signal
@@ -27,6 +26,7 @@ from scrapy_maintext.vocabulary.reasons import (
     RecrawlOutcome,
     Unchanged,
     drop_reason,
+    switched_off,
 )
 from scrapy_maintext.vocabulary.settings import setting
 
@@ -48,7 +48,7 @@ class RecrawlPipeline:
     def __init__(self, crawler: Crawler) -> None:
         recrawl = crawl_state_of(crawler)
         if recrawl is None:
-            raise NotConfigured("CRAWL_STATE is not set")
+            raise switched_off("RecrawlPipeline", "CRAWL_STATE is not set")
         self.recrawl: Recrawl = recrawl
         self.url_field = setting(crawler.settings, "EXTRACT_URL_FIELD")
         self.date_field = setting(crawler.settings, "EXTRACT_DATE_FALLBACK_FIELD")

@@ -7,10 +7,13 @@ which is what stats, logs and the crawl report show.
 
 from __future__ import annotations
 
+import logging
 from enum import StrEnum
 from typing import ClassVar
 
-from scrapy.exceptions import DropItem, IgnoreRequest
+from scrapy.exceptions import DropItem, IgnoreRequest, NotConfigured
+
+logger = logging.getLogger(__name__)
 
 
 class SkipReason(StrEnum):
@@ -206,3 +209,11 @@ DOWNLOAD_ERRORS: dict[str, SkipReason] = {
 def download_error(exception: BaseException) -> SkipReason | None:
     """The reason of a download error, or None for an exception that is none of them."""
     return DOWNLOAD_ERRORS.get(type(exception).__name__)
+
+
+def switched_off(component: str, why: str) -> NotConfigured:
+    """The NotConfigured of a component that is simply off: without a message, since Scrapy
+    warns ``Disabled COMPONENT: MESSAGE`` for one with a message, every crawl; ``why`` goes
+    to the DEBUG log."""
+    logger.debug("%s is off: %s", component, why)
+    return NotConfigured()

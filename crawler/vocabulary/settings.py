@@ -85,7 +85,7 @@ _OURS = [
             "DISCOVERY_SITEMAPS_BEFORE_PAGES",
             25,
             int,
-            "Unread sitemaps of a site above which the pages found so far go ahead of them.",
+            "Unread sitemaps of a site above which the pages found so far go out between them.",
         ),
         (
             "DISCOVERY_HTML_BYTES",
@@ -169,6 +169,12 @@ _OURS = [
         ("DOCDIR_NAMING", "url", str, "url (hash of the URL) or fingerprint: file names."),
         ("CRAWL_REPORT_ENABLED", True, bool, "Progress lines and the end-of-crawl report."),
         ("CRAWL_REPORT_INTERVAL", 30.0, float, "Seconds between progress lines."),
+        (
+            "CRAWL_REPORT_BROAD_SITES",
+            20,
+            int,
+            "Sites above which progress is one line for the crawl and the end table its totals.",
+        ),
         (
             "CRAWL_REPORT",
             "",
