@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import resource
 import signal
 import socket
@@ -148,7 +149,9 @@ def test_one_sigterm_stops_a_crawl_whose_workers_are_busy(tmp_path: Path) -> Non
     output = tmp_path / "items.jsonl"
     exported = output.read_text().count("\n") if output.exists() else 0
     left = SLOW_PAGES - exported
-    assert exported < 2 and f"Stopping: {left} pages not extracted are left" in text
+    # The page the worker is on may still finish in the 2 s it is given, after the line.
+    said = re.search(r"Stopping: (\d+) pages not extracted are left", text)
+    assert exported < 2 and said is not None and int(said.group(1)) in (left, left + 1), text
     # Not done: a resumed crawl (the same command) fetches and extracts them.
     assert f"Stopped early: {left} planned pages not done yet are kept in JOBDIR" in text
     journal = tmp_path / "job" / "pages-done.tsv"
