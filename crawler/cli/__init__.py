@@ -229,14 +229,17 @@ def output_feeds(settings: Settings, scrapy_args: list[str]) -> dict[str, Any]:
     from scrapy_maintext.settings import FEED_EXPORTERS
 
     settings.set("FEED_EXPORTERS", {**settings.getdict("FEED_EXPORTERS"), **FEED_EXPORTERS})
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("-o", "--output", action="append", default=[])
-    parser.add_argument("-O", "--overwrite-output", action="append", default=[])
-    known, _ = parser.parse_known_args(scrapy_args)
+    # Read by hand: argparse takes "-:jsonl" (standard output) for an option.
+    found: dict[str, list[str]] = {"-o": [], "-O": []}
+    names = {"-o": "-o", "--output": "-o", "-O": "-O", "--overwrite-output": "-O"}
+    for i, arg in enumerate(scrapy_args):
+        name, equals, value = arg.partition("=")
+        if arg in names and i + 1 < len(scrapy_args):
+            found[names[arg]].append(scrapy_args[i + 1])
+        elif equals and name in names and name.startswith("--"):
+            found[names[name]].append(value)
     try:
-        return feed_process_params_from_cli(
-            settings, known.output, overwrite_output=known.overwrite_output
-        )
+        return feed_process_params_from_cli(settings, found["-o"], overwrite_output=found["-O"])
     except UsageError as exc:
         raise ValueError(str(exc)) from None
 
