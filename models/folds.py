@@ -56,6 +56,8 @@ from scrapy_maintext.models.seqtrain import fit_seq
 from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
 from scrapy_maintext.models.treenet import fit_tree
 from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
+from scrapy_maintext.models.wcxb import PageTexts, load_texts
+from scrapy_maintext.models.wcxb import page_scores as wcxb_scores
 from scrapy_maintext.neural.decision import DecodeParams, decide
 
 if TYPE_CHECKING:
@@ -66,8 +68,13 @@ logger = logging.getLogger(__name__)
 MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
 #: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
-#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention.
-RECIPES = ("v4", "v5", "v4t", "tree", "treeonly")
+#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention;
+#: clean: v4's net and schedule on the commercially usable sets only (issue 30).
+RECIPES = ("v4", "v5", "v4t", "tree", "treeonly", "clean")
+#: The 2007-2013 sets a recipe trains on (default: all four). "clean" leaves out Dragnet
+#: (AGPL-3.0), L3S-GN1 (research use only) and CleanEval (research use): they stay in the
+#: evaluation, as every recipe's regression check.
+LEGACY_TRAIN = {"clean": frozenset({"readability"})}
 
 
 def in_legacy_share(site: str, percent: int) -> bool:
@@ -81,14 +88,25 @@ class FoldSets:
     test: list[Example]
 
 
-def fold_sets(examples: list[Example], fold: int, folds: int, legacy_percent: int) -> FoldSets:
+def fold_sets(
+    examples: list[Example],
+    fold: int,
+    folds: int,
+    legacy_percent: int,
+    legacy: frozenset[str] | None = None,
+) -> FoldSets:
+    """The fold's training, validation and test pages; ``legacy``: the 2007-2013 sets
+    trained on (default: all)."""
     modern = [e for e in examples if e.dataset == MODERN]
     test = [e for e in modern if fold_of(e.site, folds) == fold]
     pool = [e for e in modern if fold_of(e.site, folds) != fold]
     pool += [
         e
         for e in examples
-        if e.dataset != MODERN and e.split == "train" and in_legacy_share(e.site, legacy_percent)
+        if e.dataset != MODERN
+        and e.split == "train"
+        and in_legacy_share(e.site, legacy_percent)
+        and (legacy is None or e.dataset in legacy)
     ]
     val = [e for e in pool if is_validation_site(e.site)]
     train = [e for e in pool if not is_validation_site(e.site)]
@@ -99,27 +117,35 @@ def train_recipe(
     name: str, sets: FoldSets, epochs: int, seed: int = SEED, device: str = "cpu"
 ) -> torch.nn.Module:
     recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs, device=device, seed=seed)
-    if name == "v4":
+    if name in ("v4", "clean"):
         return fit(sets.train, sets.val, recipe)
     if name in ("tree", "treeonly"):
         return fit_tree(sets.train, sets.val, recipe, window=name == "tree")
     return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
 
 
-def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dict[str, Any]:
+def score_page(
+    model: torch.nn.Module, params: DecodeParams, ex: Example, texts: PageTexts | None = None
+) -> dict[str, Any]:
+    """Token P/R/F1 of the neural output, ``auto`` and trafilatura on ``ex``; with the page's
+    raw ``texts`` (wcxb-dev pages, ``models.wcxb``), WCXB's word metric of the same three."""
     probs = predict_page(model, ex)
     decision = decide(probs, block_lengths(ex), params)
     kept = ex.kept_tokens(decision.keep)
     neural = prf(kept, ex.gold_tokens)
     traf = prf(ex.fallback_tokens, ex.gold_tokens)
     auto = traf if decision.fallback else neural
-    return {
+    page: dict[str, Any] = {
         "id": ex.id,
+        "site": ex.site,
         "group": f"{MODERN}/{ex.page_type}" if ex.dataset == MODERN else ex.dataset,
         "neural": neural,
         "auto": auto,
         "trafilatura": traf,
     }
+    if texts is not None and len(texts.blocks) == len(ex.block_tokens):
+        page["wcxb"] = wcxb_scores(texts, [bool(k) for k in decision.keep], decision.fallback)
+    return page
 
 
 def snippet_accuracy(
@@ -191,10 +217,13 @@ def run(args: argparse.Namespace) -> None:
         [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
     )
     snippets = _sample(snippets, args.sample)
+    # WCXB's metric needs the raw texts, which a pack does not carry.
+    texts = {} if args.pack else load_texts(args.data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for fold in [int(f) for f in args.only.split(",")] if args.only else range(args.folds):
-        sets = fold_sets(examples, fold, args.folds, args.legacy_percent)
+        legacy = LEGACY_TRAIN.get(args.recipe)
+        sets = fold_sets(examples, fold, args.folds, args.legacy_percent, legacy)
         sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
         logger.info("fold %d: train %d val %d test %d", fold, *map(len, asdict(sets).values()))
         t0 = time.time()
@@ -213,7 +242,10 @@ def run(args: argparse.Namespace) -> None:
             "device": args.device,
             "train_seconds": round(seconds),
             "decoding": decoding,
-            "pages": [score_page(model, params, ex) for ex in sets.test + legacy_test],
+            "legacy_train": sorted(legacy) if legacy is not None else "all",
+            "pages": [
+                score_page(model, params, ex, texts.get(ex.id)) for ex in sets.test + legacy_test
+            ],
             "snippets": snippet_accuracy(model, params, snippets),
         }
         path = out / f"{args.recipe}-fold{fold}-seed{args.seed}.json"

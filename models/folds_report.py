@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scrapy_maintext.models.paired import paired_lines, wcxb_lines
 
 MODERN = "wcxb-dev"
 #: Index of precision, recall and F1 in a page's (P, R, F1) triple.
@@ -106,6 +107,8 @@ def report(out: Path) -> str:
         cells.append(f"{p:.3f} / {r:.3f}")
     lines.append("| article | " + " | ".join(cells) + " |")
     lines += _seed_lines(runs, recipes, folds)
+    lines += wcxb_lines(runs, systems)
+    lines += paired_lines(runs, _pairs(recipes))
     lines += ["", "Snippet accuracy (held-out half), neural output, per fold's model:", ""]
     for r in recipes:
         values = [float(np.mean([d["snippets"] for d in runs[r][k]])) for k in folds]
@@ -115,6 +118,18 @@ def report(out: Path) -> str:
         secs = [[d["train_seconds"] for d in runs[r][k]] for k in folds]
         lines.append(f"- {r} training seconds per fold (per seed): {secs}")
     return "\n".join(lines)
+
+
+def _pairs(recipes: list[str]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Every recipe against v4 (neural and auto), and every recipe's auto against
+    trafilatura on the same pages."""
+    pairs = [
+        ((r, system), ("v4", system))
+        for r in recipes
+        if r != "v4" and "v4" in recipes
+        for system in ("neural", "auto")
+    ]
+    return pairs + [((r, "auto"), (r, "trafilatura")) for r in recipes]
 
 
 def _seed_lines(runs: Runs, recipes: list[str], folds: list[int]) -> list[str]:
