@@ -20,10 +20,18 @@ sites of the 2007-2013 sets (a regression check) and on the held-out half of the
 snippet set. Pages whose ground truth the static HTML cannot reproduce (``gt_coverage`` < 0.8)
 are neither trained on nor scored (``dataset.usable_for_f1``).
 
-``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores); ``report``
-prints the tables: per recipe, token F1 per page type as the mean over folds and seeds with the
-spread (min-max over folds, each fold's figure the mean over its seeds), macro over types,
-precision and recall of article pages, the snippet accuracy and the legacy macro.
+``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores; ``--recipe
+clean,v4`` runs both, fold by fold, each from the same seed; files already there are kept);
+``report`` prints the tables: per recipe, token F1 per page type as the mean over folds and
+seeds with the spread (min-max over folds, each fold's figure the mean over its seeds), macro
+over types, precision and recall of article pages, the snippet accuracy and the legacy macro;
+WCXB's own metric (``models.wcxb``) per page type; and the paired per-page differences with
+95% site-bootstrap intervals (``models.paired``): every recipe against v4, and against
+trafilatura on the same pages.
+
+Recipe ``clean`` (issue 30) is v4's with the training data whose licence allows commercial
+use: wcxb-dev (CC-BY-4.0) and Mozilla Readability's test pages (Apache-2.0), no Dragnet
+(AGPL-3.0), L3S-GN1 or CleanEval (research use); all four stay in the evaluation.
 """
 
 from __future__ import annotations
@@ -213,44 +221,63 @@ def _sample(items: list[Any], n: int) -> list[Any]:
 def run(args: argparse.Namespace) -> None:
     examples, snippets = _load(args)
     select_stack(examples, "")
-    legacy_test = _sample(
-        [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
-    )
     snippets = _sample(snippets, args.sample)
     # WCXB's metric needs the raw texts, which a pack does not carry.
     texts = {} if args.pack else load_texts(args.data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for fold in [int(f) for f in args.only.split(",")] if args.only else range(args.folds):
-        legacy = LEGACY_TRAIN.get(args.recipe)
-        sets = fold_sets(examples, fold, args.folds, args.legacy_percent, legacy)
-        sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
-        logger.info("fold %d: train %d val %d test %d", fold, *map(len, asdict(sets).values()))
-        t0 = time.time()
-        model = train_recipe(args.recipe, sets, args.epochs, args.seed, args.device)
-        seconds = time.time() - t0
-        model.to(args.device)  # training hands it back on the CPU (for export)
-        decoding = tune_decoding(model, sets.val)
-        params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
-        result = {
-            "recipe": args.recipe,
-            "fold": fold,
-            "folds": args.folds,
-            "seed": args.seed,
-            "epochs": args.epochs,
-            "legacy_percent": args.legacy_percent,
-            "device": args.device,
-            "train_seconds": round(seconds),
-            "decoding": decoding,
-            "legacy_train": sorted(legacy) if legacy is not None else "all",
-            "pages": [
-                score_page(model, params, ex, texts.get(ex.id)) for ex in sets.test + legacy_test
-            ],
-            "snippets": snippet_accuracy(model, params, snippets),
-        }
-        path = out / f"{args.recipe}-fold{fold}-seed{args.seed}.json"
-        path.write_text(json.dumps(result), encoding="utf-8")
-        logger.info("wrote %s", path)
+        for recipe in args.recipe.split(","):
+            path = out / f"{recipe}-fold{fold}-seed{args.seed}.json"
+            if path.exists():  # a rerun resumes where the last one stopped
+                logger.info("kept %s", path)
+                continue
+            # Every (recipe, fold) starts from the seed, as a run of its own would.
+            torch.manual_seed(args.seed)
+            np.random.seed(args.seed)
+            result = run_fold(recipe, fold, examples, args)
+            legacy_test = _sample(
+                [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
+            )
+            model, params = result.pop("model"), result.pop("params")
+            result["pages"] = [
+                score_page(model, params, ex, texts.get(ex.id))
+                for ex in result.pop("test") + legacy_test
+            ]
+            result["snippets"] = snippet_accuracy(model, params, snippets)
+            path.write_text(json.dumps(result), encoding="utf-8")
+            logger.info("wrote %s", path)
+
+
+def run_fold(recipe: str, fold: int, examples: list[Example], args: argparse.Namespace) -> Any:
+    """``recipe`` trained on ``fold``'s training pages, its decoding tuned on the validation
+    sites: the run's record, with the model, its decoding and the fold's test pages."""
+    legacy = LEGACY_TRAIN.get(recipe)
+    sets = fold_sets(examples, fold, args.folds, args.legacy_percent, legacy)
+    sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
+    logger.info(
+        "%s fold %d: train %d val %d test %d", recipe, fold, *map(len, asdict(sets).values())
+    )
+    t0 = time.time()
+    model = train_recipe(recipe, sets, args.epochs, args.seed, args.device)
+    seconds = time.time() - t0
+    model.to(args.device)  # training hands it back on the CPU (for export)
+    decoding = tune_decoding(model, sets.val)
+    return {
+        "recipe": recipe,
+        "fold": fold,
+        "folds": args.folds,
+        "seed": args.seed,
+        "epochs": args.epochs,
+        "legacy_percent": args.legacy_percent,
+        "legacy_train": sorted(legacy) if legacy is not None else "all",
+        "device": args.device,
+        "train_seconds": round(seconds),
+        "decoding": decoding,
+        "model": model,
+        "params": DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__)),
+        "test": sets.test,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -260,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     go = sub.add_parser("run", help="train and score one recipe on every fold")
     go.add_argument("--data", default="../shared/data")
-    go.add_argument("--recipe", choices=RECIPES, required=True)
+    go.add_argument("--recipe", required=True, help=f"one of {RECIPES}, or a comma list")
     go.add_argument("--out", required=True)
     go.add_argument("--folds", type=int, default=3)
     go.add_argument("--only", default="", help="comma list of folds to run (default: all)")
@@ -281,6 +308,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.command == "run":
+        if set(args.recipe.split(",")) - set(RECIPES):
+            parser.error(f"--recipe: one of {RECIPES}, or a comma list of them")
         torch.manual_seed(args.seed)
         np.random.seed(args.seed)
         torch.set_num_threads(args.threads)
