@@ -77,12 +77,15 @@ MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
 #: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
 #: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention;
-#: clean: v4's net and schedule on the commercially usable sets only (issue 30).
-RECIPES = ("v4", "v5", "v4t", "tree", "treeonly", "clean")
+#: clean: v4's net and schedule on the commercially usable sets only (issue 30); v4snip and
+#: cleansnip: v4 and clean plus the snippet weak labels the shipped models train on.
+RECIPES = ("v4", "v5", "v4t", "tree", "treeonly", "clean", "v4snip", "cleansnip")
+#: Loss weight of the snippet labels in the *snip recipes (the shipped v4.1's and v5's).
+SNIPPET_WEIGHT = 10.0
 #: The 2007-2013 sets a recipe trains on (default: all four). "clean" leaves out Dragnet
 #: (AGPL-3.0), L3S-GN1 (research use only) and CleanEval (research use): they stay in the
 #: evaluation, as every recipe's regression check.
-LEGACY_TRAIN = {"clean": frozenset({"readability"})}
+LEGACY_TRAIN = {"clean": frozenset({"readability"}), "cleansnip": frozenset({"readability"})}
 
 
 def in_legacy_share(site: str, percent: int) -> bool:
@@ -125,7 +128,9 @@ def train_recipe(
     name: str, sets: FoldSets, epochs: int, seed: int = SEED, device: str = "cpu"
 ) -> torch.nn.Module:
     recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs, device=device, seed=seed)
-    if name in ("v4", "clean"):
+    if name in ("v4", "clean", "v4snip", "cleansnip"):
+        # The *snip recipes' training pages include the snippet set's (``run_fold``).
+        recipe.snippet_weight = SNIPPET_WEIGHT if name.endswith("snip") else 0.0
         return fit(sets.train, sets.val, recipe)
     if name in ("tree", "treeonly"):
         return fit_tree(sets.train, sets.val, recipe, window=name == "tree")
@@ -255,6 +260,10 @@ def run_fold(recipe: str, fold: int, examples: list[Example], args: argparse.Nam
     legacy = LEGACY_TRAIN.get(recipe)
     sets = fold_sets(examples, fold, args.folds, args.legacy_percent, legacy)
     sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
+    if recipe.endswith("snip"):  # the snippet set's training half, as the shipped models
+        from scrapy_maintext.models.snippets import snippet_examples
+
+        sets.train += _sample(snippet_examples(args.data), args.sample)
     logger.info(
         "%s fold %d: train %d val %d test %d", recipe, fold, *map(len, asdict(sets).values())
     )
@@ -310,6 +319,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "run":
         if set(args.recipe.split(",")) - set(RECIPES):
             parser.error(f"--recipe: one of {RECIPES}, or a comma list of them")
+        if args.pack and "snip" in args.recipe:
+            parser.error("the *snip recipes need --data: a pack holds no snippet labels")
         torch.manual_seed(args.seed)
         np.random.seed(args.seed)
         torch.set_num_threads(args.threads)
