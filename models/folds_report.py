@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scrapy_maintext.models.paired import paired_lines, wcxb_lines
+from scrapy_maintext.models.paired import group_lines, paired_lines, wcxb_lines
 
 MODERN = "wcxb-dev"
 #: Index of precision, recall and F1 in a page's (P, R, F1) triple.
@@ -109,6 +109,7 @@ def report(out: Path) -> str:
     lines += _seed_lines(runs, recipes, folds)
     lines += wcxb_lines(runs, systems)
     lines += paired_lines(runs, _pairs(recipes))
+    lines += group_lines(runs, [p for p in _pairs(recipes) if p[1][1] != "trafilatura"])
     lines += ["", "Snippet accuracy (held-out half), neural output, per fold's model:", ""]
     for r in recipes:
         values = [float(np.mean([d["snippets"] for d in runs[r][k]])) for k in folds]
@@ -121,12 +122,13 @@ def report(out: Path) -> str:
 
 
 def _pairs(recipes: list[str]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
-    """Every recipe against v4 (neural and auto), and every recipe's auto against
-    trafilatura on the same pages."""
+    """Every recipe against v4, a *snip recipe against v4snip too (neural and auto), and
+    every recipe's auto against trafilatura on the same pages."""
     pairs = [
-        ((r, system), ("v4", system))
+        ((r, system), (base, system))
         for r in recipes
-        if r != "v4" and "v4" in recipes
+        for base in ("v4", "v4snip")
+        if r != base and base in recipes and (base == "v4" or r.endswith("snip"))
         for system in ("neural", "auto")
     ]
     return pairs + [((r, "auto"), (r, "trafilatura")) for r in recipes]

@@ -173,3 +173,32 @@ def wcxb_lines(runs: Runs, systems: list[tuple[str, str, str]]) -> list[str]:
             cells.append(f"{np.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "-")
         lines.append(f"| {g} | " + " | ".join(cells) + " |")
     return lines
+
+
+def group_lines(runs: Runs, pairs: list[tuple[tuple[str, str], tuple[str, str]]]) -> list[str]:
+    """Per group (wcxb-dev page type, 2007-2013 set), the paired token-F1 difference of each
+    pair with its site-bootstrap interval (points)."""
+    folds = sorted(set.intersection(*(set(runs[r]) for r in runs)))
+    table: dict[str, dict[str, str]] = defaultdict(dict)
+    names = []
+    for a, b in pairs:
+        if a[0] not in runs or b[0] not in runs:
+            continue
+        name = f"{a[0]} {a[1]} - {b[0]} {b[1]}"
+        names.append(name)
+        diffs = list(page_diffs(runs, a, b, folds, None).values())
+        for group in sorted({g for g, _, _ in diffs}):
+            pages = [d for d in diffs if d[0] == group]
+            table[group][name] = _cell(site_bootstrap(pages)["pages"])
+    if not names:
+        return []
+    lines = [
+        "",
+        "Paired token-F1 difference per group (points, 95% site-bootstrap interval):",
+        "",
+        "| group | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for group in sorted(table, key=lambda g: (not g.startswith(MODERN), g)):
+        lines.append(f"| {group} | " + " | ".join(table[group].get(n, "-") for n in names) + " |")
+    return lines
