@@ -150,10 +150,10 @@ def wcxb_lines(runs: Runs, systems: list[tuple[str, str, str]]) -> list[str]:
                 means = {g: float(np.mean(v)) for g, v in groups.items()}
                 means["macro"] = float(np.mean(list(means.values())))
                 means["pages"] = float(np.mean([x for v in groups.values() for x in v]))
-                for g, v in means.items():
-                    fold_rows[g].append(v)
-            for g, v in fold_rows.items():
-                rows[g].append(float(np.mean(v)))
+                for g, mean in means.items():
+                    fold_rows[g].append(mean)
+            for g, seeds in fold_rows.items():
+                rows[g].append(float(np.mean(seeds)))
         per[label] = rows
     if not any(per.values()):
         return []
@@ -169,8 +169,9 @@ def wcxb_lines(runs: Runs, systems: list[tuple[str, str, str]]) -> list[str]:
     for g in [*names, "macro", "pages"]:
         cells = []
         for label, _, _ in systems:
-            v = per[label].get(g, [])
-            cells.append(f"{np.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "-")
+            folds_of = per[label].get(g, [])
+            spread = f"({min(folds_of):.3f}-{max(folds_of):.3f})"
+            cells.append(f"{np.mean(folds_of):.3f} {spread}" if folds_of else "-")
         lines.append(f"| {g} | " + " | ".join(cells) + " |")
     return lines
 
