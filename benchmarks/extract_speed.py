@@ -1,6 +1,6 @@
 """How long does extraction take per page against trafilatura, and where does the time go?
 
-    python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1]
+    python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1] [--model v5]
     python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
 Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
@@ -8,12 +8,14 @@ ONNX Runtime too), as in a crawl worker. A warm-up pass over the first pages loa
 and fills the caches before anything is timed.
 
 Default: both systems get the same decoded HTML string and the URL, page by page, interleaved
-(the order alternates from page to page), ``--repeat`` times over the pages:
+(the order rotates from page to page), ``--repeat`` times over the pages:
 
 * ``scrapy_maintext.extract(html, url)``: the product's defaults (``auto`` engine, text and
   metadata);
 * ``trafilatura.bare_extraction(html, url=url, with_metadata=True)``: trafilatura's text and
-  metadata with its defaults.
+  metadata with its defaults;
+* with ``--model FOLDER`` (repeatable; a path or a shipped folder's name, as ``EXTRACT_MODEL``),
+  also ``extract()`` with that model, in the same rotation.
 
 Prints the median, p90 and mean per system and the ratios of the medians and of the means
 (extract / trafilatura; a corpus run pays the mean); a ratio <= 1.0 meets the speed target.
@@ -45,17 +47,26 @@ WARMUP_PAGES = 20
 STAGES = ("parse", "segment", "features", "reference", "inference", "neural total", "trafilatura")
 
 
-def systems() -> dict[str, Callable[[str, str | None], object]]:
-    import trafilatura
-    from scrapy_maintext import extract
+THEIRS = "trafilatura.bare_extraction(with_metadata=True)"
 
-    def ours(html: str, url: str | None) -> object:
-        return extract(html, url)
+
+def systems(models: tuple[str, ...] = ()) -> dict[str, Callable[[str, str | None], object]]:
+    """The product's default ``extract()``, one ``extract()`` per model folder in ``models``
+    (``EXTRACT_MODEL``: a path or a shipped folder's name), and trafilatura."""
+    import trafilatura
+    from scrapy_maintext import ExtractOptions, extract
+    from scrapy_maintext.extraction.options import model_folder
+
+    def ours(options: ExtractOptions) -> Callable[[str, str | None], object]:
+        return lambda html, url: extract(html, url, options)
 
     def theirs(html: str, url: str | None) -> object:
         return trafilatura.bare_extraction(html, url=url, with_metadata=True)
 
-    return {"extract() default": ours, "trafilatura.bare_extraction(with_metadata=True)": theirs}
+    funcs = {"extract() default": ours(ExtractOptions())}
+    for model in models:
+        funcs[f"extract() --model {model}"] = ours(ExtractOptions(model=model_folder(model)))
+    return funcs | {THEIRS: theirs}
 
 
 def pages(data: str, limit: int) -> list[Page]:
@@ -68,8 +79,8 @@ def pages(data: str, limit: int) -> list[Page]:
     return out
 
 
-def run(todo: list[Page], repeat: int) -> dict[str, list[float]]:
-    funcs = systems()
+def run(todo: list[Page], repeat: int, models: tuple[str, ...] = ()) -> dict[str, list[float]]:
+    funcs = systems(models)
     names = list(funcs)
     for page in todo[:WARMUP_PAGES]:
         for name in names:
@@ -77,7 +88,8 @@ def run(todo: list[Page], repeat: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = defaultdict(list)
     for _ in range(repeat):
         for i, page in enumerate(todo):
-            order = names if i % 2 == 0 else names[::-1]
+            shift = i % len(names)  # every system runs first, second, ... in turn
+            order = names[shift:] + names[:shift]
             for name in order:
                 t0 = time.perf_counter()
                 funcs[name](page.html, page.url)
@@ -125,6 +137,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=60, help="held-out pages per dataset")
     parser.add_argument("--repeat", type=int, default=1, help="passes over the pages")
     parser.add_argument("--stages", action="store_true", help="time the neural path's stages")
+    parser.add_argument(
+        "--model", action="append", default=[], help="also extract() with this model folder"
+    )
     args = parser.parse_args(argv)
     todo = pages(args.data, args.limit)
     if args.stages:
@@ -140,8 +155,7 @@ def main(argv: list[str] | None = None) -> None:
             v = np.array(timings[stage])
             print(f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} |")
         return
-    times = run(todo, args.repeat)
-    ours, theirs = (statistics.median(v) for v in times.values())
+    times = run(todo, args.repeat, tuple(args.model))
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")
     print("| system | median | p90 | mean |\n|---|---|---|---|")
@@ -149,9 +163,13 @@ def main(argv: list[str] | None = None) -> None:
         p90 = sorted(values)[int(0.9 * (len(values) - 1))]
         mean = statistics.fmean(values)
         print(f"| {name} | {statistics.median(values):.1f} | {p90:.1f} | {mean:.1f} |")
-    ours_mean, theirs_mean = (statistics.fmean(v) for v in times.values())
-    print(f"\nratio of medians (extract / trafilatura): {ours / theirs:.2f}")
-    print(f"ratio of means (extract / trafilatura): {ours_mean / theirs_mean:.2f}")
+    theirs = times[THEIRS]
+    for name, values in times.items():
+        if name == THEIRS:
+            continue
+        median = statistics.median(values) / statistics.median(theirs)
+        mean = statistics.fmean(values) / statistics.fmean(theirs)
+        print(f"\n{name} / trafilatura: ratio of medians {median:.2f}, of means {mean:.2f}")
 
 
 if __name__ == "__main__":

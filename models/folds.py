@@ -21,14 +21,19 @@ model is also scored on the held-out sites of the 2007-2013 sets (a regression c
 held-out half of the trafilatura snippet set. Pages whose ground truth the static HTML cannot
 reproduce (``gt_coverage`` < 0.8) are neither trained on nor scored (``dataset.usable_for_f1``).
 
-``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores); ``report``
-prints the tables: per recipe, token F1 per page type as the mean over folds and seeds with the
-spread (min-max over folds, each fold's figure the mean over its seeds), macro over types,
-precision and recall of article pages, the snippet accuracy and the legacy macro, and the
-paired per-page difference of every recipe against trafilatura and the other recipes with a
-95% bootstrap interval over registered domains (``protocol_report.interval``). Choices that
-sit on top of a frozen model (decoding, the arbiter) go through ``models.protocol`` instead,
-on the same folds.
+``run`` writes ``DIR/<recipe>-fold<k>-seed<s>.json`` per fold (per-page scores; ``--recipe
+clean,v4`` runs both, fold by fold, each from the same seed; files already there are kept);
+``report`` prints the tables: per recipe, token F1 per page type as the mean over folds and
+seeds with the spread (min-max over folds, each fold's figure the mean over its seeds), macro
+over types, precision and recall of article pages, the snippet accuracy and the legacy macro;
+WCXB's own metric (``models.wcxb``) per page type; and the paired per-page differences with
+95% site-bootstrap intervals (``models.paired``): every recipe against v4, and against
+trafilatura on the same pages. Choices that sit on top of a frozen model (decoding, the
+arbiter) go through ``models.protocol`` instead, on the same folds.
+
+Recipe ``clean`` (issue 30) is v4's with the training data whose licence allows commercial
+use: wcxb-dev (CC-BY-4.0) and Mozilla Readability's test pages (Apache-2.0), no Dragnet
+(AGPL-3.0), L3S-GN1 or CleanEval (research use); all four stay in the evaluation.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ from scrapy_maintext.models.seqtrain import fit_seq
 from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
 from scrapy_maintext.models.treenet import fit_tree
 from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
+from scrapy_maintext.models.wcxb import PageTexts, load_texts
+from scrapy_maintext.models.wcxb import page_scores as wcxb_scores
 from scrapy_maintext.neural.decision import DecodeParams, decide
 
 if TYPE_CHECKING:
@@ -71,8 +78,16 @@ logger = logging.getLogger(__name__)
 MODERN = "wcxb-dev"
 #: v4: v4's first-model net (BlockNet), one member, no snippet labels; v5: SeqNet (BiGRU and
 #: page-type head); v4t: v4's net plus the page-type head only; tree: v4's net plus tree
-#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention.
-RECIPES = ("v4", "v5", "v4t", "tree", "treeonly")
+#: message passing (``models.treenet``); treeonly: tree layers in place of v4's attention;
+#: clean: v4's net and schedule on the commercially usable sets only (issue 30); v4snip and
+#: cleansnip: v4 and clean plus the snippet weak labels the shipped models train on.
+RECIPES = ("v4", "v5", "v4t", "tree", "treeonly", "clean", "v4snip", "cleansnip")
+#: Loss weight of the snippet labels in the *snip recipes (the shipped v4.1's and v5's).
+SNIPPET_WEIGHT = 10.0
+#: The 2007-2013 sets a recipe trains on (default: all four). "clean" leaves out Dragnet
+#: (AGPL-3.0), L3S-GN1 (research use only) and CleanEval (research use): they stay in the
+#: evaluation, as every recipe's regression check.
+LEGACY_TRAIN = {"clean": frozenset({"readability"}), "cleansnip": frozenset({"readability"})}
 
 
 def in_legacy_share(site: str, percent: int) -> bool:
@@ -86,14 +101,25 @@ class FoldSets:
     test: list[Example]
 
 
-def fold_sets(examples: list[Example], fold: int, folds: int, legacy_percent: int) -> FoldSets:
+def fold_sets(
+    examples: list[Example],
+    fold: int,
+    folds: int,
+    legacy_percent: int,
+    legacy: frozenset[str] | None = None,
+) -> FoldSets:
+    """The fold's training, validation and test pages; ``legacy``: the 2007-2013 sets
+    trained on (default: all)."""
     modern = [e for e in examples if e.dataset == MODERN]
     test = [e for e in modern if fold_of(e.site, folds) == fold]
     pool = [e for e in modern if fold_of(e.site, folds) != fold]
     pool += [
         e
         for e in examples
-        if e.dataset != MODERN and e.split == "train" and in_legacy_share(e.site, legacy_percent)
+        if e.dataset != MODERN
+        and e.split == "train"
+        and in_legacy_share(e.site, legacy_percent)
+        and (legacy is None or e.dataset in legacy)
     ]
     val = [e for e in pool if is_validation_site(e.site)]
     train = [e for e in pool if not is_validation_site(e.site)]
@@ -104,21 +130,27 @@ def train_recipe(
     name: str, sets: FoldSets, epochs: int, seed: int = SEED, device: str = "cpu"
 ) -> torch.nn.Module:
     recipe = Recipe(stack="", modern_weight=1.0, epochs=epochs, device=device, seed=seed)
-    if name == "v4":
+    if name in ("v4", "clean", "v4snip", "cleansnip"):
+        # The *snip recipes' training pages include the snippet set's (``run_fold``).
+        recipe.snippet_weight = SNIPPET_WEIGHT if name.endswith("snip") else 0.0
         return fit(sets.train, sets.val, recipe)
     if name in ("tree", "treeonly"):
         return fit_tree(sets.train, sets.val, recipe, window=name == "tree")
     return fit_seq(sets.train, sets.val, recipe, recurrent=name == "v5")
 
 
-def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dict[str, Any]:
+def score_page(
+    model: torch.nn.Module, params: DecodeParams, ex: Example, texts: PageTexts | None = None
+) -> dict[str, Any]:
+    """Token P/R/F1 of the neural output, ``auto`` and trafilatura on ``ex``; with the page's
+    raw ``texts`` (wcxb-dev pages, ``models.wcxb``), WCXB's word metric of the same three."""
     probs = predict_page(model, ex)
     decision = decide(probs, block_lengths(ex), params)
     kept = ex.kept_tokens(decision.keep)
     neural = prf(kept, ex.gold_tokens)
     traf = prf(ex.fallback_tokens, ex.gold_tokens)
     auto = traf if decision.fallback else neural
-    return {
+    page: dict[str, Any] = {
         "id": ex.id,
         "site": ex.site,
         "group": f"{MODERN}/{ex.page_type}" if ex.dataset == MODERN else ex.dataset,
@@ -126,6 +158,9 @@ def score_page(model: torch.nn.Module, params: DecodeParams, ex: Example) -> dic
         "auto": auto,
         "trafilatura": traf,
     }
+    if texts is not None and len(texts.blocks) == len(ex.block_tokens):
+        page["wcxb"] = wcxb_scores(texts, [bool(k) for k in decision.keep], decision.fallback)
+    return page
 
 
 def snippet_accuracy(
@@ -193,38 +228,67 @@ def _sample(items: list[Any], n: int) -> list[Any]:
 def run(args: argparse.Namespace) -> None:
     examples, snippets = _load(args)
     select_stack(examples, "")
-    legacy_test = _sample(
-        [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
-    )
     snippets = _sample(snippets, args.sample)
+    # WCXB's metric needs the raw texts, which a pack does not carry.
+    texts = {} if args.pack else load_texts(args.data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for fold in [int(f) for f in args.only.split(",")] if args.only else range(args.folds):
-        sets = fold_sets(examples, fold, args.folds, args.legacy_percent)
-        sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
-        logger.info("fold %d: train %d val %d test %d", fold, *map(len, asdict(sets).values()))
-        t0 = time.time()
-        model = train_recipe(args.recipe, sets, args.epochs, args.seed, args.device)
-        seconds = time.time() - t0
-        model.to(args.device)  # training hands it back on the CPU (for export)
-        decoding = tune_decoding(model, sets.val)
-        params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
-        result = {
-            "recipe": args.recipe,
-            "fold": fold,
-            "folds": args.folds,
-            "seed": args.seed,
-            "epochs": args.epochs,
-            "legacy_percent": args.legacy_percent,
-            "device": args.device,
-            "train_seconds": round(seconds),
-            "decoding": decoding,
-            "pages": [score_page(model, params, ex) for ex in sets.test + legacy_test],
-            "snippets": snippet_accuracy(model, params, snippets),
-        }
-        path = out / f"{args.recipe}-fold{fold}-seed{args.seed}.json"
-        path.write_text(json.dumps(result), encoding="utf-8")
-        logger.info("wrote %s", path)
+        for recipe in args.recipe.split(","):
+            path = out / f"{recipe}-fold{fold}-seed{args.seed}.json"
+            if path.exists():  # a rerun resumes where the last one stopped
+                logger.info("kept %s", path)
+                continue
+            # Every (recipe, fold) starts from the seed, as a run of its own would.
+            torch.manual_seed(args.seed)
+            np.random.seed(args.seed)
+            result = run_fold(recipe, fold, examples, args)
+            legacy_test = _sample(
+                [e for e in examples if e.dataset != MODERN and e.split == "test"], args.sample
+            )
+            model, params = result.pop("model"), result.pop("params")
+            result["pages"] = [
+                score_page(model, params, ex, texts.get(ex.id))
+                for ex in result.pop("test") + legacy_test
+            ]
+            result["snippets"] = snippet_accuracy(model, params, snippets)
+            path.write_text(json.dumps(result), encoding="utf-8")
+            logger.info("wrote %s", path)
+
+
+def run_fold(recipe: str, fold: int, examples: list[Example], args: argparse.Namespace) -> Any:
+    """``recipe`` trained on ``fold``'s training pages, its decoding tuned on the validation
+    sites: the run's record, with the model, its decoding and the fold's test pages."""
+    legacy = LEGACY_TRAIN.get(recipe)
+    sets = fold_sets(examples, fold, args.folds, args.legacy_percent, legacy)
+    sets = FoldSets(*(_sample(s, args.sample) for s in (sets.train, sets.val, sets.test)))
+    if recipe.endswith("snip"):  # the snippet set's training half, as the shipped models
+        from scrapy_maintext.models.snippets import snippet_examples
+
+        sets.train += _sample(snippet_examples(args.data), args.sample)
+    logger.info(
+        "%s fold %d: train %d val %d test %d", recipe, fold, *map(len, asdict(sets).values())
+    )
+    t0 = time.time()
+    model = train_recipe(recipe, sets, args.epochs, args.seed, args.device)
+    seconds = time.time() - t0
+    model.to(args.device)  # training hands it back on the CPU (for export)
+    decoding = tune_decoding(model, sets.val)
+    return {
+        "recipe": recipe,
+        "fold": fold,
+        "folds": args.folds,
+        "seed": args.seed,
+        "epochs": args.epochs,
+        "legacy_percent": args.legacy_percent,
+        "legacy_train": sorted(legacy) if legacy is not None else "all",
+        "device": args.device,
+        "train_seconds": round(seconds),
+        "decoding": decoding,
+        "model": model,
+        "params": DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__)),
+        "test": sets.test,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -234,7 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     go = sub.add_parser("run", help="train and score one recipe on every fold")
     go.add_argument("--data", default="../shared/data")
-    go.add_argument("--recipe", choices=RECIPES, required=True)
+    go.add_argument("--recipe", required=True, help=f"one of {RECIPES}, or a comma list")
     go.add_argument("--out", required=True)
     go.add_argument("--folds", type=int, default=5)
     go.add_argument("--only", default="", help="comma list of folds to run (default: all)")
@@ -255,6 +319,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.command == "run":
+        if set(args.recipe.split(",")) - set(RECIPES):
+            parser.error(f"--recipe: one of {RECIPES}, or a comma list of them")
+        if args.pack and "snip" in args.recipe:
+            parser.error("the *snip recipes need --data: a pack holds no snippet labels")
         torch.manual_seed(args.seed)
         np.random.seed(args.seed)
         torch.set_num_threads(args.threads)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scrapy_maintext.models.paired import group_lines, paired_lines, wcxb_lines
 
 MODERN = "wcxb-dev"
 #: Index of precision, recall and F1 in a page's (P, R, F1) triple.
@@ -106,7 +107,9 @@ def report(out: Path) -> str:
         cells.append(f"{p:.3f} / {r:.3f}")
     lines.append("| article | " + " | ".join(cells) + " |")
     lines += _seed_lines(runs, recipes, folds)
-    lines += _paired_lines(runs, recipes, folds)
+    lines += wcxb_lines(runs, systems)
+    lines += paired_lines(runs, _pairs(recipes))
+    lines += group_lines(runs, [p for p in _pairs(recipes) if p[1][1] != "trafilatura"])
     lines += ["", "Snippet accuracy (held-out half), neural output, per fold's model:", ""]
     for r in recipes:
         values = [float(np.mean([d["snippets"] for d in runs[r][k]])) for k in folds]
@@ -116,6 +119,19 @@ def report(out: Path) -> str:
         secs = [[d["train_seconds"] for d in runs[r][k]] for k in folds]
         lines.append(f"- {r} training seconds per fold (per seed): {secs}")
     return "\n".join(lines)
+
+
+def _pairs(recipes: list[str]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Every recipe against v4, a *snip recipe against v4snip too (neural and auto), and
+    every recipe's auto against trafilatura on the same pages."""
+    pairs = [
+        ((r, system), (base, system))
+        for r in recipes
+        for base in ("v4", "v4snip")
+        if r != base and base in recipes and (base == "v4" or r.endswith("snip"))
+        for system in ("neural", "auto")
+    ]
+    return pairs + [((r, "auto"), (r, "trafilatura")) for r in recipes]
 
 
 def _seed_lines(runs: Runs, recipes: list[str], folds: list[int]) -> list[str]:
@@ -149,38 +165,4 @@ def _seed_lines(runs: Runs, recipes: list[str], folds: list[int]) -> list[str]:
             cells = ", ".join(f"{100 * a:+.1f} / {100 * b:+.1f}" for a, b in diffs)
             mean = np.mean(diffs, axis=0) * 100 if diffs else (np.nan, np.nan)
             lines.append(f"- {r} {system}: {cells}; mean {mean[0]:+.1f} / {mean[1]:+.1f}")
-    return lines
-
-
-def _page_scores(runs: Runs, recipe: str, folds: list[int], system: str) -> dict[str, Any]:
-    """Per wcxb-dev page: (site, F1 of ``system`` averaged over the recipe's seeds)."""
-    scores: dict[str, list[float]] = defaultdict(list)
-    sites: dict[str, str] = {}
-    for k in folds:
-        for run in runs[recipe][k]:
-            for page in run["pages"]:
-                if page["group"].startswith(MODERN):
-                    scores[page["id"]].append(page[system][F1])
-                    sites[page["id"]] = page.get("site", page["id"])
-    return {i: (sites[i], float(np.mean(v))) for i, v in scores.items()}
-
-
-def _paired_lines(runs: Runs, recipes: list[str], folds: list[int]) -> list[str]:
-    """Every recipe's auto output against trafilatura and the other recipes, page by page
-    (seed means), with a 95% bootstrap interval over registered domains."""
-    from scrapy_maintext.models.dataset import registered_domain
-    from scrapy_maintext.models.protocol_report import interval
-
-    lines = ["", "Paired per-page difference, wcxb-dev, auto, points [95% over domains]:", ""]
-    for r in recipes:
-        mine = _page_scores(runs, r, folds, "auto")
-        others = [("trafilatura", _page_scores(runs, r, folds, "trafilatura"))]
-        others += [(o, _page_scores(runs, o, folds, "auto")) for o in recipes if o != r]
-        for name, theirs in others:
-            ids = sorted(set(mine) & set(theirs))
-            if not ids:
-                continue
-            diffs = np.array([mine[i][1] - theirs[i][1] for i in ids])
-            domains = [registered_domain(mine[i][0]) for i in ids]
-            lines.append(f"- {r} - {name}: {interval(diffs, domains)} ({len(ids)} pages)")
     return lines

@@ -3,7 +3,9 @@
     python -m scrapy_maintext.models.golden [--model crawler/neural/models/v4.1]
 
 For every ``tests/fixtures/neural/*.html`` this writes ``*.golden.json`` with the blocks, the
-feature arrays (stacking columns included) and the int8 model's probabilities; for a cascade,
+feature arrays (stacking columns included) and the int8 model's probabilities (for a model
+folder offered beside the default, ``--model crawler/neural/models/v5``:
+``*.<version>.golden.json``); for a cascade,
 also the next model's stacking columns and probabilities. The int8-vs-float test runs the
 float models (``tests/fixtures/neural/<version>.float.onnx``) itself.
 
@@ -150,11 +152,18 @@ def write_tree_goldens() -> list[Path]:
     return written
 
 
+def golden_path(page: Path, version: str = DEFAULT_VERSION) -> Path:
+    """``<page>.golden.json`` for the default model, ``<page>.<version>.golden.json`` for a
+    model folder shipped beside it (``neural.inference.OFFERED_VERSIONS``)."""
+    tag = "" if version == DEFAULT_VERSION else f".{version}"
+    return page.with_name(f"{page.stem}{tag}.golden.json")
+
+
 def write_goldens(model_dir: Path) -> list[Path]:
     extractor = NeuralExtractor.load(model_dir)
     written = []
     for page in sorted(FIXTURES.glob("*.html")):
-        out = page.with_suffix(".golden.json")
+        out = golden_path(page, extractor.version)
         out.write_text(json.dumps(golden_for(page, extractor), indent=1) + "\n", encoding="utf-8")
         written.append(out)
     logger.info("wrote %d golden files", len(written))

@@ -135,11 +135,14 @@ def html_text_system() -> System:
 
 
 #: Name in the table -> factory. Factories import lazily so a missing package skips one row.
-#: Only shipped model versions: v1, v2, v3 and v4 left the package (``models/CHANGELOG.md``
+#: Only shipped model versions (v5: offered beside the default v4.1, issue 30): v1, v2, v3
+#: and v4 left the package (``models/CHANGELOG.md``
 #: says how to recover their folders; ``neural("v1")`` then scores one again).
 FACTORIES: dict[str, Callable[[], System]] = {
     "neural v4.1 (v4's plain model, no cascade)": neural("v4.1"),
     "auto v4.1 (neural + trafilatura fallback)": auto("v4.1"),
+    "neural v5 (commercially usable training data)": neural("v5"),
+    "auto v5 (neural + trafilatura fallback)": auto("v5"),
     "trafilatura (default)": trafilatura_system(),
     "trafilatura (fast)": trafilatura_system(fast=True),
     "trafilatura (favor_recall)": trafilatura_system(favor_recall=True),

@@ -71,6 +71,20 @@ class Recipe:
     snippet_weight: float = 0.0
     #: Train on the blocks hidden by markup too (``segment(keep_hidden=True)``), marked so.
     keep_hidden: bool = False
+    #: Labelled sets trained on (``dataset.DATASETS``; the snippet set comes with
+    #: ``snippet_weight``); empty: all. v5: only those whose licence allows commercial use.
+    datasets: tuple[str, ...] = ()
+    #: Sets trained on whole, their held-out sites included (v5: wcxb-dev, whose unseen-site
+    #: figures come from the site folds, ``models.folds``, instead).
+    whole: tuple[str, ...] = ()
+
+
+def trains_on(ex: Example, recipe: Recipe) -> bool:
+    """Whether ``recipe`` trains (or validates) on ``ex``: its training split, or all of a
+    set in ``recipe.whole``; only the sets in ``recipe.datasets`` when it names any."""
+    if recipe.datasets and ex.dataset not in recipe.datasets:
+        return False
+    return ex.split == "train" or ex.dataset in recipe.whole
 
 
 @dataclass
@@ -266,11 +280,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--keep-hidden", action="store_true", help="blocks hidden by markup too, marked so"
     )
+    parser.add_argument("--datasets", default="", help="comma list of sets to train on (all)")
+    parser.add_argument("--whole", default="", help="comma list of sets trained on whole")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     recipe = Recipe(args.stack, args.modern_weight, args.epochs, args.device, args.seed)
     recipe.d_model, recipe.layers, recipe.ensemble = args.d_model, args.layers, args.ensemble
     recipe.snippet_weight = args.snippet_weight
+    recipe.datasets = tuple(d for d in args.datasets.split(",") if d)
+    recipe.whole = tuple(d for d in args.whole.split(",") if d)
     if recipe.snippet_weight and recipe.stack:
         parser.error("--snippet-weight needs --stack '': snippet pages have no stacking inputs")
     random.seed(recipe.seed)
@@ -286,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.pack
         else load_examples(args.data, keep_hidden=recipe.keep_hidden)
     )
-    examples = [e for e in loaded if e.split == "train"]
+    examples = [e for e in loaded if trains_on(e, recipe)]
     select_stack(examples, recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]

@@ -1,4 +1,5 @@
-"""The site-fold protocol of ``models.folds`` and the v5 candidate net (torch: training extra)."""
+"""The site-fold protocol of ``models.folds``, its paired statistics and WCXB metric, the
+clean recipe (issue 30) and the v5 candidate net (torch: training extra)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scrapy_maintext.models.dataset import Example, load_pack, save_pack  # noqa: E402
-from scrapy_maintext.models.folds import fold_of, fold_sets  # noqa: E402
+from scrapy_maintext.models.folds import LEGACY_TRAIN, fold_of, fold_sets  # noqa: E402
 from scrapy_maintext.models.metrics import prf, tokens  # noqa: E402
 from scrapy_maintext.models.net import NetConfig  # noqa: E402
+from scrapy_maintext.models.paired import site_bootstrap  # noqa: E402
 from scrapy_maintext.models.seqnet import SeqNet  # noqa: E402
 from scrapy_maintext.models.systems import parse_html  # noqa: E402
+from scrapy_maintext.models.train import Recipe, trains_on  # noqa: E402
+from scrapy_maintext.models.wcxb import word_prf, words  # noqa: E402
 from scrapy_maintext.neural.features import (  # noqa: E402
     DENSE_SIZE,
     HASH_SIZE,
@@ -102,3 +106,71 @@ def test_a_pack_keeps_features_tree_labels_and_every_f1(tmp_path: Path) -> None:
         assert prf(pred[0], gold) == prf(pred[1], back.gold_tokens)
     assert prf(fallback, gold) == prf(back.fallback_tokens, back.gold_tokens)
     assert 0 < prf(fallback, gold)[2] < 1
+
+
+def test_the_clean_recipe_trains_on_no_research_or_agpl_set() -> None:
+    # Issue 30: Dragnet, L3S-GN1 and CleanEval stay in the evaluation only.
+    sites = [f"site{i}.example" for i in range(40)]
+    examples = [_example(s, "wcxb-dev") for s in sites]
+    for name in ("cleaneval", "dragnet", "l3s-gn1", "readability"):
+        examples += [_example(f"{name}{i}.example", name) for i in range(20)]
+    for fold in range(3):
+        every = fold_sets(examples, fold, 3, legacy_percent=100)
+        clean = fold_sets(examples, fold, 3, 100, LEGACY_TRAIN["clean"])
+        trained = {e.dataset for e in clean.train + clean.val}
+        assert trained == {"wcxb-dev", "readability"}
+        assert {e.dataset for e in every.train + every.val} == {
+            "wcxb-dev",
+            "cleaneval",
+            "dragnet",
+            "l3s-gn1",
+            "readability",
+        }
+        # The same modern pages for both recipes: the comparison is paired page by page.
+        assert [e.id for e in clean.test] == [e.id for e in every.test]
+        modern = [e.id for e in every.train + every.val if e.dataset == "wcxb-dev"]
+        assert [e.id for e in clean.train + clean.val if e.dataset == "wcxb-dev"] == modern
+
+
+def test_the_shipped_clean_recipe_takes_every_wcxb_page_and_only_usable_sets() -> None:
+    recipe = Recipe(datasets=("wcxb-dev", "readability"), whole=("wcxb-dev",))
+    assert trains_on(_example("a.example", "wcxb-dev", "test"), recipe)
+    assert trains_on(_example("b.example", "readability", "train"), recipe)
+    assert not trains_on(_example("c.example", "readability", "test"), recipe)
+    assert not trains_on(_example("d.example", "dragnet", "train"), recipe)
+    assert trains_on(_example("d.example", "dragnet", "train"), Recipe())
+    assert not trains_on(_example("e.example", "wcxb-dev", "test"), Recipe())
+
+
+def test_wcxb_metric_is_its_word_f1() -> None:
+    # WCXB's evaluate.py: bags of re.findall(r"\w+", text.lower()); an empty ground truth
+    # scores 1 only against an empty extraction.
+    assert word_prf("The cat, the CAT sat", "the cat sat on the mat") == pytest.approx(
+        (4 / 5, 4 / 6, 2 * (4 / 5) * (4 / 6) / (4 / 5 + 4 / 6))
+    )
+    assert word_prf("", "") == (1.0, 1.0, 1.0)
+    assert word_prf("x", "") == (0.0, 0.0, 0.0)
+    assert word_prf("", "x") == (0.0, 0.0, 0.0)
+    # A CJK run is one word for WCXB, one token per character for our token F1.
+    assert words("東京タワー abc") == ["東京タワー", "abc"]
+    assert tokens("東京 abc") == ["東", "京", "abc"]
+
+
+def test_paired_site_bootstrap_resamples_sites_and_brackets_the_estimate() -> None:
+    rng = np.random.default_rng(1)
+    pages = [
+        (f"wcxb-dev/{'article' if i % 3 else 'forum'}", f"s{i // 2}", 0.02 + rng.normal(0, 0.01))
+        for i in range(200)
+    ]
+    out = site_bootstrap(pages, draws=500)
+    est, low, high = out["pages"]
+    assert est == pytest.approx(np.mean([d for _, _, d in pages]))
+    assert low < est < high and low > 0
+    means = [
+        np.mean([d for g, _, d in pages if g == t]) for t in ("wcxb-dev/article", "wcxb-dev/forum")
+    ]
+    assert out["macro"][0] == pytest.approx(np.mean(means))
+    # All pages of one site move together: an interval from sites, not pages.
+    same = [("wcxb-dev/article", f"s{i // 50}", float(i // 50)) for i in range(200)]
+    low, high = site_bootstrap(same, draws=500)["pages"][1:]
+    assert high - low > 1.0

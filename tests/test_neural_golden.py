@@ -19,6 +19,7 @@ import pytest
 from scrapy_maintext.models.golden import arbiter_folder, arbiter_golden
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.features import TREE_LEVELS, featurize
+from scrapy_maintext.neural.inference import MODELS_DIR, OFFERED_VERSIONS
 from scrapy_maintext.neural.segment import segment
 
 FIXTURES = Path(__file__).parent / "fixtures" / "neural"
@@ -105,6 +106,25 @@ def test_arbiter_matches_golden(page: Path, arbitrated: NeuralExtractor) -> None
     assert abs(got["stage1"] - want["stage1"]) < 0.05
     for key in ("worth_running", "choice", "extractor", "blocks"):
         assert got[key] == want[key], key
+
+
+@pytest.mark.parametrize("version", OFFERED_VERSIONS)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_offered_model_predictions_match_golden(page: Path, version: str) -> None:
+    # A model folder shipped beside the default (EXTRACT_MODEL points to it) has golden
+    # files of its own: ``models.golden --model crawler/neural/models/<version>``.
+    tree, _ = _load(page)
+    path = page.with_name(f"{page.stem}.{version}.golden.json")
+    golden = json.loads(path.read_text(encoding="utf-8"))
+    extractor = NeuralExtractor.load(MODELS_DIR / version)
+    assert extractor.version == golden["model_version"] == version
+    raw, feats = extractor.features(tree)
+    assert [b.to_block().to_dict() for b in raw] == golden["blocks"]
+    probs = extractor.model.predict(feats)
+    np.testing.assert_allclose(probs, np.array(golden["probs"]), atol=RUN_TOLERANCE)
+    result = extractor.extract(tree)
+    assert [b.to_dict() for b in result.blocks] == golden["kept"]
+    assert result.fallback == golden["fallback"]
 
 
 def test_article_keeps_content_drops_boilerplate() -> None:

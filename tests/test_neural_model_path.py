@@ -15,8 +15,14 @@ from scrapy_maintext import Document, ExtractOptions, extract
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import run_engine
 from scrapy_maintext.extraction.metadata import apply_metadata
+from scrapy_maintext.extraction.options import model_folder
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, INPUT_NAMES, MODELS_DIR
+from scrapy_maintext.neural.inference import (
+    DEFAULT_VERSION,
+    INPUT_NAMES,
+    MODELS_DIR,
+    OFFERED_VERSIONS,
+)
 
 from tests.model_folders import STACKED_MODEL
 
@@ -89,6 +95,19 @@ def test_auto_uses_the_neural_model_on_confident_pages(name: str) -> None:
     assert doc.model_version == DEFAULT_VERSION
     assert doc.confidence is not None and doc.confidence >= MIN_CONFIDENCE
     assert doc.text
+
+
+@pytest.mark.parametrize("version", OFFERED_VERSIONS)
+def test_offered_model_is_chosen_by_its_name_or_folder(version: str) -> None:
+    # Issue 30: a model folder shipped beside the default; EXTRACT_MODEL / --model name it.
+    assert model_folder(version) == str((MODELS_DIR / version).resolve())
+    assert model_folder(str(MODELS_DIR / version)) == model_folder(version)
+    with pytest.raises(ValueError, match="EXTRACT_MODEL"):
+        model_folder("v0-none", "EXTRACT_MODEL")
+    options = ExtractOptions(engine="auto", model=model_folder(version))
+    doc = extract(ARTICLE.read_bytes(), URL, options)
+    assert doc.model_version == version and doc.extractor == "neural"
+    assert "tidal lagoon" in doc.text
 
 
 def test_auto_article_text_is_the_neural_text() -> None:

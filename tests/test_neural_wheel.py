@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, OFFERED_VERSIONS
 
 #: Builds the wheel (and installs it).
 pytestmark = pytest.mark.slow
@@ -31,10 +31,17 @@ print(neural.default_extractor().version, len(result.blocks))
 
 
 def loaded_versions() -> set[str]:
-    """The default model and the model its cascade hands unsure pages to, if any."""
+    """The default model, the model its cascade hands unsure pages to, if any, and the
+    folders offered beside it (``EXTRACT_MODEL``)."""
     config = json.loads((MODELS_DIR / DEFAULT_VERSION / "config.json").read_text())
     following = (config.get("cascade") or {}).get("next")
-    return {DEFAULT_VERSION} | ({following} if following else set())
+    return {DEFAULT_VERSION, *OFFERED_VERSIONS} | ({following} if following else set())
+
+
+def test_shipped_model_files_stay_under_10_mb() -> None:
+    # Issue 30's budget: model file(s) under 10 MB in the wheel, all shipped folders together.
+    size = sum((MODELS_DIR / v / "model.onnx").stat().st_size for v in loaded_versions())
+    assert size < 10_000_000
 
 
 def test_wheel_ships_model_files(wheel: Path) -> None:

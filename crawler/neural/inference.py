@@ -20,6 +20,9 @@ logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
 DEFAULT_VERSION = "v4.1"
+#: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v5, trained
+#: only on data whose licence allows commercial use (issue 30; its MODEL_CARD.md).
+OFFERED_VERSIONS = ("v5",)
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 

@@ -106,7 +106,13 @@ _OURS = [
             str,
             "auto (neural, trafilatura when unsure), neural, trafilatura.",
         ),
-        ("EXTRACT_MODEL", None, str, "Folder of a model of one's own (default: the shipped one)."),
+        (
+            "EXTRACT_MODEL",
+            None,
+            str,
+            "Model folder: a path, or a shipped folder's name (v5: trained only on data whose "
+            "licence allows commercial use); unset: the default model.",
+        ),
         (
             "EXTRACT_WORKERS",
             None,
