@@ -31,7 +31,7 @@ from scrapy_maintext.models.systems import parse_html
 from scrapy_maintext.neural import NeuralExtractor
 from scrapy_maintext.neural.features import TREE_LEVELS, featurize
 from scrapy_maintext.neural.groups import path_signatures
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, PROTOCOL_VERSION
 from scrapy_maintext.neural.segment import segment
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ def arbiter_folder(directory: Path, arbiter: Path = ARBITER) -> Path:
     import shutil
 
     folder = directory / "arbitrated"
-    shutil.copytree(MODELS_DIR / DEFAULT_VERSION, folder)
+    shutil.copytree(MODELS_DIR / PROTOCOL_VERSION, folder)
     shutil.copy(arbiter, folder / "arbiter.json")
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config["arbiter"] = "arbiter.json"

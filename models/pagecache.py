@@ -54,14 +54,14 @@ def unseen(page: Page) -> bool:
 
 def cascade_folder(root: Path) -> Path:
     """v4 with its cascade: v4.1's model with v4's cascade entry, v2 beside it."""
-    from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+    from scrapy_maintext.neural.inference import MODELS_DIR, PROTOCOL_VERSION
 
     v2 = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural" / "v2"
     shutil.copytree(v2, root / "v2")
     first = root / "v4"
     first.mkdir()
-    shutil.copy(MODELS_DIR / DEFAULT_VERSION / "model.onnx", first / "model.onnx")
-    config = json.loads((MODELS_DIR / DEFAULT_VERSION / "config.json").read_text("utf-8"))
+    shutil.copy(MODELS_DIR / PROTOCOL_VERSION / "model.onnx", first / "model.onnx")
+    config = json.loads((MODELS_DIR / PROTOCOL_VERSION / "config.json").read_text("utf-8"))
     config["cascade"] = V4_CASCADE
     config["version"] = "v4"
     (first / "config.json").write_text(json.dumps(config), encoding="utf-8")
@@ -119,9 +119,10 @@ def parent_ids(raw: list[Any]) -> list[int]:
 
 
 def build(data: str, out: Path, datasets: tuple[str, ...], limit: int) -> None:
-    from scrapy_maintext.neural import NeuralExtractor, default_extractor
+    from scrapy_maintext.neural import NeuralExtractor
+    from scrapy_maintext.neural.inference import MODELS_DIR, PROTOCOL_VERSION
 
-    shipped = default_extractor()
+    shipped = NeuralExtractor.load(MODELS_DIR / PROTOCOL_VERSION)
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         cascade = NeuralExtractor.load(cascade_folder(Path(tmp)))

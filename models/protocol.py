@@ -39,7 +39,7 @@ from scrapy_maintext.models.pagecache import load
 from scrapy_maintext.neural.arbiter import CHOICES, Arbiter, page_stats, pair_stats, union_keep
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.groups import GroupParams, keep_groups
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
+from scrapy_maintext.neural.inference import MODELS_DIR, PROTOCOL_VERSION
 from scrapy_maintext.neural.repeats import MIN_RUN_BLOCKS, drop_runs, repeat_key
 
 logger = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def prepare(rec: dict[str, Any]) -> PageData:
 
 
 def shipped_params() -> DecodeParams:
-    cfg = json.loads((MODELS_DIR / DEFAULT_VERSION / "config.json").read_text("utf-8"))
+    cfg = json.loads((MODELS_DIR / PROTOCOL_VERSION / "config.json").read_text("utf-8"))
     return DecodeParams(*(cfg[k] for k in DecodeParams.__dataclass_fields__))
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
+from types import TracebackType
 
 import scrapy_maintext.extraction.worker
 from scrapy_maintext.extraction.language import identifier
@@ -27,6 +29,21 @@ with contextlib.suppress(Exception):
 # The language model (~0.7 s to load) once, in the fork server, rather than in every worker.
 with contextlib.suppress(Exception):
     identifier()
+
+_default_hook = sys.excepthook
+
+
+def _quiet_when_the_crawl_left(
+    kind: type[BaseException], value: BaseException, tb: TracebackType | None
+) -> None:
+    """The crawl process closed its connection to the fork server in the middle of a
+    request (it is stopping, or was killed): the fork server ends without a traceback."""
+    if issubclass(kind, (EOFError, ConnectionError)):
+        return
+    _default_hook(kind, value, tb)
+
+
+sys.excepthook = _quiet_when_the_crawl_left
 
 # What the fork server holds now (modules, the compiled date data) stays out of the
 # collector's passes in every worker it forks, so those passes do not write to, and copy,

@@ -19,10 +19,16 @@ from scrapy_maintext.neural.stack import STACK_SIZE
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-DEFAULT_VERSION = "v4.1"
-#: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v5, trained
-#: only on data whose licence allows commercial use (issue 30; its MODEL_CARD.md).
-OFFERED_VERSIONS = ("v5",)
+#: The default, v5, is trained only on data whose licence allows commercial use (issue 30; its
+#: MODEL_CARD.md).
+DEFAULT_VERSION = "v5"
+#: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v4.1, trained
+#: also on research-only and AGPL-3.0 pages (its MODEL_CARD.md), with repeated-structure
+#: decoding.
+OFFERED_VERSIONS = ("v4.1",)
+#: The model the decision protocol, its decoding choices and the arbiter were measured on
+#: (``models.protocol``): pages its weights never saw exist only for it.
+PROTOCOL_VERSION = "v4.1"
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 
