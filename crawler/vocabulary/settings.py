@@ -110,8 +110,9 @@ _OURS = [
             "EXTRACT_MODEL",
             None,
             str,
-            "Model folder: a path, or a shipped folder's name (v5: trained only on data whose "
-            "licence allows commercial use); unset: the default model.",
+            "Model folder: a path, or a shipped folder's name (v4.1: trained also on "
+            "research-only and AGPL-3.0 pages); unset: the default model, v5, trained only on "
+            "data whose licence allows commercial use.",
         ),
         (
             "EXTRACT_WORKERS",
