@@ -17,12 +17,15 @@ PATH = "tests.failing_storage.FailingFeedStorage"
 
 
 class FailingFile(WholeWritesFile):
-    """Takes ``after`` writes, then refuses every one as a full disk does."""
+    """Takes ``after`` writes, then refuses ``refusals`` of them (all, by default) as a full
+    disk does (a short write on a real full disk: ``tests/tmpfs.py``)."""
 
     after = 0
+    refusals = -1
 
     def write(self, data: Any) -> int:
-        if self.after <= 0:
+        if self.after <= 0 and self.refusals != 0:
+            self.refusals -= 1
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         self.after -= 1
         return super().write(data)

@@ -252,3 +252,43 @@ def test_maintext_crawl_checks_its_outputs_before_scrapy_starts(tmp_path: Path) 
         error = check_settings(args)
         assert error is not None and error.startswith("maintext crawl: error: ") and case in error
     assert check_settings(["-O", f"{tmp_path}/corpus.xml:tei", "-O", f"{tmp_path}/a.md"]) is None
+
+
+def test_a_feed_that_holds_documents_back_is_refused_with_a_crawl_state(tmp_path: Path) -> None:
+    from scrapy_maintext.cli import check_settings
+
+    state = ["-s", f"CRAWL_STATE={tmp_path}/s.sqlite"]
+    uploaded = json.dumps({"s3://bucket/items.jsonl": {"format": "jsonl"}})
+    gzipped = json.dumps(
+        {
+            f"{tmp_path}/items.jsonl.gz": {
+                "format": "jsonl",
+                "postprocessing": ["scrapy.extensions.postprocessing.GzipPlugin"],
+            }
+        }
+    )
+    for feeds, phrase in ((uploaded, "uploaded only when"), (gzipped, "post-processed")):
+        error = check_settings([*state, "-s", f"FEEDS={feeds}"])
+        assert error is not None and phrase in error and "\n" not in error, error
+        assert check_settings(["-s", f"FEEDS={feeds}"]) is None  # no state: as Scrapy does
+    assert check_settings([*state, "-O", f"{tmp_path}/items.jsonl", "-O", "-:jsonl"]) is None
+
+
+def test_a_tei_corpus_keeps_its_closing_tag_when_a_write_fails(tmp_path: Path) -> None:
+    from scrapy_maintext.exporters.tei import CORPUS_END, TeiItemExporter
+
+    path = tmp_path / "corpus.xml"
+    # A new corpus (its header and one document), then the same corpus continued (one more
+    # document): the next write meets a full disk.
+    for mode, writes in (("w", 2), ("a+", 1)):
+        file = failing_storage.FailingFile(path, mode)
+        file.after, file.refusals = writes, 1
+        exporter = TeiItemExporter(file)
+        exporter.start_exporting()
+        exporter.export_item({"url": "https://example.org/1", "text": "One.", "title": "1"})
+        with pytest.raises(OSError):
+            exporter.export_item({"url": "https://example.org/2", "text": "Two.", "title": "2"})
+        file.close()
+        data = path.read_bytes()
+        assert data.endswith(CORPUS_END) and data.count(b"<?xml") == 1, mode
+        assert b"example.org/1" in data and b"example.org/2" not in data

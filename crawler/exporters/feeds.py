@@ -62,11 +62,16 @@ class CheckedFeedExporter(FeedExporter):
         return None
 
     async def close_spider(self, spider: Spider) -> None:
-        # A failed feed is closed here, without the exporter's closing writes, and is not
-        # reported by Scrapy as "Stored ... feed (N items)": it did not store them all.
+        # A failed feed is closed here and is not reported by Scrapy as "Stored ... feed (N
+        # items)": it did not store them all. Its closing bytes (a JSON array's "]", an XML
+        # root's end tag) are tried, so that what it holds stays readable.
         for uri, slot in self.failed.items():
             if slot in self.slots:
                 self.slots.remove(slot)
+            try:
+                slot.finish_exporting()
+            except Exception as exc:  # the output failed already: said once
+                logger.debug("Finishing failed output %s: %s", uri, exc)
             file = getattr(slot, "file", None)
             try:
                 if file is not None:

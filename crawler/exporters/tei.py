@@ -8,6 +8,7 @@ quotes and code.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import re
@@ -316,14 +317,24 @@ class TeiItemExporter(BaseItemExporter):
         if not _rewritable(self.file):
             self.file.write(data)
             return
-        if self._end_at is not None:
-            self.file.seek(self._end_at)
+        old_end = self._end_at
+        if old_end is not None:
+            self.file.seek(old_end)
             if "a" in str(getattr(self.file, "mode", "")):
                 # Appending ignores the position: the old end must go first.
                 self.file.truncate()
-        self._end_at = self.file.tell() + len(data)
+        start = self.file.tell()
         # One write, over the old closing tag: the file ends with one before and after.
-        self.file.write(data + CORPUS_END)
+        try:
+            self.file.write(data + CORPUS_END)
+        except OSError:
+            if old_end is not None:
+                # The failed write left nothing (local feeds write whole or not at all):
+                # the corpus gets its closing tag back and stays well-formed.
+                with contextlib.suppress(OSError):
+                    self.file.write(CORPUS_END)
+            raise
+        self._end_at = start + len(data)
         # Our local feed storage writes unbuffered already; a buffered file (Scrapy's own
         # FileFeedStorage) would keep the last documents from disk until a kill lost them.
         self.file.flush()
