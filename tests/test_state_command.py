@@ -93,6 +93,8 @@ def _schema_2(path: Path) -> None:
         (lambda p: sqlite3.connect(p).execute("CREATE TABLE t (x)").connection.commit(), "is not"),
         (_schema_2, "has schema 2, of an older scrapy-maintext: the next crawl"),
         (lambda p: None, "does not exist"),
+        (lambda p: p.write_bytes(b""), "is empty (0 bytes)"),
+        (lambda p: p.mkdir(), "is a folder"),
     ],
 )
 def test_bad_files_are_one_line_and_exit_2(
@@ -100,11 +102,11 @@ def test_bad_files_are_one_line_and_exit_2(
 ) -> None:
     path = tmp_path / "state.sqlite"
     make(path)  # type: ignore[operator]
-    before = path.read_bytes() if path.exists() else None
+    before = path.read_bytes() if path.is_file() else None
     for extra in ([], ["--json"], ["--forget", "a.example"]):
         assert main(["state", str(path), *extra]) == 2
         captured = capsys.readouterr()
         assert captured.out == ""
         (line,) = captured.err.splitlines()
         assert line.startswith(f"maintext state: error: crawl state {path} ") and message in line
-    assert (path.read_bytes() if path.exists() else None) == before  # left untouched
+    assert (path.read_bytes() if path.is_file() else None) == before  # left untouched

@@ -70,8 +70,12 @@ def reading(path: str | Path) -> Iterator[sqlite3.Connection]:
     """The state file, open read-only; :class:`CrawlStateError` (one line) when it is
     missing, not ours, corrupt, or of another schema."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise CrawlStateError(f"crawl state {path} is a folder")
+    if not path.exists():
         raise CrawlStateError(f"crawl state {path} does not exist")
+    if not path.is_file():
+        raise CrawlStateError(f"crawl state {path} is not a regular file")
     check_header(path)
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -92,6 +96,11 @@ def check_header(path: Path) -> None:
             head = f.read(16)
     except OSError as exc:
         raise CrawlStateError(f"crawl state {path} cannot be read: {exc}") from None
+    if not head:
+        raise CrawlStateError(
+            f"crawl state {path} is empty (0 bytes): what it held is lost; delete it to "
+            "start a new state (the next run exports every page again)"
+        )
     if head != b"SQLite format 3\x00":
         raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
 
