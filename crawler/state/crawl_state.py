@@ -135,13 +135,8 @@ class CrawlState:
             head = os.pread(self._lock_fd, len(_SQLITE_MAGIC), 0)
         except OSError as exc:
             raise CrawlStateError(f"crawl state {self.path} cannot be read: {exc}") from None
-        if not head and not created:
-            raise CrawlStateError(
-                f"crawl state {self.path} is empty (0 bytes): what it held is lost; delete it "
-                "to start a new state (the next run exports every page again)"
-            )
-        if head and head != _SQLITE_MAGIC:
-            raise CrawlStateError(f"crawl state {self.path} is not a crawl state file (not SQLite)")
+        if head or not created:
+            check_head(self.path, head)
         if not os.access(self.path.parent, os.W_OK | os.X_OK):
             # SQLite writes its journal beside the file.
             raise CrawlStateError(
@@ -480,6 +475,18 @@ def _fingerprint_hex(value: int | None) -> str | None:
     if value is None:
         return None
     return f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
+
+
+def check_head(path: Path, head: bytes) -> None:
+    """Refuse a file whose first bytes are not a SQLite file's, or that is empty (a state
+    file is never empty once created: an empty one lost what it held)."""
+    if not head:
+        raise CrawlStateError(
+            f"crawl state {path} is empty (0 bytes): what it held is lost; delete it to "
+            "start a new state (the next run exports every page again)"
+        )
+    if head != _SQLITE_MAGIC:
+        raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
 
 
 def _unreadable(exc: sqlite3.Error) -> str:

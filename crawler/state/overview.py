@@ -19,6 +19,7 @@ from scrapy_maintext.state.crawl_state import (
     SCHEMA_VERSION,
     CrawlState,
     CrawlStateError,
+    check_head,
     check_state_file,
 )
 
@@ -96,13 +97,7 @@ def check_header(path: Path) -> None:
             head = f.read(16)
     except OSError as exc:
         raise CrawlStateError(f"crawl state {path} cannot be read: {exc}") from None
-    if not head:
-        raise CrawlStateError(
-            f"crawl state {path} is empty (0 bytes): what it held is lost; delete it to "
-            "start a new state (the next run exports every page again)"
-        )
-    if head != b"SQLite format 3\x00":
-        raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
+    check_head(path, head)
 
 
 def check_schema(path: Path, db: sqlite3.Connection) -> None:
