@@ -119,3 +119,39 @@ def test_a_broken_pool_is_replaced_and_its_pages_extracted(runner: ExtractionRun
     # And pages after it, to the new pool only.
     assert extract(runner, PAGE)().doc.text
     assert runner.stats[Stat.EXTRACT_POOL_REPLACED] == 1
+
+
+class _LostSemaphore:
+    """Unpickles as a worker's pool semaphore does once the crawl removed it."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_LostSemaphore, (), {"name": "gone"})
+
+    def __setstate__(self, state: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory")
+
+
+def test_a_worker_started_for_a_pool_the_crawl_closed_ends_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+    import pickle
+    import sys
+    from multiprocessing import spawn
+
+    import scrapy_maintext.extraction.preload as preload
+
+    read, write = os.pipe()
+    os.write(write, pickle.dumps(_LostSemaphore()))
+    os.close(write)
+    try:
+        spawn._main(read, None)  # type: ignore[attr-defined]
+    except OSError:
+        preload._quiet_when_the_crawl_left(*sys.exc_info())  # type: ignore[arg-type]
+    assert capsys.readouterr().err == ""
+    # The same error anywhere else is shown as ever.
+    try:
+        pickle.loads(pickle.dumps(_LostSemaphore()))
+    except OSError:
+        preload._quiet_when_the_crawl_left(*sys.exc_info())  # type: ignore[arg-type]
+    assert "FileNotFoundError" in capsys.readouterr().err
