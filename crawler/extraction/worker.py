@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import os
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
+from types import TracebackType
 
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.engines import NEURAL_UNAVAILABLE, neural_load
@@ -94,3 +96,27 @@ def _load_model(options: ExtractOptions) -> str | None:
 
 
 __all__ = ["WorkerStatus", "extract_page", "init_worker", "report", "warm_up", "worker_context"]
+
+
+#: The module whose ``_main`` a new worker runs to read its start-up data.
+SPAWN_MAIN = os.path.join("multiprocessing", "spawn.py")
+
+
+def left_behind(kind: type[BaseException], tb: TracebackType | None) -> bool:
+    """Whether an uncaught error in the fork server or a starting worker means only that the
+    crawl process left in the middle of a request (it is stopping, or was killed): its
+    connection closed, or a worker cannot read its start-up data (the pool's semaphore,
+    already removed by a crawl that closed its pool). A pool that breaks while the crawl
+    runs is said by the crawl itself (``pipelines.runner``)."""
+    if issubclass(kind, (EOFError, ConnectionError)):
+        return True
+    return issubclass(kind, OSError) and _starting_a_worker(tb)
+
+
+def _starting_a_worker(tb: TracebackType | None) -> bool:
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_main" and code.co_filename.endswith(SPAWN_MAIN):
+            return True
+        tb = tb.tb_next
+    return False
