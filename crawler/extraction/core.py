@@ -8,11 +8,18 @@ from typing import Any
 
 import lxml.html
 from scrapy_maintext.document import Block, Document, blocks_to_text
+from scrapy_maintext.extraction import convention
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.engines import NeuralEngineError, run_engine
+from scrapy_maintext.extraction.convention import Convention, PageFacts
+from scrapy_maintext.extraction.engines import EngineResult, NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.language import detect
-from scrapy_maintext.extraction.metadata import apply_metadata, hostname_of, page_language
+from scrapy_maintext.extraction.metadata import (
+    apply_metadata,
+    hostname_of,
+    page_language,
+    page_title,
+)
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
@@ -129,7 +136,9 @@ def _extract_tree(
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
-    doc.body = without_trailing_headings(result.blocks)
+    doc.body = without_trailing_headings(
+        follow_convention(doc, tree, result, options.with_metadata)
+    )
     doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
     doc.extractor = result.extractor
@@ -146,6 +155,19 @@ def _extract_tree(
     if not doc.text.strip():
         doc.reason = "no-main-text"
     return result.segments
+
+
+def follow_convention(
+    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
+) -> list[Block]:
+    """The engine's blocks without the headline, bylines, datelines, captions and furniture
+    (``extraction.convention``); a body byline gives the author the metadata lacked."""
+    title = doc.title if metadata else page_title(tree)
+    authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
+    blocks, verdicts = convention.apply(result.blocks, PageFacts(title, authors), result.markup)
+    if metadata and doc.author is None and Convention.BYLINE in verdicts:
+        doc.author = convention.byline_author(result.blocks, verdicts)
+    return blocks
 
 
 def apply_language(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:

@@ -43,6 +43,9 @@ class EngineResult:
     escalated: bool = False
     #: How trafilatura's work was bounded on a page too big for it (``extraction.comparison``).
     trafilatura_bounded: Bound | None = None
+    #: What the markup says of each block (``extraction.convention``), when the blocks are
+    #: the neural engine's page blocks; None for trafilatura's.
+    markup: list[Any] | None = None
 
 
 class NeuralEngineError(RuntimeError):
@@ -119,7 +122,19 @@ def run_neural(
         segments=segments,
         escalated=result.escalated,
         trafilatura_bounded=bounded,
+        markup=_kept_markup(result, len(blocks)),
     )
+
+
+def _kept_markup(result: Any, count: int) -> list[Any] | None:
+    """The markup of the kept page blocks, when ``result.blocks`` are exactly those."""
+    from scrapy_maintext.extraction.convention import markup_of
+
+    raw, keep = result.segments, result.keep
+    if raw is None or keep is None:
+        return None
+    kept = [b for b, k in zip(raw, keep, strict=True) if k]
+    return [markup_of(b.path) for b in kept] if len(kept) == count else None
 
 
 def arbitrate(

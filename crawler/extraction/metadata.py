@@ -239,6 +239,20 @@ def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) ->
     return date if find_date(copy.deepcopy(tree), **params) == date else None
 
 
+def page_title(tree: lxml.html.HtmlElement) -> str | None:
+    """The page's own title without the metadata pass: ``og:title``, else ``<title>``, else
+    the first ``<h1>`` (what the text convention compares the first blocks with)."""
+    for value in tree.xpath("//meta[@property='og:title']/@content")[:1]:
+        if str(value).strip():
+            return str(value)
+    for path in ("//title", "//h1"):
+        for el in tree.xpath(path)[:1]:
+            text = " ".join(el.text_content().split())
+            if text:
+                return text
+    return None
+
+
 def page_language(tree: lxml.html.HtmlElement) -> str | None:
     """Primary language subtag the page declares ("en" for ``lang="en-GB"``), or None."""
     for xpath in _LANG_XPATHS:

@@ -12,10 +12,10 @@ truth, so the feature and the labels measure the same thing.
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 import numpy as np
+from scrapy_maintext.extraction.words import tokens
 
 logger = logging.getLogger(__name__)
 
@@ -26,15 +26,6 @@ STACK_SIZE = 3
 REFERENCES = ("trafilatura", "trafilatura-fast")
 #: Shingle size of the alignment between page blocks and a reference text.
 ALIGN_N = 3
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-#: Lowercased ``\w+`` runs, with every CJK character as a token of its own.
-_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
-
-
-def tokens(text: str | None) -> list[str]:
-    """The tokens of the evaluation metrics (``models.metrics``) and of the alignment."""
-    return _TOKEN.findall(text.lower()) if text else []
 
 
 def covered_shares(block_tokens: list[list[str]], reference: list[str]) -> np.ndarray:

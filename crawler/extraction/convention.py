@@ -1,0 +1,252 @@
+"""The text convention (docs/formats.md), applied to every engine's blocks.
+
+``text`` is the body a reader would call the document. The headline, bylines, datelines,
+captions and known page furniture (share bars, advertisement labels, newsletter, consent and
+paywall notices, teaser lead-ins) are not: :func:`judge` names, per block, the part of the
+convention that removes it, or None. The title and author have their own fields; a byline
+found only in the body gives the author (:func:`byline_author`).
+
+Decisions read the block's words and place (before the first long paragraph or after the
+last one) and, for the neural engine, what the markup says of it (:class:`Markup`: inside a
+``<figcaption>``, an element named "byline", a ``<time>``). Scrapy-free.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.phrases import Phrases, line_key, shipped_phrases
+from scrapy_maintext.extraction.words import tokens
+
+
+class Convention(enum.Enum):
+    """Why a block is not ``text`` although an engine kept it."""
+
+    TITLE = "title"
+    BYLINE = "byline"
+    DATELINE = "dateline"
+    CAPTION = "caption"
+    FURNITURE = "furniture"
+
+
+@dataclass(frozen=True)
+class Markup:
+    """What the page's markup says of one block (the neural engine's blocks only)."""
+
+    caption: bool = False
+    byline: bool = False
+    time: bool = False
+
+
+@dataclass(frozen=True)
+class PageFacts:
+    """What the convention compares blocks with: the page's title and authors."""
+
+    title: str | None = None
+    authors: tuple[str, ...] = ()
+
+
+#: A paragraph this long is body text: bylines and datelines sit before the first one or
+#: after the last one.
+LONG_WORDS = 25
+#: Blocks at the top that may repeat the title even before any long paragraph is seen.
+TITLE_WINDOW = 4
+BYLINE_MAX_WORDS = 12
+DATELINE_MAX_WORDS = 16
+MARKED_DATELINE_MAX_WORDS = 25
+CAPTION_MAX_WORDS = 60
+
+
+def _wordlist(words: str) -> tuple[str, ...]:
+    return tuple(words.split())
+
+
+_MONTHS = _wordlist(
+    "jan january januar janvier enero gennaio januari janeiro feb february februar fevrier "
+    "février febrero febbraio februari fevereiro mar march märz maerz mars marzo maart março "
+    "apr april avril abril aprile mai may mayo maggio mei maio jun june juni juin junio giugno "
+    "junho jul july juli juillet julio luglio julho aug august août aout agosto augustus sep "
+    "sept september septembre septiembre settembre setembro oct october oktober octobre "
+    "octubre ottobre outubro nov november novembre noviembre novembro dec december dezember "
+    "décembre decembre diciembre dicembre dezembro"
+)
+_TIME_WORDS = _wordlist(
+    "uhr am pm utc gmt est edt cet cest mez mesz bst pst pdt h hrs hours hour ago min mins "
+    "minutes minute minuten stunden stunde vor heute gestern today yesterday aujourd hui hier "
+    "monday tuesday wednesday thursday friday saturday sunday montag dienstag mittwoch "
+    "donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi samedi dimanche"
+)
+#: Words that announce a date or a reading time ("Stand:", "Publié le", "4 min read").
+_DATE_MARKERS = _wordlist(
+    "stand updated update published posted publié publie mis à jour veröffentlicht "
+    "aktualisiert lesedauer read reading time lecture publicado actualizado pubblicato "
+    "aggiornato gepubliceerd bijgewerkt online seit modified erstellt geändert"
+)
+_DATE_FILLER = _wordlist("le la à a um am on at the of de del di den der des et and dem")
+_DATE_WORDS = frozenset((*_MONTHS, *_TIME_WORDS, *_DATE_MARKERS, *_DATE_FILLER))
+_MARKERS = frozenset(_DATE_MARKERS) - {"read", "time", "update", "lecture"}
+_BYLINE_LEADS = (
+    "by", "von", "par", "por", "di", "door", "av", "af", "od", "text", "texte", "written by",
+    "reporting by", "autor", "auteur", "author", "redaktion", "from",
+)  # fmt: skip
+_CAPTION_OPENINGS = re.compile(
+    r"^(?:©|\(c\)|foto:|photo:|bild:|image:|fotó:|crédit|credit:|credits:|copyright)", re.I
+)
+_CAPTION_CLOSING = re.compile(r"(?:©[^.]{0,80}|\((?:photo|foto|bild|image)[^)]{0,80}\))$", re.I)
+
+
+def judge(
+    blocks: Sequence[Block],
+    facts: PageFacts,
+    markup: Sequence[Markup] | None = None,
+    phrases: Phrases | None = None,
+) -> list[Convention | None]:
+    """Per block, the part of the convention that takes it out of ``text``, or None."""
+    phrases = phrases or shipped_phrases()
+    words = [tokens(b.text) for b in blocks]
+    long = [i for i, w in enumerate(words) if len(w) >= LONG_WORDS and blocks[i].kind != "head"]
+    first_long = long[0] if long else len(blocks)
+    last_long = long[-1] if long else -1
+    title = tokens(facts.title)
+    names = _name_words(facts.authors)
+    verdicts: list[Convention | None] = []
+    for i, block in enumerate(blocks):
+        edge = i < first_long or i > last_long
+        mark = markup[i] if markup is not None and i < len(markup) else Markup()
+        verdicts.append(
+            _judge_block(block, words[i], edge, i < TITLE_WINDOW, title, names, mark, phrases)
+        )
+    return verdicts
+
+
+def _judge_block(
+    block: Block,
+    words: list[str],
+    edge: bool,
+    top: bool,
+    title: list[str],
+    names: frozenset[str],
+    mark: Markup,
+    phrases: Phrases,
+) -> Convention | None:
+    if not words:
+        return None
+    if (edge or top or block.level == 1) and _is_title(words, title):
+        return Convention.TITLE
+    if block.kind in ("row", "code"):
+        return None
+    if _is_caption(block.text, len(words), mark):
+        return Convention.CAPTION
+    if edge and _is_byline(block.text, words, names, mark):
+        return Convention.BYLINE
+    if edge and _is_dateline(words, names, mark):
+        return Convention.DATELINE
+    if phrases.is_furniture(block.text):
+        return Convention.FURNITURE
+    return None
+
+
+def _is_title(words: list[str], title: list[str]) -> bool:
+    if not title:
+        return False
+    if words == title:
+        return True
+    # "Headline | Site" titles, or a headline with the site's name after it.
+    return len(words) >= 4 and (title[: len(words)] == words or words[: len(title)] == title)
+
+
+def _is_caption(text: str, n: int, mark: Markup) -> bool:
+    if n > CAPTION_MAX_WORDS:
+        return False
+    if mark.caption:
+        return True
+    stripped = text.strip()
+    return bool(_CAPTION_OPENINGS.match(stripped) or _CAPTION_CLOSING.search(stripped))
+
+
+def _is_byline(text: str, words: list[str], names: frozenset[str], mark: Markup) -> bool:
+    n = len(words)
+    if mark.byline and n <= 2 * BYLINE_MAX_WORDS:
+        return True
+    if n > BYLINE_MAX_WORDS:
+        return False
+    if names and sum(w in names for w in words) >= max(2, (n + 1) // 2):
+        return True
+    key = line_key(text)
+    for lead in _BYLINE_LEADS:
+        if key.startswith(lead + " ") and n > len(lead.split()):
+            after = text.strip()[len(lead) :].lstrip(" :")
+            return after[:1].isupper()
+    return False
+
+
+def _is_dateline(words: list[str], names: frozenset[str], mark: Markup) -> bool:
+    n = len(words)
+    if mark.time and n <= DATELINE_MAX_WORDS:
+        return True
+    dated = any(_numeric(w) or w in _MONTHS for w in words)
+    if not dated or n > MARKED_DATELINE_MAX_WORDS:
+        return False
+    other = [w for w in words if not (_numeric(w) or w in _DATE_WORDS or w in names)]
+    if any(w in _MARKERS for w in words):
+        # "Yasmine Hassan · CBC News · Posted: Aug 08, 2024": a marked date line may name
+        # its source.
+        return len(other) <= 5
+    return n <= DATELINE_MAX_WORDS and len(other) <= 1
+
+
+def _name_words(authors: Sequence[str]) -> frozenset[str]:
+    return frozenset(w for a in authors for w in tokens(a) if len(w) > 1)
+
+
+def apply(
+    blocks: list[Block],
+    facts: PageFacts,
+    markup: Sequence[Markup] | None = None,
+) -> tuple[list[Block], list[Convention | None]]:
+    """``blocks`` without those the convention takes out, and the verdict of every block."""
+    verdicts = judge(blocks, facts, markup)
+    return [b for b, v in zip(blocks, verdicts, strict=True) if v is None], verdicts
+
+
+def byline_author(blocks: Sequence[Block], verdicts: Sequence[Convention | None]) -> str | None:
+    """The name a body byline gives ("By Jane Doe" -> "Jane Doe"), for a page whose metadata
+    names no author."""
+    for block, verdict in zip(blocks, verdicts, strict=True):
+        if verdict is not Convention.BYLINE:
+            continue
+        text = " ".join(block.text.split())
+        key = line_key(text)
+        for lead in _BYLINE_LEADS:
+            if key.startswith(lead + " "):
+                name = text[len(lead) :].lstrip(" :")
+                name = re.split("\\s[|\u00b7\u2022\u2013\u2014-]\\s|,\\s", name)[0].strip()
+                if 1 <= len(name.split()) <= 5:
+                    return name
+    return None
+
+
+#: Class/id words of an element whose text is a caption or a byline (``Markup``).
+CAPTION_WORDS = frozenset({"caption", "figcaption", "credit", "credits", "copyright"})
+BYLINE_WORDS = frozenset({"byline", "author", "authors", "autor", "auteur", "dateline"})
+
+
+def markup_of(path: Sequence[object]) -> Markup:
+    """What the open elements (``neural.segment.Context``) above a block say of it."""
+    caption = byline = time = False
+    for ctx in path:
+        tag = getattr(ctx, "tag", "")
+        toks = set(getattr(ctx, "tokens", ()))
+        caption = caption or tag == "figcaption" or bool(toks & CAPTION_WORDS)
+        byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
+        time = time or tag == "time"
+    return Markup(caption, byline, time)
+
+
+def _numeric(word: str) -> bool:
+    """A number or a time such as "14h52"."""
+    return any(c.isdigit() for c in word)
