@@ -26,6 +26,11 @@ from urllib.parse import urlparse
 
 import numpy as np
 from lxml import html as lxml_html
+from scrapy_maintext.document import Block, Document
+from scrapy_maintext.extraction.convention import Markup, PageFacts, markup_of
+from scrapy_maintext.extraction.engines import run_trafilatura
+from scrapy_maintext.extraction.metadata import apply_metadata
+from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.models.metrics import tokens
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.segment import segment
@@ -59,7 +64,7 @@ CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural
 FLOAT_MODELS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural"
 #: Version of what ``build_example`` stores (with the run-time modules, the cache key): bump it
 #: when labels, the split or the Example fields change.
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 #: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
 VALIDATION_PERCENT = 15
 #: Share of the trafilatura snippet set's sites (by hash) whose snippets may label training
@@ -87,6 +92,21 @@ class Page:
     site: str = ""
     #: wcxb-dev's page type (article, service, forum, ...); "" elsewhere.
     page_type: str = ""
+    #: The set's own ground truth (``text`` follows the convention: ``convention_gold``).
+    raw_text: str | None = None
+
+
+@dataclass
+class PageView:
+    """A page as the run-time text convention sees it (``extraction.convention``)."""
+
+    blocks: list[Block]
+    markup: list[Markup]
+    facts: PageFacts
+    #: trafilatura's blocks with the product's defaults (the ``auto`` fallback).
+    fallback: list[Block]
+    #: The set's own ground truth, before the convention (WCXB's metric scores against it).
+    gold: str = ""
 
 
 @dataclass
@@ -108,6 +128,9 @@ class Example:
     #: Blocks whose label is known (1) or not (0: no loss); None when every block's is
     #: (``models.snippets`` labels only the blocks a snippet falls in).
     mask: np.ndarray | None = None
+    #: What the text convention reads (``models.convention_eval``): the page's blocks,
+    #: their markup, the title and authors, trafilatura's blocks; None in old caches.
+    view: PageView | None = None
 
     def kept_tokens(self, keep: Sequence[bool] | np.ndarray) -> list[str]:
         """The tokens of the blocks ``keep`` marks (one flag per block), in order."""
@@ -178,6 +201,7 @@ def iter_pages(data: str | Path, datasets: tuple[str, ...] = DATASETS) -> Iterat
                     url=rec.get("url"),
                     html=rec["html"],
                     text=convention_gold(rec),
+                    raw_text=rec.get("text"),
                     with_=list(rec.get("with") or []),
                     without=list(rec.get("without") or []),
                     gt_coverage=rec.get("gt_coverage"),
@@ -235,7 +259,7 @@ def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
     stacks = {ref: stack_features(block_tokens, text) for ref, text in texts.items()}
     features = featurize(blocks, tree=True)
     features.stack = stacks["trafilatura"]
-    return Example(
+    example = Example(
         page.id,
         page.dataset,
         page.split,
@@ -247,6 +271,23 @@ def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
         page.page_type,
         tokens(reference),
         stacks,
+    )
+    example.view = page_view(tree, page.url, blocks)
+    example.view.gold = page.raw_text or ""
+    return example
+
+
+def page_view(tree: Any, url: str | None, blocks: list[Any]) -> PageView:
+    """What the text convention needs of a page, as ``extract()`` computes it."""
+    doc = Document(url=url)
+    apply_metadata(doc, tree, url)
+    authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
+    fallback = run_trafilatura(tree, url, ExtractOptions()).blocks
+    return PageView(
+        [b.to_block() for b in blocks],
+        [markup_of(b.path) for b in blocks],
+        PageFacts(doc.title, authors),
+        fallback,
     )
 
 

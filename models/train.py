@@ -48,7 +48,7 @@ LEARNING_RATE = 2e-3
 WEIGHT_DECAY = 1e-2
 #: Loss weight of the modern (2025-26, seven page types) pages relative to the 2007-2013 ones.
 MODERN_WEIGHT = 2.0
-MODERN_DATASETS = frozenset({"wcxb-dev"})
+MODERN_DATASETS = frozenset({"wcxb-dev", "fundus-dev"})
 
 
 @dataclass
@@ -77,6 +77,9 @@ class Recipe:
     #: Sets trained on whole, their held-out sites included (v5: wcxb-dev, whose unseen-site
     #: figures come from the site folds, ``models.folds``, instead).
     whole: tuple[str, ...] = ()
+    #: Loss weight of a labelled set's pages (times ``modern_weight`` for a modern set), so that
+    #: no single source dominates: ``(("fundus-dev", 3.0),)``.
+    set_weights: tuple[tuple[str, float], ...] = ()
 
 
 def trains_on(ex: Example, recipe: Recipe) -> bool:
@@ -103,6 +106,7 @@ def block_weights(ex: Example, recipe: Recipe) -> np.ndarray:
     """Loss weight per block: longer blocks matter more for token F1, with diminishing returns;
     modern pages weigh more."""
     page = recipe.modern_weight if ex.dataset in MODERN_DATASETS else 1.0
+    page *= dict(recipe.set_weights).get(ex.dataset, 1.0)
     weights = np.array([page * np.log1p(len(t)) for t in ex.block_tokens], dtype=np.float32)
     if ex.mask is not None:
         weights *= ex.mask * recipe.snippet_weight
@@ -258,6 +262,14 @@ def fit_ensemble(train: list[Example], val: list[Example], recipe: Recipe) -> Bl
     return model.eval()
 
 
+def set_weight(spec: str, parser: argparse.ArgumentParser) -> tuple[str, float]:
+    name, _, weight = spec.partition("=")
+    try:
+        return name, float(weight)
+    except ValueError:
+        parser.error(f"--set-weight {spec}: SET=WEIGHT, the weight a number")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
@@ -282,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--datasets", default="", help="comma list of sets to train on (all)")
     parser.add_argument("--whole", default="", help="comma list of sets trained on whole")
+    parser.add_argument(
+        "--set-weight", action="append", default=[], help="SET=WEIGHT, a set's page weight"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     recipe = Recipe(args.stack, args.modern_weight, args.epochs, args.device, args.seed)
@@ -289,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     recipe.snippet_weight = args.snippet_weight
     recipe.datasets = tuple(d for d in args.datasets.split(",") if d)
     recipe.whole = tuple(d for d in args.whole.split(",") if d)
+    recipe.set_weights = tuple(set_weight(x, parser) for x in args.set_weight)
     if recipe.snippet_weight and recipe.stack:
         parser.error("--snippet-weight needs --stack '': snippet pages have no stacking inputs")
     random.seed(recipe.seed)

@@ -66,7 +66,7 @@ def page_texts(page: Page) -> PageTexts | None:
     if not blocks:
         return None
     fallback = trafilatura_text(tree, page.url, "trafilatura")
-    return PageTexts([b.text for b in blocks], page.text or "", fallback or "")
+    return PageTexts([b.text for b in blocks], page.raw_text or "", fallback or "")
 
 
 def load_texts(data: str | Path) -> dict[str, PageTexts]:

@@ -1,0 +1,282 @@
+"""Judge a recipe on sources it did not train on (issue 34): folds over sites and publishers,
+and leave-one-source-out runs.
+
+    python -m scrapy_maintext.models.sources run --data ../shared/data \\
+        --recipe clean,news --out DIR                   # 5 folds + leave-one-source-out
+    python -m scrapy_maintext.models.sources report --out DIR
+
+Folds. Every wcxb-dev page and every fundus-dev page falls in one of ``--folds`` folds by a
+hash of its registered domain (``dataset.domain_fold``: a publisher's pages stay together).
+For each fold, a model of the recipe trains on the other folds' pages of the sets the recipe
+trains on, plus Readability's training sites and the snippet set's training half (the
+recipes' clean sources); its decoding is tuned and its epoch chosen on the validation sites
+of those pages; the furniture lines (``models.phrases``) are learnt from the same training
+pages. It is scored on the fold's wcxb-dev and fundus-dev pages, and on every page of the
+evaluation-only sources: Readability's held-out sites, the snippet set's held-out half, the
+2007-2013 sets (CleanEval, Dragnet, L3S-GN1); there each page's score is averaged over the
+folds.
+
+Leave one source out (``loso-<set>``): the recipe trained on every other source (every
+wcxb-dev fold), scored on all pages of the set left out (fundus-dev, Readability).
+
+Systems per page: the recipe's ``neural`` and ``auto`` output under the text convention
+(``extraction.convention``, as ``extract()`` applies it), ``auto`` without it, trafilatura's
+text as it comes (product defaults), and the shipped v5 and v4.1 (``auto``, with and without
+the convention). Scores: token P/R/F1 against the convention's ground truth, and WCXB's own
+metric (word F1) against the set's own text. ``models.sources_report`` pairs them page by
+page with a bootstrap interval over sites (publishers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.convention import PageFacts, judge
+from scrapy_maintext.extraction.core import without_trailing_headings
+from scrapy_maintext.extraction.phrases import Phrases
+from scrapy_maintext.models.dataset import Example, is_validation_site, load_examples
+from scrapy_maintext.models.dataset import domain_fold as fold_of
+from scrapy_maintext.models.metrics import prf, tokens
+from scrapy_maintext.models.phrases import learn
+from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
+from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
+from scrapy_maintext.models.wcxb import word_prf
+from scrapy_maintext.neural.decision import DecodeParams, decide
+
+logger = logging.getLogger(__name__)
+
+#: Sets folded by registered domain (trained on outside the fold, scored inside it).
+FOLDED = ("wcxb-dev", "fundus-dev")
+#: Evaluation-only sets, scored on their held-out sites by every fold's model.
+EVALUATED = ("cleaneval", "dragnet", "l3s-gn1", "readability")
+#: Sets a leave-one-source-out run may leave out.
+LEFT_OUT = ("fundus-dev", "readability")
+SNIPPET_WEIGHT = 10.0
+
+
+@dataclass(frozen=True)
+class SourceRecipe:
+    """What a recipe trains on, beyond wcxb-dev, Readability's training sites and the
+    snippet set's training half (the clean sources every recipe here has)."""
+
+    name: str
+    #: fundus-dev's pages of the other folds, at this page weight (0: not trained on).
+    fundus_weight: float = 0.0
+
+
+RECIPES = {
+    "clean": SourceRecipe("clean"),
+    "news": SourceRecipe("news", fundus_weight=3.0),
+    "news1": SourceRecipe("news1", fundus_weight=1.0),
+}
+
+
+def training_pages(
+    examples: list[Example], recipe: SourceRecipe, fold: int | None, folds: int, without: str
+) -> list[Example]:
+    """The pages ``recipe`` trains and validates on for ``fold`` (None: every fold, for a
+    leave-one-source-out run without ``without``)."""
+    pages = []
+    for e in examples:
+        if e.dataset == without:
+            continue
+        if e.dataset == "wcxb-dev" or (e.dataset == "fundus-dev" and recipe.fundus_weight):
+            if fold is None or fold_of(e.site, folds) != fold:
+                pages.append(e)
+        elif e.dataset == "readability" and e.split == "train":
+            pages.append(e)
+    return pages
+
+
+def scored_pages(
+    examples: list[Example], fold: int | None, folds: int, without: str
+) -> list[Example]:
+    if fold is None:
+        return [e for e in examples if e.dataset == without]
+    inside = [e for e in examples if e.dataset in FOLDED and fold_of(e.site, folds) == fold]
+    return inside + [e for e in examples if e.dataset in EVALUATED and e.split == "test"]
+
+
+def output_text(
+    blocks: list[Block], markup: list[Any] | None, facts: PageFacts, phrases: Phrases | None
+) -> str:
+    """``Document.text`` from an engine's blocks, as ``extract()`` makes it (``phrases``
+    None: without the convention)."""
+    if phrases is not None:
+        verdicts = judge(blocks, facts, markup, phrases)
+        blocks = [b for b, v in zip(blocks, verdicts, strict=True) if v is None]
+    return "\n".join(b.text for b in without_trailing_headings(blocks))
+
+
+def system_texts(
+    ex: Example, keep: np.ndarray, fallback: bool, phrases: Phrases, prefix: str
+) -> dict[str, str]:
+    """The neural and auto texts of one decision, with and without the convention."""
+    view = ex.view
+    assert view is not None
+    kept = [i for i, k in enumerate(keep) if k]
+    blocks = [view.blocks[i] for i in kept]
+    markup = [view.markup[i] for i in kept]
+    neural = output_text(blocks, markup, view.facts, phrases)
+    traf = output_text(view.fallback, None, view.facts, phrases)
+    raw = output_text(view.fallback if fallback else blocks, None, view.facts, None)
+    return {
+        f"{prefix}neural": neural,
+        f"{prefix}auto": traf if fallback else neural,
+        f"{prefix}auto-raw": raw,
+    }
+
+
+def page_record(ex: Example, texts: dict[str, str]) -> dict[str, Any]:
+    view = ex.view
+    assert view is not None
+    record: dict[str, Any] = {"id": ex.id, "site": ex.site, "set": ex.dataset}
+    record["type"] = ex.page_type
+    for name, text in texts.items():
+        record[name] = [*prf(tokens(text), ex.gold_tokens), word_prf(text, view.gold)[2]]
+    return record
+
+
+class Shipped:
+    """A shipped model folder's decisions on cached pages (its own int8 weights)."""
+
+    def __init__(self, version: str) -> None:
+        from scrapy_maintext.neural import NeuralExtractor
+        from scrapy_maintext.neural.inference import MODELS_DIR
+
+        self.name = version
+        self.extractor = NeuralExtractor.load(MODELS_DIR / version)
+
+    def decide(self, ex: Example) -> tuple[np.ndarray, bool]:
+        probs = self.extractor.model.predict(ex.features)
+        decision = decide(probs, block_lengths(ex), self.extractor.params)
+        return decision.keep, decision.fallback
+
+
+def score(
+    ex: Example,
+    model: torch.nn.Module,
+    params: DecodeParams,
+    phrases: Phrases,
+    shipped: list[Shipped],
+) -> dict[str, Any]:
+    decision = decide(predict_page(model, ex), block_lengths(ex), params)
+    texts = system_texts(ex, decision.keep, decision.fallback, phrases, "")
+    view = ex.view
+    assert view is not None
+    texts["trafilatura"] = output_text(view.fallback, None, view.facts, None)
+    for model_ in shipped:
+        keep, fallback = model_.decide(ex)
+        texts.update(system_texts(ex, keep, fallback, phrases, f"{model_.name}:"))
+    return page_record(ex, texts)
+
+
+def run_one(
+    examples: list[Example],
+    recipe: SourceRecipe,
+    fold: int | None,
+    args: argparse.Namespace,
+    shipped: list[Shipped],
+) -> dict[str, Any]:
+    from scrapy_maintext.models.snippets import snippet_examples
+
+    without = args.without if fold is None else ""
+    pool = training_pages(examples, recipe, fold, args.folds, without)
+    val = [e for e in pool if is_validation_site(e.site)]
+    train = [e for e in pool if not is_validation_site(e.site)]
+    phrases = learn(train + val)
+    train = train + snippet_examples(args.data)
+    settings = Recipe(stack="", modern_weight=1.0, epochs=args.epochs, seed=args.seed)
+    settings = replace(settings, snippet_weight=SNIPPET_WEIGHT)
+    settings.set_weights = (("fundus-dev", recipe.fundus_weight),)
+    t0 = time.time()
+    model = fit(train, val, settings)
+    seconds = time.time() - t0
+    decoding = tune_decoding(model, val)
+    params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
+    pages = [
+        score(ex, model, params, phrases, shipped)
+        for ex in scored_pages(examples, fold, args.folds, without)
+    ]
+    return {
+        "recipe": recipe.name,
+        "fold": fold,
+        "without": without,
+        "folds": args.folds,
+        "seed": args.seed,
+        "epochs": args.epochs,
+        "train_pages": len(train),
+        "train_seconds": round(seconds),
+        "decoding": decoding,
+        "phrases": len(phrases.lines),
+        "pages": pages,
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    examples = [e for e in load_examples(args.data) if e.view is not None]
+    select_stack(examples, "")
+    shipped = [Shipped(v) for v in args.shipped.split(",") if v]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs: list[int | None] = [None]
+    if not args.without:
+        runs = [int(f) for f in args.only.split(",")] if args.only else [*range(args.folds)]
+    for fold in runs:
+        for name in args.recipe.split(","):
+            tag = f"fold{fold}" if fold is not None else f"loso-{args.without}"
+            path = out / f"{name}-{tag}-seed{args.seed}.json"
+            if path.exists():
+                logger.info("kept %s", path)
+                continue
+            torch.manual_seed(args.seed)
+            np.random.seed(args.seed)
+            result = run_one(examples, RECIPES[name], fold, args, shipped)
+            path.write_text(json.dumps(result), encoding="utf-8")
+            logger.info("wrote %s (%d s of training)", path, result["train_seconds"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    from scrapy_maintext.models.sources_report import report
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    go = sub.add_parser("run", help="train and score recipes on every fold")
+    go.add_argument("--data", default="../shared/data")
+    go.add_argument("--recipe", required=True, help=f"comma list of {sorted(RECIPES)}")
+    go.add_argument("--out", required=True)
+    go.add_argument("--folds", type=int, default=5)
+    go.add_argument("--only", default="", help="comma list of folds (default: all)")
+    go.add_argument(
+        "--without", default="", help=f"instead of the folds, the run without one of {LEFT_OUT}"
+    )
+    go.add_argument("--epochs", type=int, default=4)
+    go.add_argument("--threads", type=int, default=1)
+    go.add_argument("--seed", type=int, default=SEED)
+    go.add_argument("--shipped", default="v5,v4.1", help="shipped models scored beside")
+    show = sub.add_parser("report", help="tables from the runs' JSON files")
+    show.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args.command == "run":
+        if set(args.recipe.split(",")) - set(RECIPES):
+            parser.error(f"--recipe: a comma list of {sorted(RECIPES)}")
+        if args.without and args.without not in LEFT_OUT:
+            parser.error(f"--without: one of {LEFT_OUT}")
+        torch.set_num_threads(args.threads)
+        run(args)
+    else:
+        print(report(Path(args.out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Tables of ``models.sources`` runs: every source, every system, paired intervals.
+
+A page scored by several runs of one recipe (an evaluation-only page, which every fold's model
+scores) counts once, with its scores averaged over those runs. Paired differences are taken
+page by page and their 95% interval comes from drawing whole registered domains (publishers,
+sites) with replacement (``protocol_report.interval``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scrapy_maintext.models.dataset import registered_domain
+from scrapy_maintext.models.protocol_report import interval
+
+#: Columns of a page record's system entry: token P, R, F1, then WCXB's word F1.
+P, R, F1, WCXB = 0, 1, 2, 3
+SOURCES = ("fundus-dev", "wcxb-dev", "wcxb-dev/article", "readability", "cleaneval", "dragnet",
+           "l3s-gn1")  # fmt: skip
+LEGACY = ("cleaneval", "dragnet", "l3s-gn1", "readability")
+#: Systems of the shipped models and trafilatura, as every run scores them.
+BASELINES = ("trafilatura", "v5:auto-raw", "v4.1:auto-raw")
+Pages = dict[str, dict[str, Any]]
+
+
+def load(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text("utf-8")) for p in sorted(out.glob("*.json"))]
+
+
+def merged(runs: list[dict[str, Any]]) -> dict[str, Pages]:
+    """Per run kind ("<recipe>" for fold runs, "<recipe> loso-<set>"), the pages with their
+    scores averaged over the runs that scored them."""
+    gathered: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        kind = run["recipe"] + (f" loso-{run['without']}" if run["without"] else "")
+        for page in run["pages"]:
+            gathered[kind][page["id"]].append(page)
+    out: dict[str, Pages] = {}
+    for kind, pages in gathered.items():
+        out[kind] = {}
+        for pid, records in pages.items():
+            first = dict(records[0])
+            for key, value in first.items():
+                if isinstance(value, list):
+                    first[key] = list(np.mean([r[key] for r in records], axis=0))
+            out[kind][pid] = first
+    return out
+
+
+def source_of(page: dict[str, Any], source: str) -> bool:
+    if source == "wcxb-dev/article":
+        return page["set"] == "wcxb-dev" and page["type"] == "article"
+    return bool(page["set"] == source)
+
+
+def systems_of(kind: str, pages: Pages) -> list[tuple[str, str]]:
+    """(label, key) of the systems to show for one run kind: the recipe's, then the rest."""
+    recipe = kind.split()[0]
+    ours = [(f"{recipe} {s}", s) for s in ("auto", "neural", "auto-raw")]
+    keys = next(iter(pages.values())).keys()
+    others = [(k, k) for k in (*BASELINES, "v5:auto") if k in keys]
+    return ours + others
+
+
+def mean_table(kind: str, pages: Pages) -> list[str]:
+    systems = systems_of(kind, pages)
+    lines = [f"### {kind}: mean per page, token F1 (P / R) and WCXB's word F1", ""]
+    lines.append("| source | pages | " + " | ".join(label for label, _ in systems) + " |")
+    lines.append("|---|---|" + "---|" * len(systems))
+    for source in SOURCES:
+        rows = [p for p in pages.values() if source_of(p, source)]
+        if not rows:
+            continue
+        cells = []
+        for _, key in systems:
+            m = np.mean([p[key] for p in rows], axis=0)
+            cells.append(f"{m[F1]:.3f} ({m[P]:.2f}/{m[R]:.2f}) w{m[WCXB]:.3f}")
+        lines.append(f"| {source} | {len(rows)} | " + " | ".join(cells) + " |")
+    legacy = [
+        np.mean([p[key][F1] for p in pages.values() if p["set"] == s])
+        for _, key in systems
+        for s in LEGACY
+        if any(p["set"] == s for p in pages.values())
+    ]
+    if legacy and len(legacy) % len(systems) == 0:
+        per = np.array(legacy).reshape(len(systems), -1).mean(axis=1)
+        lines.append("| 2007-2013 + Readability macro | | " + " | ".join(f"{v:.3f}" for v in per))
+    return lines
+
+
+def paired_table(kind: str, pages: Pages, against: list[tuple[str, Pages, str]]) -> list[str]:
+    """Our auto minus each baseline, per source: token F1 and WCXB's metric, points."""
+    recipe = kind.split()[0]
+    lines = [f"### {kind}: {recipe} auto minus ..., points [95% interval over domains]", ""]
+    lines.append("| source | against | token F1 | WCXB word F1 |")
+    lines.append("|---|---|---|---|")
+    for source in SOURCES:
+        ids = [i for i, p in pages.items() if source_of(p, source)]
+        if not ids:
+            continue
+        for label, other, key in against:
+            both = [i for i in ids if i in other]
+            if not both:
+                continue
+            domains = [registered_domain(pages[i]["site"]) for i in both]
+            cells = []
+            for m in (F1, WCXB):
+                diffs = np.array([pages[i]["auto"][m] - other[i][key][m] for i in both])
+                cells.append(interval(diffs, domains))
+            lines.append(f"| {source} | {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def report(out: Path) -> str:
+    runs = load(out)
+    kinds = merged(runs)
+    lines = [f"{len(runs)} runs in {out}", ""]
+    for kind in sorted(kinds):
+        pages = kinds[kind]
+        lines += [*mean_table(kind, pages), ""]
+        against = [(b, pages, b) for b in BASELINES]
+        for other in sorted(kinds):
+            same_runs = other.split()[1:] == kind.split()[1:]
+            if other != kind and same_runs:
+                against.append((f"{other} auto", kinds[other], "auto"))
+        lines += [*paired_table(kind, pages, against), ""]
+    return "\n".join(lines)
