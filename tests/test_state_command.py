@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -192,6 +193,25 @@ def test_a_read_only_state_is_read_and_not_written(tmp_path: Path, read_only: st
         locked.chmod(0o755 if read_only == "folder" else 0o644)
     assert path.read_bytes() == before
     assert _sites(path) == {B: 1, A: 4}
+
+
+def test_a_read_only_folder_with_a_crawls_log_left_is_one_line(tmp_path: Path) -> None:
+    """A copy taken while a crawl held the file (its -wal not checkpointed) in a folder that
+    cannot be written: SQLite cannot read the log there; one line says so, not corrupt."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    with CrawlState(tmp_path / "state.sqlite") as state:
+        state.record_export(f"{A}/x.html", 1, T0, Validators(), None, None)
+        state.commit()
+        for suffix in ("", "-wal"):
+            shutil.copy(tmp_path / f"state.sqlite{suffix}", folder / f"state.sqlite{suffix}")
+    folder.chmod(0o555)
+    try:
+        done = maintext_bound("state", str(folder / "state.sqlite"))
+    finally:
+        folder.chmod(0o755)
+    line = _one_line_error(done, f"its folder {folder} is read-only", "-wal holds writes")
+    assert "corrupt" not in line
 
 
 def _urls_visited(path: Path, count: int, at: int) -> list[str]:

@@ -11,6 +11,7 @@ the file's lock, as a crawl does. Due counts follow the rule of a run
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import stat
 from collections.abc import Iterator
@@ -121,7 +122,8 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             raise
         return db
     except sqlite3.Error as exc:
-        if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_DIRECTORY":
+        name = getattr(exc, "sqlite_errorname", "")
+        if name not in _NO_INDEX or os.access(path.parent, os.W_OK | os.X_OK):
             raise CrawlStateError(f"crawl state {path} {unreadable(exc)}") from None
     if _has_log(path):
         raise CrawlStateError(
@@ -130,6 +132,10 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
             "make the folder writable)"
         )
     return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+
+
+#: SQLite's errors when it cannot create the WAL index (``-shm``) beside the file.
+_NO_INDEX = ("SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN")
 
 
 def _has_log(path: Path) -> bool:
