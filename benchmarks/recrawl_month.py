@@ -1,6 +1,7 @@
 """A simulated month of hourly recurring crawls: requests and freshness, every-run vs adaptive.
 
     python -m benchmarks.recrawl_month [--days 30] [--seed 31] [--crawl-hours 0]
+        [--keep-states DIR]
 
 The site (``benchmarks/month_site.py``): 2,000 articles, about 50 new a day, 2% of the older
 ones edited a day, 10% without ``lastmod``, a feed of the 50 newest. A run every hour for
@@ -278,17 +279,27 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--crawl-hours", type=int, default=0, help="also crawl the first N hours")
+    parser.add_argument(
+        "--keep-states",
+        type=Path,
+        metavar="DIR",
+        help="keep the state files in DIR (every-run.sqlite, adaptive.sqlite: maintext state)",
+    )
     args = parser.parse_args()
+    if args.keep_states and any(args.keep_states.glob("*.sqlite")):
+        parser.error(f"{args.keep_states} already holds state files")
     means = {}
     with tempfile.TemporaryDirectory() as tmp:
-        site, crawlers = simulate(args.days, args.seed, Path(tmp))
+        work = args.keep_states or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        site, crawlers = simulate(args.days, args.seed, work)
         end = START + (args.days * 24 - 1) * HOUR
         for mode, crawler in crawlers.items():
             means[mode] = report(mode, crawler.runs, freshness(site, crawler, end))["mean"]
             if args.crawl_hours:
                 from benchmarks.recrawl_month_crawls import compare
 
-                compare(mode, args.seed, args.crawl_hours, crawler.runs, Path(tmp))
+                compare(mode, args.seed, args.crawl_hours, crawler.runs, work)
     print(f"adaptive: {100 * (1 - means[ADAPTIVE] / means[EVERY_RUN]):.1f}% fewer requests per run")
     print(f"(first run at {formatdate(START, usegmt=True)}, {datetime.now(UTC):%Y-%m-%d})")
 

@@ -331,3 +331,23 @@ def test_two_crawls_started_at_once_one_is_refused_in_one_line(
     assert codes == [0, 2], results
     refused = next(err for code, err in results if code == 2)
     assert refused.strip().count("\n") == 0 and "in use by another crawl" in refused
+
+
+def test_a_state_in_a_folder_that_cannot_be_entered_is_one_line(tmp_path: Path) -> None:
+    from tests.permissions import maintext_bound
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        done = maintext_bound(
+            *("crawl", "sitemap", "-a", "domain=http://127.0.0.1:9"),
+            *("-s", f"CRAWL_STATE={locked}/state.sqlite", "-O", str(tmp_path / "out.jsonl")),
+        )
+    finally:
+        locked.chmod(0o755)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        f"maintext crawl: error: crawl state {locked}/state.sqlite cannot be read: "
+        "Permission denied"
+    ]

@@ -251,8 +251,10 @@ def test_adaptive_rerun_skips_what_is_not_due_but_not_what_is_announced(
     assert {path for path, _ in _articles(fourth)} == undated
     assert (news.path(silent), 200) in fourth
 
-    # What the state command makes of the file the crawls wrote.
-    assert main(["state", str(state), "--json", "--now", str(T0 + 2 * DAY)]) == 0
+    # What the state command makes of the file the crawls wrote: under the crawl's
+    # schedule, nothing is due at the moment of the run that just read what was.
+    now = ["--now", str(T0 + 2 * DAY), "-s", "RECRAWL_MIN_INTERVAL=600"]
+    assert main(["state", str(state), "--json", *now]) == 0
     (site,) = json.loads(capsys.readouterr().out)["sites"]
     assert (site["site"], site["known"], site["documents"]) == (news.base, 22, 2)
     assert (site["revisions"], site["changed_24h"], site["due_now"]) == (22, 1, 0)
@@ -267,3 +269,17 @@ def test_a_feed_is_read_when_due(news: ChangingSite, tmp_path: Path) -> None:
     assert _crawl(news, tmp_path / "2", state, T0 + 600, "feed") == set()
     hits = _crawl(news, tmp_path / "3", state, T0 + HOUR, "feed")
     assert ("/feed.xml", 200) in hits and _articles(hits) == {(news.path(added), 200)}
+
+
+@pytest.mark.slow  # two crawls: about 3 s
+def test_a_lowered_max_interval_applies_at_the_next_run(news: ChangingSite, tmp_path: Path) -> None:
+    """Undated pages stored due a day after their visit (under the default maximum); the
+    next run lowers RECRAWL_MAX_INTERVAL to 6 hours: 7 hours later it asks for them."""
+    state = tmp_path / "state.sqlite"
+    _crawl(news, tmp_path / "1", state, T0)
+    with contextlib.closing(sqlite3.connect(state)) as db, db:
+        db.execute("UPDATE schedule SET due = checked + ?, interval = ?", (DAY, DAY))
+    undated = {news.path(s) for s in list(news.stories)[:UNDATED]}
+    six_hours = {"RECRAWL_MAX_INTERVAL": str(6 * HOUR)}
+    hits = _crawl(news, tmp_path / "2", state, T0 + 7 * HOUR, **six_hours)
+    assert _articles(hits) == {(path, 304) for path in undated}

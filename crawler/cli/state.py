@@ -14,6 +14,7 @@ from scrapy_maintext.cli.subcommand import Subcommand
 
 if TYPE_CHECKING:
     from scrapy_maintext.state.overview import SiteOverview
+    from scrapy_maintext.state.schedule import SchedulePolicy
 
 _EPILOG = """\
 Per site (scheme and host): URLs known (pages, sitemaps and feeds), how many are due now and
@@ -21,20 +22,27 @@ in the next 24 hours, changed in the last day (pages exported new or changed, si
 feeds read changed), gone (404/410), and revisions (documents exported over all runs).
 Due counts are of what is revisited on a schedule (RECRAWL_SCHEDULE=adaptive): sitemaps,
 feeds and pages listed without a date; a page listed with a date is requested whenever its
-sitemap or feed lists it with a newer one.
+sitemap or feed lists it with a newer one. Due now is what a run started now requests (due
+by now + RECRAWL_MIN_INTERVAL/2, no later than the last visit + RECRAWL_MAX_INTERVAL): give
+the crawl's -s RECRAWL_MIN_INTERVAL, RECRAWL_MAX_INTERVAL and RECRAWL_SCHEDULE if it sets them.
 
-The file is only read (a crawl may be running on it); --forget SITE drops the rows of a
-site (a host, or a base URL such as https://example.org): its pages are new to the next
-run. --forget waits for no crawl: while one runs on the file it refuses.
+The file is only read (a crawl may be running on it; a read-only folder or file is fine);
+--forget SITE drops the rows of one site (a host with its port if it has one, such as
+example.org or 127.0.0.1:8080, or a base URL such as https://example.org): its pages are new
+to the next run. --forget waits for no crawl: while one runs on the file it refuses.
 
-exit status: 0 done, 2 a file that is missing, not a crawl state, corrupt, of an older or
-newer schema, in use (--forget), or an unknown site (one line says which).
+exit status: 0 done, 2 a file that is missing, cannot be read, not a crawl state, corrupt,
+of an older or newer schema, in use or read-only (--forget), or an unknown site (one line
+says which; nothing is dropped).
 
 examples:
   maintext state state/news.sqlite
   maintext state state/news.sqlite --json > state.json
+  maintext state state/news.sqlite -s RECRAWL_MIN_INTERVAL=21600
   maintext state state/news.sqlite --forget example.org
 """
+#: The settings of the crawl that ``-s`` may give (what is due depends on them).
+_SETTINGS = ("RECRAWL_SCHEDULE", "RECRAWL_MIN_INTERVAL", "RECRAWL_MAX_INTERVAL")
 _HELP = "show what a recurring crawl's state file (CRAWL_STATE) holds, per site"
 _DESCRIPTION = "What a crawl state file holds per site: known, due, changed, gone, revisions."
 _COLUMNS = (
@@ -70,6 +78,15 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TIME",
         help="count as if now were TIME (ISO date or epoch s; RECRAWL_NOW of a simulation)",
     )
+    parser.add_argument(
+        "-s",
+        dest="settings",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"the crawl's schedule setting, for the due counts ({', '.join(_SETTINGS)})",
+    )
 
 
 COMMAND = Subcommand("state", _HELP, _DESCRIPTION, _EPILOG, _add_arguments)
@@ -87,6 +104,29 @@ def _now(text: str) -> float:
     return value
 
 
+def _setting(text: str) -> tuple[str, str]:
+    name, equals, value = text.partition("=")
+    if not equals or name not in _SETTINGS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give NAME=VALUE, NAME one of {_SETTINGS}")
+    if name != "RECRAWL_SCHEDULE" and not value.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds, a whole number")
+    return name, value.strip()
+
+
+def _policy(settings: list[tuple[str, str]]) -> SchedulePolicy:
+    """The crawl's schedule: ``-s`` values over the settings' defaults; ValueError (one
+    line) when they do not fit together."""
+    from scrapy_maintext.state.schedule import SchedulePolicy
+    from scrapy_maintext.vocabulary.settings import default_of
+
+    values = {name: default_of(name) for name in _SETTINGS} | dict(settings)
+    return SchedulePolicy(
+        str(values["RECRAWL_SCHEDULE"]),
+        int(values["RECRAWL_MIN_INTERVAL"]),
+        int(values["RECRAWL_MAX_INTERVAL"]),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from scrapy_maintext.state.crawl_state import CrawlStateError
     from scrapy_maintext.state.overview import forget, overview, reading
@@ -97,8 +137,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"Forgot {dropped} URLs of {', '.join(sites)} in {args.path}", file=sys.stderr)
             return 0
         now = int(args.now if args.now is not None else time.time())
+        policy = _policy(args.settings)
         with reading(args.path) as db:
-            rows = overview(db, now)
+            rows = overview(db, now, policy)
     except (CrawlStateError, ValueError) as exc:
         print(f"maintext state: error: {exc}", file=sys.stderr)
         return 2

@@ -124,7 +124,7 @@ class CrawlState:
                 self._ids[ident] = name
         except sqlite3.DatabaseError as exc:
             self.close()
-            raise CrawlStateError(f"crawl state {self.path} {_unreadable(exc)}") from None
+            raise CrawlStateError(f"crawl state {self.path} {unreadable(exc)}") from None
 
     # Opening: refuse what is not ours, and a second process.
 
@@ -171,7 +171,7 @@ class CrawlState:
             tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             db.close()
-            raise CrawlStateError(f"crawl state {self.path} {_unreadable(exc)}") from None
+            raise CrawlStateError(f"crawl state {self.path} {unreadable(exc)}") from None
         if app_id == 0 and tables == 0:
             try:
                 self._create(db)
@@ -489,7 +489,7 @@ def check_head(path: Path, head: bytes) -> None:
         raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
 
 
-def _unreadable(exc: sqlite3.Error) -> str:
+def unreadable(exc: sqlite3.Error) -> str:
     """What an error reading the file says of it: corrupt only when SQLite says so (a full
     disk or a read-only folder is not a damaged file, and deleting it would lose it all)."""
     name = getattr(exc, "sqlite_errorname", "")
@@ -502,7 +502,7 @@ def _unreadable(exc: sqlite3.Error) -> str:
 def _open_file(path: Path) -> tuple[int, bool]:
     """``path`` opened for reading and writing (created if missing), and whether this
     call created it; :class:`CrawlStateError` naming why it cannot be."""
-    if path.is_dir():
+    if _exists(path) and path.is_dir():
         raise CrawlStateError(f"crawl state {path} is a folder")
     problem = None if path.exists() else creation_problem(path)
     if problem:
@@ -524,6 +524,18 @@ def _open_file(path: Path) -> tuple[int, bool]:
     return fd, created
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; :class:`CrawlStateError` when a folder on the way cannot
+    be entered (``Path.exists`` raises then)."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise CrawlStateError(f"crawl state {path} cannot be read: {exc.strerror}") from None
+    return True
+
+
 #: States checked by a crawl command and kept open (and locked) for its crawl, by path.
 _HELD: dict[Path, CrawlState] = {}
 
@@ -534,7 +546,7 @@ def check_state_file(path: str | os.PathLike[str], hold: bool = False) -> None:
     with it, the state is opened (created if missing) and kept locked for
     :func:`open_state`: no other crawl can take it between the check and the crawl."""
     path = Path(path)
-    if not hold and not path.exists():
+    if not hold and not _exists(path):
         problem = creation_problem(path)
         if problem:
             raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
@@ -546,7 +558,7 @@ def check_state_file(path: str | os.PathLike[str], hold: bool = False) -> None:
         try:
             result = state.db.execute("PRAGMA quick_check").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise CrawlStateError(f"crawl state {path} {_unreadable(exc)}") from None
+            raise CrawlStateError(f"crawl state {path} {unreadable(exc)}") from None
         if result != "ok":
             raise CrawlStateError(f"crawl state {path} is corrupt: {result}")
     except BaseException:

@@ -2,14 +2,18 @@
 
 Scrapy-free. A site is a URL's scheme and host (``https://example.org``, with its port if
 any). Looking never writes: the file is opened read-only, so it can be read while a crawl
-runs on it. A file of another schema is not read (an older one is migrated by the next
-crawl that opens it); forgetting a site takes the file's lock, as a crawl does.
+runs on it, and in a folder (or a file) that cannot be written. A file of another schema is
+not read (an older one is migrated by the next crawl that opens it); forgetting a site takes
+the file's lock, as a crawl does. Due counts follow the rule of a run
+(:func:`~scrapy_maintext.state.schedule.due_at`, under the crawl's schedule settings).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -21,7 +25,9 @@ from scrapy_maintext.state.crawl_state import (
     CrawlStateError,
     check_head,
     check_state_file,
+    unreadable,
 )
+from scrapy_maintext.state.schedule import SchedulePolicy, due_at
 
 DAY = 86_400
 
@@ -50,12 +56,15 @@ class SiteOverview:
         return asdict(self)
 
 
+#: ``due(s.due, s.checked, t)``: :func:`due_at` of the overview's policy (registered on the
+#: connection), so that the counts are what runs at ``now`` and within a day request.
 _QUERY = """
 SELECT n.name,
     count(*),
     sum(u.document),
-    sum(u.gone = 0 AND u.listed IS NULL AND (s.due IS NULL OR s.due <= :now)),
-    sum(u.gone = 0 AND u.listed IS NULL AND s.due > :now AND s.due <= :now + 86400),
+    sum(u.gone = 0 AND u.listed IS NULL AND due(s.due, s.checked, :now)),
+    sum(u.gone = 0 AND u.listed IS NULL AND NOT due(s.due, s.checked, :now)
+        AND due(s.due, s.checked, :now + 86400)),
     sum(CASE WHEN u.document THEN s.changed >= :now - 86400
         ELSE u.last_export >= :now - 86400 END),
     sum(u.gone),
@@ -66,22 +75,17 @@ GROUP BY u.host ORDER BY n.name
 """
 
 
+_SITES = "SELECT name FROM names WHERE id IN (SELECT DISTINCT host FROM urls) ORDER BY name"
+
+
 @contextlib.contextmanager
 def reading(path: str | Path) -> Iterator[sqlite3.Connection]:
     """The state file, open read-only; :class:`CrawlStateError` (one line) when it is
-    missing, not ours, corrupt, or of another schema."""
+    missing, cannot be read, is not ours, corrupt, or of another schema."""
     path = Path(path)
-    if path.is_dir():
-        raise CrawlStateError(f"crawl state {path} is a folder")
-    if not path.exists():
-        raise CrawlStateError(f"crawl state {path} does not exist")
-    if not path.is_file():
-        raise CrawlStateError(f"crawl state {path} is not a regular file")
+    _check_file(path)
     check_header(path)
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise CrawlStateError(f"crawl state {path} cannot be read: {exc}") from None
+    db = _open_read_only(path)
     try:
         check_schema(path, db)
         yield db
@@ -89,6 +93,58 @@ def reading(path: str | Path) -> Iterator[sqlite3.Connection]:
         raise CrawlStateError(f"crawl state {path} is corrupt: {exc}") from None
     finally:
         db.close()
+
+
+def _check_file(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise CrawlStateError(f"crawl state {path} does not exist") from None
+    except OSError as exc:  # a folder on the way that this user cannot enter
+        raise CrawlStateError(f"crawl state {path} cannot be read: {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise CrawlStateError(f"crawl state {path} is a folder")
+    if not stat.S_ISREG(mode):
+        raise CrawlStateError(f"crawl state {path} is not a regular file")
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """``path`` open read-only. In a folder that cannot be written SQLite cannot create the
+    WAL index it reads through: a file closed cleanly (no log beside it) is read as it is
+    (``immutable``: no crawl can be writing it there)."""
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+        try:
+            db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+    except sqlite3.Error as exc:
+        name = getattr(exc, "sqlite_errorname", "")
+        if name not in _NO_INDEX or os.access(path.parent, os.W_OK | os.X_OK):
+            raise CrawlStateError(f"crawl state {path} {unreadable(exc)}") from None
+    if _has_log(path):
+        raise CrawlStateError(
+            f"crawl state {path} cannot be read: its folder {path.parent} is read-only and "
+            f"{path}-wal holds writes of a crawl that did not close it (the file is intact; "
+            "make the folder writable)"
+        )
+    return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True)
+
+
+#: SQLite's errors when it cannot create the WAL index (``-shm``) beside the file.
+_NO_INDEX = ("SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN")
+
+
+def _has_log(path: Path) -> bool:
+    try:
+        return Path(f"{path}-wal").stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def check_header(path: Path) -> None:
@@ -121,8 +177,15 @@ def check_schema(path: Path, db: sqlite3.Connection) -> None:
         )
 
 
-def overview(db: sqlite3.Connection, now: int) -> list[SiteOverview]:
-    """Every site of the state, in name order."""
+def overview(
+    db: sqlite3.Connection, now: int, policy: SchedulePolicy | None = None
+) -> list[SiteOverview]:
+    """Every site of the state, in name order; due counts under ``policy`` (the schedule
+    settings' defaults when None)."""
+    policy = policy or SchedulePolicy()
+    db.create_function(
+        "due", 3, lambda due, checked, at: due_at(policy, due, checked, at), deterministic=True
+    )
     rows = db.execute(_QUERY, {"now": now}).fetchall()
     return [_site(row[0], [int(n or 0) for n in row[1:8]], row[8]) for row in rows]
 
@@ -141,12 +204,13 @@ def _site(name: str, counts: list[int], last: int | None) -> SiteOverview:
 
 
 def matching_sites(names: list[str], site: str) -> list[str]:
-    """The sites named by ``site``: a base URL (``https://example.org``), or a host
-    (``example.org``, any scheme and port)."""
-    wanted = site.strip().rstrip("/")
-    if "://" in wanted:
-        return [name for name in names if name == wanted]
-    return [n for n in names if n.split("://", 1)[-1].split(":")[0] == wanted.split(":")[0]]
+    """The sites named by ``site``: a base URL (``https://example.org``), or a host with its
+    port if the site has one (``example.org``, ``127.0.0.1:8080``; any scheme). Exactly:
+    ``127.0.0.1`` names no ``127.0.0.1:8080``."""
+    wanted = site.strip().rstrip("/").lower()
+    if "://" not in wanted:
+        return [name for name in names if name.split("://", 1)[-1].lower() == wanted]
+    return [name for name in names if name.lower() == wanted]
 
 
 def forget(path: str | Path, site: str) -> tuple[list[str], int]:
@@ -154,7 +218,7 @@ def forget(path: str | Path, site: str) -> tuple[list[str], int]:
     URLs dropped. Raises :class:`CrawlStateError` when the file cannot be used (in use by a
     crawl: one at a time) and ValueError naming the known sites when none matches."""
     with reading(path) as db:
-        names = [s.site for s in overview(db, 0)]
+        names = [row[0] for row in db.execute(_SITES)]
     matched = matching_sites(names, site)
     if not matched:
         known = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")

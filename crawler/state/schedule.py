@@ -20,7 +20,9 @@ A run asks :meth:`Schedule.due`; a URL is due when its time comes before the mid
 next run's interval (``due <= now + RECRAWL_MIN_INTERVAL / 2``: hourly runs with a one-hour
 minimum round a 1.5 h interval to the next run instead of the one after); due times come up
 to :data:`JITTER` of the interval early, by a hash of the URL, so that pages first seen
-together spread over later runs. What a sitemap or
+together spread over later runs; a due time farther than ``RECRAWL_MAX_INTERVAL`` from the
+last visit (stored under a longer maximum) counts as that far (:func:`due_at`, the one rule
+of runs and ``maintext state``). What a sitemap or
 feed announces as newer than its stored date is requested whatever its schedule
 (:mod:`~scrapy_maintext.state.recrawl_discovery`): announced changes are never delayed.
 """
@@ -33,11 +35,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scrapy_maintext.discovery.feeds import FeedParseResult
 from scrapy_maintext.state.store import StateStore, Visit, url_key
 from scrapy_maintext.state.validators import http_date_to_epoch
+
+if TYPE_CHECKING:
+    # Only its type: ``maintext state`` reads the due rule without the parsers.
+    from scrapy_maintext.discovery.feeds import FeedParseResult
 
 #: ``RECRAWL_SCHEDULE`` values.
 ADAPTIVE = "adaptive"
@@ -144,9 +149,24 @@ def next_visit(
 
 def is_due(policy: SchedulePolicy, visit: Visit | None, now: int) -> bool:
     """Whether a run at ``now`` requests the URL (always with ``every-run``)."""
-    if visit is None or not policy.adaptive:
+    if visit is None:
         return True
-    return visit.due <= now + policy.min_interval // 2
+    return due_at(policy, visit.due, visit.checked, now)
+
+
+def due_at(policy: SchedulePolicy, due: int | None, checked: int | None, now: int) -> bool:
+    """The rule of :func:`is_due` on a schedule row's ``due`` and ``checked`` (last visit),
+    None when the URL has none: what a run requests, and what ``maintext state`` counts.
+
+    Due by the middle of the next run (``due <= now + min_interval / 2``). A due time
+    stored under a longer ``RECRAWL_MAX_INTERVAL`` than the policy's counts as the last
+    visit plus the policy's: a lowered maximum applies at once, not after each URL's next
+    visit (up to the old maximum later)."""
+    if due is None or not policy.adaptive:
+        return True
+    if checked is not None:
+        due = min(due, checked + policy.max_interval)
+    return due <= now + policy.min_interval // 2
 
 
 # The site's hints.
