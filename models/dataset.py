@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 import numpy as np
 from lxml import html as lxml_html
 from scrapy_maintext.document import Block, Document
-from scrapy_maintext.extraction.convention import Markup, PageFacts, markup_of
+from scrapy_maintext.extraction.convention import Markup, PageFacts, is_title, markup_of
 from scrapy_maintext.extraction.engines import run_trafilatura
 from scrapy_maintext.extraction.metadata import apply_metadata
 from scrapy_maintext.extraction.options import ExtractOptions
@@ -289,6 +289,34 @@ def page_view(tree: Any, url: str | None, blocks: list[Any]) -> PageView:
         PageFacts(doc.title, authors),
         fallback,
     )
+
+
+def follow_convention(ex: Example) -> None:
+    """``ex``'s ground truth and labels under the text convention (docs/formats.md): without
+    the lines that repeat the page's title or the text of a caption or a byline the markup
+    names (Readability's and L3S-GN1's ground truths keep the headline, Readability's the
+    captions). Pages without a view are left as they are."""
+    view = ex.view
+    if view is None or not view.gold or ex.mask is not None:
+        return
+    title = tokens(view.facts.title)
+    marked = {
+        tuple(tokens(b.text))
+        for b, m in zip(view.blocks, view.markup, strict=True)
+        if m.caption or m.byline
+    }
+    lines = [line for line in map(tokens, view.gold.splitlines()) if line]
+    if lines and ex.gold_tokens[: len(lines[0])] != lines[0]:
+        lines = lines[1:]  # the title line ``convention_gold`` took out
+    kept = [
+        line
+        for i, line in enumerate(lines)
+        if not (i < 3 and is_title(line, title)) and tuple(line) not in marked
+    ]
+    gold = [t for line in kept for t in line]
+    if gold != ex.gold_tokens:
+        ex.gold_tokens = gold
+        ex.labels = align_labels(ex.block_tokens, gold)
 
 
 def _cache_path(data: str | Path, keep_hidden: bool = False) -> Path:

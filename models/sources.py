@@ -43,7 +43,12 @@ from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.convention import PageFacts, judge
 from scrapy_maintext.extraction.core import without_trailing_headings
 from scrapy_maintext.extraction.phrases import Phrases
-from scrapy_maintext.models.dataset import Example, is_validation_site, load_examples
+from scrapy_maintext.models.dataset import (
+    Example,
+    follow_convention,
+    is_validation_site,
+    load_examples,
+)
 from scrapy_maintext.models.dataset import domain_fold as fold_of
 from scrapy_maintext.models.metrics import prf, tokens
 from scrapy_maintext.models.phrases import learn
@@ -224,6 +229,8 @@ def run_one(
 
 def run(args: argparse.Namespace) -> None:
     examples = [e for e in load_examples(args.data) if e.view is not None]
+    for e in examples:
+        follow_convention(e)
     select_stack(examples, "")
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
     out = Path(args.out)

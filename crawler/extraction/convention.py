@@ -40,6 +40,8 @@ class Markup:
     caption: bool = False
     byline: bool = False
     time: bool = False
+    #: Inside a table: cells are data, never a byline or a dateline.
+    table: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,12 @@ _DATE_WORDS = frozenset((*_MONTHS, *_TIME_WORDS, *_DATE_MARKERS, *_DATE_FILLER))
 _MARKERS = frozenset(_DATE_MARKERS) - {"read", "time", "update", "lecture"}
 _BYLINE_LEADS = (
     "by", "von", "par", "por", "di", "door", "av", "af", "od", "text", "texte", "written by",
-    "reporting by", "autor", "auteur", "author", "redaktion", "from",
+    "reporting by", "autor", "auteur", "author", "redaktion",
 )  # fmt: skip
+#: A written date or time: 08.07.2026, 2026-07-08, 8/7/26, 05:00, 14h52.
+_DATE = re.compile(
+    r"\b(?:\d{1,2}[./]\s?\d{1,2}[./]\s?\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}[:h]\d{2})\b"
+)
 _CAPTION_OPENINGS = re.compile(
     r"^(?:©|\(c\)|foto:|photo:|bild:|image:|fotó:|crédit|credit:|credits:|copyright)", re.I
 )
@@ -115,48 +121,55 @@ def judge(
     names = _name_words(facts.authors)
     verdicts: list[Convention | None] = []
     for i, block in enumerate(blocks):
-        edge = i < first_long or i > last_long
+        place = Place(head=i < first_long, edge=i < first_long or i > last_long)
+        place.top = i < TITLE_WINDOW
         mark = markup[i] if markup is not None and i < len(markup) else Markup()
-        verdicts.append(
-            _judge_block(block, words[i], edge, i < TITLE_WINDOW, title, names, mark, phrases)
-        )
+        verdicts.append(_judge_block(block, words[i], place, title, names, mark, phrases))
     return verdicts
+
+
+@dataclass
+class Place:
+    """Where a block stands: before the first long paragraph (``head``), outside the run of
+    long paragraphs (``edge``), among the first blocks (``top``)."""
+
+    head: bool
+    edge: bool
+    top: bool = False
 
 
 def _judge_block(
     block: Block,
     words: list[str],
-    edge: bool,
-    top: bool,
+    place: Place,
     title: list[str],
     names: frozenset[str],
     mark: Markup,
     phrases: Phrases,
 ) -> Convention | None:
+    head, edge, top = place.head, place.edge, place.top
     if not words:
         return None
-    if (edge or top or block.level == 1) and _is_title(words, title):
+    if (head or top or (block.kind == "head" and block.level == 1)) and is_title(words, title):
         return Convention.TITLE
-    if block.kind in ("row", "code"):
+    if block.kind in ("row", "code") or mark.table:
         return None
     if _is_caption(block.text, len(words), mark):
         return Convention.CAPTION
     if edge and _is_byline(block.text, words, names, mark):
         return Convention.BYLINE
-    if edge and _is_dateline(words, names, mark):
+    if edge and block.kind != "item" and _is_dateline(block.text, words, names, mark):
         return Convention.DATELINE
     if phrases.is_furniture(block.text):
         return Convention.FURNITURE
     return None
 
 
-def _is_title(words: list[str], title: list[str]) -> bool:
+def is_title(words: list[str], title: list[str]) -> bool:
     if not title:
         return False
-    if words == title:
-        return True
-    # "Headline | Site" titles, or a headline with the site's name after it.
-    return len(words) >= 4 and (title[: len(words)] == words or words[: len(title)] == title)
+    # The headline alone, or the opening words of a "Headline | Site" title.
+    return words == title or (len(words) >= 4 and title[: len(words)] == words)
 
 
 def _is_caption(text: str, n: int, mark: Markup) -> bool:
@@ -184,11 +197,13 @@ def _is_byline(text: str, words: list[str], names: frozenset[str], mark: Markup)
     return False
 
 
-def _is_dateline(words: list[str], names: frozenset[str], mark: Markup) -> bool:
+def _is_dateline(text: str, words: list[str], names: frozenset[str], mark: Markup) -> bool:
     n = len(words)
     if mark.time and n <= DATELINE_MAX_WORDS:
         return True
-    dated = any(_numeric(w) or w in _MONTHS for w in words)
+    dated = bool(_DATE.search(text)) or (
+        any(w in _MONTHS for w in words) and any(w.isdigit() for w in words)
+    )
     if not dated or n > MARKED_DATELINE_MAX_WORDS:
         return False
     other = [w for w in words if not (_numeric(w) or w in _DATE_WORDS or w in names)]
@@ -237,14 +252,15 @@ BYLINE_WORDS = frozenset({"byline", "author", "authors", "autor", "auteur", "dat
 
 def markup_of(path: Sequence[object]) -> Markup:
     """What the open elements (``neural.segment.Context``) above a block say of it."""
-    caption = byline = time = False
+    caption = byline = time = table = False
     for ctx in path:
         tag = getattr(ctx, "tag", "")
         toks = set(getattr(ctx, "tokens", ()))
         caption = caption or tag == "figcaption" or bool(toks & CAPTION_WORDS)
         byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
         time = time or tag == "time"
-    return Markup(caption, byline, time)
+        table = table or tag == "table"
+    return Markup(caption, byline, time, table)
 
 
 def _numeric(word: str) -> bool:
