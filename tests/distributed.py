@@ -31,6 +31,23 @@ WORKER_SETTINGS = {
 }
 
 
+@pytest.fixture(name="redis_server")
+def redis_server_per_test(tmp_path: Path) -> Iterator[RedisServer]:
+    """A Redis server of the test's own."""
+    yield from redis_or_skip(tmp_path)
+
+
+@pytest.fixture(name="news")
+def news_site() -> Iterator[Any]:
+    """The changing news site of the recurring-crawl tests (tests/recrawl_site.py)."""
+    from scrapy_maintext.demo.site import SiteOptions
+
+    from tests.recrawl_site import ChangingSite
+
+    with TestSiteServer(SiteOptions(crawl_delay=None), host="127.0.0.6") as server:
+        yield ChangingSite(server)
+
+
 def redis_or_skip(workdir: Path) -> Iterator[RedisServer]:
     pytest.importorskip("scrapy_redis", reason="scrapy-redis not installed (pip install -e .[dev])")
     binary = redis_server_binary()

@@ -5,33 +5,21 @@ crawl state kept in a real Redis server gives the same runs as one machine's fil
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy_maintext.demo.site import SiteOptions
 
-from tests.distributed import Worker, redis_or_skip, run_workers
+from tests.distributed import Worker, news_site, redis_server_per_test, run_workers
 from tests.recrawl_site import NEWSROOM_DAY_OUTCOMES, UNDATED, ChangingSite, newsroom_day
 from tests.redis_server import RedisServer
-from tests.sites import TestSiteServer
 
 #: Worker processes on a real Redis server: seconds per test.
 pytestmark = pytest.mark.slow
 
 STATE = "news"
-
-
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    yield from redis_or_skip(tmp_path)
-
-
-@pytest.fixture
-def news() -> Iterator[ChangingSite]:
-    with TestSiteServer(SiteOptions(crawl_delay=None), host="127.0.0.6") as server:
-        yield ChangingSite(server)
+#: Fixtures.
+_ = (news_site, redis_server_per_test)
 
 
 def shared_run(news: ChangingSite, redis: RedisServer, run: str, tmp_path: Path) -> list[Worker]:

@@ -148,7 +148,7 @@ def test_crawl_with_an_unreachable_redis_state_exits_2(
     result = run_crawl("sitemap", tmp_path / "out", {"domain": hostile_site.base_url}, settings)
     assert result.returncode == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("scrapy crawl: error: crawl state news (Redis redis://127.0.0.1:1/0)")
+    assert err.startswith("scrapy crawl: error: REDIS_URL redis://127.0.0.1:1/0: ")
     assert "Redis unreachable" in err and len(err.splitlines()) == 1
     assert not hostile_site.paths() and "Traceback" not in result.log
 
@@ -170,7 +170,10 @@ def test_a_redis_error_is_a_failed_write_that_stops_the_crawl(tmp_path: Path) ->
     recrawl.flush()
     assert recrawl.broken and state.pending == 0
     recrawl.write(state.mark_gone, URL)  # nothing more is written
+    recrawl.write(state.mark_gone, URL + "?2")
     assert crawler.stats is not None
+    # Pages, not writes: the first page's two writes are one outcome lost.
     assert crawler.stats.get_value(Stat.RECRAWL_STATE_WRITES_LOST) == 2
-    assert "crawl state news" in ledger_of(crawler).problems  # said once, in one line
+    # Said once, in one line, naming what failed: the server (the state has no URL here).
+    assert list(ledger_of(crawler).problems) == ["Redis"]
     assert lost(crawler.stats)  # the crawl exits 1

@@ -270,7 +270,7 @@ def check_settings(scrapy_args: list[str]) -> str | None:
     """The error line for ``-s`` settings this Python cannot crawl with, or None."""
     from scrapy.settings import Settings
     from scrapy_maintext.commands.crawl import crawl_state_problem
-    from scrapy_maintext.distributed.components import missing_dependency
+    from scrapy_maintext.distributed.components import distributed_problem
     from scrapy_maintext.exporters.paths import outputs_problem
     from scrapy_maintext.pipelines.config import ExtractConfig
     from scrapy_maintext.vocabulary.settings import setting
@@ -285,9 +285,8 @@ def check_settings(scrapy_args: list[str]) -> str | None:
         return f"maintext crawl: error: {exc}"
     from scrapy_maintext.open_files import limit_problem
 
-    missing = missing_dependency() if setting(settings, "REDIS_URL") else None
     problem = (
-        missing
+        distributed_problem(settings)
         or crawl_state_problem(settings)
         or outputs_problem(settings)
         or limit_problem(settings)

@@ -3,7 +3,8 @@
 Spider arguments are checked before anything starts (a typo costs one line, no traceback,
 and leaves an earlier ``-O`` output alone); the exit status is 1 when no site of the crawl
 could be crawled, so scripts and schedulers notice. ``REDIS_URL`` without the distributed
-extra installed is one line and exit status 2.
+extra installed, malformed, or naming a Redis that does not answer is one line and exit
+status 2.
 
 Without ``-v`` the crawl writes the short console to stderr (progress lines, the report,
 warnings and errors; see :mod:`scrapy_maintext.logformatter`); ``-v``, or a level asked for
@@ -23,7 +24,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 from scrapy.exceptions import UsageError
 from scrapy.settings import BaseSettings
 from scrapy_maintext.archive.extension import WarcSettings
-from scrapy_maintext.distributed.components import missing_dependency
+from scrapy_maintext.distributed.components import distributed_problem, missing_dependency
 from scrapy_maintext.exporters.paths import outputs_problem
 from scrapy_maintext.logformatter import PROGRESS, ConsoleFilter, console, console_filter
 from scrapy_maintext.open_files import limit_problem
@@ -111,18 +112,13 @@ class Command(ScrapyCrawlCommand):
         problem = (
             outputs_problem(self.settings)
             or limit_problem(self.settings)
+            or distributed_problem(self.settings)
             or crawl_state_problem(self.settings, hold=True)
         )
         if problem is not None:
             print(f"{self.prog}: error: {problem}", file=sys.stderr, flush=True)
             self.exitcode = EXIT_USAGE
             return
-        if setting(self.settings, "REDIS_URL"):
-            missing = missing_dependency()
-            if missing is not None:
-                print(f"{self.prog}: error: {missing}", file=sys.stderr, flush=True)
-                self.exitcode = EXIT_USAGE
-                return
         continue_feeds(self.settings)
         # Scrapy's own crawl command creates its crawler the same way.
         crawler = self._create_crawler(args[0])

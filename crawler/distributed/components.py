@@ -40,6 +40,19 @@ def missing_dependency() -> str | None:
     return None
 
 
+def distributed_problem(settings: BaseSettings) -> str | None:
+    """Why this crawl cannot use its ``REDIS_URL`` (scrapy-redis missing, a malformed URL,
+    a Redis that does not answer), in one line; None when it can, or none is set."""
+    if not setting(settings, "REDIS_URL"):
+        return None
+    missing = missing_dependency()
+    if missing is not None:
+        return missing
+    from scrapy_maintext.distributed.connection import redis_problem
+
+    return redis_problem(settings)
+
+
 def apply_distributed(settings: BaseSettings) -> None:
     """With ``REDIS_URL``, this process is one worker of a shared crawl.
 

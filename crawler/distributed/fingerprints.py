@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 from scrapy_maintext.distributed import lua
+from scrapy_maintext.distributed.connection import Breaker, breaker_of, crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.extraction.fingerprint import BITS
 from scrapy_maintext.state.redis_state import KEY_PREFIX
 from scrapy_maintext.vocabulary.settings import setting
-from scrapy_redis.connection import get_redis_from_settings
 
 if TYPE_CHECKING:
     from typing import Self
@@ -44,8 +44,11 @@ def band_keys(prefix: str, fp: str, max_distance: int) -> list[str]:
 class RedisFingerprints:
     """The fingerprints of every document kept by any worker of the crawl."""
 
-    def __init__(self, server: Redis, prefix: str, max_distance: int) -> None:
+    def __init__(
+        self, server: Redis, prefix: str, max_distance: int, breaker: Breaker | None = None
+    ) -> None:
         self.server = server
+        self.breaker = breaker or Breaker()
         self.prefix = prefix
         self.max_distance = max_distance
         self._check = server.register_script(lua.FINGERPRINT)
@@ -60,7 +63,7 @@ class RedisFingerprints:
         if state:
             # A recurring crawl: kept with its crawl state, so that the filter spans runs.
             prefix = f"{KEY_PREFIX}{state}:near"
-        return cls(get_redis_from_settings(crawler.settings), prefix, max_distance)
+        return cls(crawl_client(crawler), prefix, max_distance, breaker_of(crawler))
 
     def __len__(self) -> int:
         try:
@@ -76,8 +79,10 @@ class RedisFingerprints:
         try:
             found = self._check(keys, [fp, url or "", self.max_distance])
         except RedisError as exc:
-            # Never lose a page for want of Redis: keep it, even if it may be a duplicate.
-            logger.warning("Shared fingerprints unavailable (%s): %s kept unchecked", exc, url)
+            # Never lose a page for want of Redis: keep it, even if it may be a duplicate
+            # (a Redis that stopped answering is said once, and the crawl stops).
+            if not self.breaker.down:
+                logger.warning("Shared fingerprints unavailable (%s): %s kept unchecked", exc, url)
             return None
         if found is None:
             return None

@@ -86,6 +86,25 @@ if owner then return 2 end
 return 1
 """
 
+#: KEYS: run id, finished marker, then the other keys of one run (cleared for the next).
+#: ARGV: proposed run id, '1' = a finished run is cleared and the next begins.
+#: Returns {the crawl's run id, 1 when this call began a new run}.
+START_RUN = """
+local renewed = 0
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('DEL', unpack(KEYS))
+  renewed = 1
+end
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return {redis.call('GET', KEYS[1]), renewed}
+"""
+
+#: KEYS: run id, finished marker. ARGV: the run this worker saw finish.
+#: Marks it finished unless another run began meanwhile.
+FINISH = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[2], ARGV[1]) end
+"""
+
 _NOW_MS = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -85,12 +85,16 @@ class DistributedScheduler(RedisScheduler):
         """Keeps the shared queue and duplicate filter (see the module docstring)."""
 
     def __len__(self) -> int:
-        return len(self._local) + self.worker.state.queued()
+        return len(self._local) + self._shared_queued()
 
     def has_pending_requests(self) -> bool:
+        return bool(self._local) or self._shared_queued() > 0
+
+    def _shared_queued(self) -> int:
+        """Sites with requests in the shared queue (none once Redis stopped answering)."""
         if not self.worker.joined:
-            return bool(self._local)
-        return bool(self._local) or self.worker.state.queued() > 0
+            return 0
+        return self.worker.ask(self.worker.state.queued, default=0) or 0
 
     def enqueue_request(self, request: Request) -> bool:
         if is_local(request):
@@ -110,7 +114,12 @@ class DistributedScheduler(RedisScheduler):
             return True
         fingerprint = "" if request.dont_filter else self.df.request_fingerprint(request)
         site = self._site_key(request)
-        added = self.worker.state.push(data, site, fingerprint, request.priority > 0, lease)
+        front = request.priority > 0
+        added = self.worker.ask(self.worker.state.push, data, site, fingerprint, front, lease)
+        if added is None:
+            # Redis stopped answering (the crawl stops): the request stays undone, and its
+            # site's discovery unfinished, for the next worker or run.
+            return False
         self.worker.handed_on(lease)
         if not added:
             self.df.log(request, self.spider)
@@ -126,7 +135,7 @@ class DistributedScheduler(RedisScheduler):
             return None
         prefetch = self.worker.config.site_prefetch
         skip = [site for site, count in self.worker.held.items() if count >= prefetch]
-        lease = self.worker.state.pop(skip)
+        lease = self.worker.ask(self.worker.state.pop, skip)
         if lease is None:
             return None
         request = decode_request(self.queue, lease.data)

@@ -8,7 +8,10 @@ Key layout (``P`` is ``DISTRIBUTED_KEY_PREFIX`` with the spider's name filled in
 - ``P:workers``, ``P:alive:<worker>`` (expires after ``DISTRIBUTED_WORKER_TIMEOUT``);
 - ``P:discovery`` site -> worker discovering it, or ``done``; ``P:run`` the crawl's run id;
 - ``P:incomplete`` sites a page of which failed on some worker (a recurring crawl's
-  discoverer then does not remember their sitemaps).
+  discoverer then does not remember their sitemaps);
+- ``P:finished`` the run id, once a worker saw the whole crawl finished. A recurring crawl's
+  worker started later clears the run's keys (``seen``, ``discovery``, ``run``,
+  ``incomplete``, ``finished``, ``lease_seq``) and begins the next run.
 
 Calls are synchronous (redis-py), like scrapy-redis's own: each is one round trip to a
 server that answers in well under a millisecond on a LAN.
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DONE = "done"
+#: A run's keys besides ``run`` and ``finished`` (the queue and leases are empty at its end).
+RUN_KEYS = ("seen", "discovery", "incomplete", "lease_seq")
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class CrawlState:
         self._pop = server.register_script(lua.POP)
         self._requeue = server.register_script(lua.REQUEUE)
         self._claim = server.register_script(lua.CLAIM)
+        self._start_run = server.register_script(lua.START_RUN)
+        self._finish = server.register_script(lua.FINISH)
 
     # -- keys
     def key(self, name: str) -> str:
@@ -154,9 +161,25 @@ class CrawlState:
     # -- crawl-wide run id and discovery claims
     def run_id(self, proposed: str) -> str:
         """The crawl's run id: the first worker's, kept for every later worker and restart."""
-        self.server.set(self.key("run"), proposed, nx=True)
+        return self.start_run(proposed, renew=False)[0]
+
+    def start_run(self, proposed: str, renew: bool) -> tuple[str, bool]:
+        """The run id, and whether this call began a new run: with ``renew``, a finished
+        run's keys are cleared first (atomically: of workers started together, one clears)."""
+        keys = [self.key("run"), self.key("finished"), *(self.key(k) for k in RUN_KEYS)]
+        run, renewed = self._start_run(keys, [proposed, "1" if renew else "0"])
+        return text(run), bool(renewed)
+
+    def run_id_now(self) -> str | None:
         value = self.server.get(self.key("run"))
-        return text(value) if value is not None else proposed
+        return None if value is None else text(value)
+
+    def finish(self, run: str) -> None:
+        """This worker saw run ``run`` finished (unless a next run began meanwhile)."""
+        self._finish([self.key("run"), self.key("finished")], [run])
+
+    def is_finished(self) -> bool:
+        return bool(self.server.exists(self.key("finished")))
 
     def claim(self, site: str) -> int:
         """1: this worker discovers ``site``; 2: it takes over from a dead worker; 0: not."""

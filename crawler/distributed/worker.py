@@ -11,18 +11,20 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
+from scrapy_maintext.distributed.connection import breaker_of, crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.state import CrawlState, new_worker_id
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import switched_off
-from scrapy_redis.connection import get_redis_from_settings
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.task import LoopingCall
 
 if TYPE_CHECKING:
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 class DistributedWorker:
     """Extension (enabled by the add-on when ``REDIS_URL`` is set)."""
@@ -45,7 +49,15 @@ class DistributedWorker:
             raise switched_off("DistributedWorker", "REDIS_URL is not set")
         self.crawler = crawler
         self.worker_id = new_worker_id()
-        self.server: Redis = get_redis_from_settings(crawler.settings)
+        #: Tripped by the first Redis call that gets no answer: the crawl stops, and the
+        #: worker asks Redis nothing more (its leases come back to the others by timeout).
+        self.breaker = breaker_of(crawler)
+        self.server: Redis = crawl_client(crawler)
+        #: A recurring crawl (``CRAWL_STATE``): a worker started on a finished run starts
+        #: the next one (the same command, run again, crawls again).
+        self.recurring = bool(setting(crawler.settings, "CRAWL_STATE"))
+        #: The run of the shared crawl this worker joined.
+        self.run = ""
         #: Lease id -> site, for every request taken and not finished.
         self.leases: dict[str, str] = {}
         #: Requests per site taken and not yet back from the downloader.
@@ -78,26 +90,49 @@ class DistributedWorker:
     # -- lifecycle
     def join(self, spider: Spider) -> None:
         """Called by the scheduler when it opens, before the spider's start requests."""
-        try:
-            self.server.ping()
-        except RedisError as exc:
-            # Closed from spider_opened: Scrapy cannot close a spider whose scheduler failed
-            # to open.
-            logger.error("REDIS_URL %s: Redis server unreachable (%s)", self.config.redis_url, exc)
-            return
-        self.joined = True
+        # Closed from spider_opened when this fails (said once by the breaker): Scrapy cannot
+        # close a spider whose scheduler failed to open.
+        self.joined = bool(self.ask(self._join, spider))
+
+    def _join(self, spider: Spider) -> bool:
+        self.server.ping()
+        proposed = getattr(spider, "run_id", None) or new_worker_id()
+        self.run, renewed = self.state.start_run(proposed, renew=self.recurring)
+        if renewed:
+            logger.info(
+                "Shared crawl %s had finished: this worker starts its next run", self.state.prefix
+            )
+            self._inc(Stat.DISTRIBUTED_NEW_RUN)
+        elif self.state.is_finished():
+            logger.warning(
+                "Shared crawl %s is finished: nothing to do (a new crawl needs another "
+                "DISTRIBUTED_KEY_PREFIX)",
+                self.state.prefix,
+            )
         self.state.heartbeat()
         self.state.reap()
         if hasattr(spider, "run_id"):
             # Page requests carry the run id of the worker that planned them; every worker
             # of the crawl (and every restart) must accept them.
-            spider.run_id = self.state.run_id(spider.run_id)
+            spider.run_id = self.run
         logger.info(
             "Worker %s joined shared crawl %s (%d sites with queued requests)",
             self.worker_id,
             self.state.prefix,
             self.state.queued(),
         )
+        return True
+
+    def ask(self, call: Callable[..., T], *args: Any, default: T | None = None) -> T | None:
+        """``call(*args)``, a Redis call whose failure stops the crawl (said once, by the
+        breaker), never a traceback; ``default`` once Redis stopped answering."""
+        if self.breaker.down:
+            return default
+        try:
+            return call(*args)
+        except RedisError as exc:
+            self.breaker.trip(exc)
+            return default
 
     def spider_opened(self, spider: Spider) -> None:
         if not self.joined:
@@ -114,25 +149,27 @@ class DistributedWorker:
             self._loop.stop()
         if not self.joined:
             return
-        self._ack_failed()
-        for site in self.claimed:
-            self.state.release_claim(site)
-        handed_back = self.state.leave()
+        handed_back = self.ask(self._leave) or 0
         if handed_back:
             logger.info("%d unfinished requests handed back to the shared queue", handed_back)
         self._inc(Stat.DISTRIBUTED_REQUEUED_AT_CLOSE, handed_back)
 
+    def _leave(self) -> int:
+        self._ack_failed()
+        for site in self.claimed:
+            self.state.release_claim(site)
+        return self.state.leave()
+
     def _tick(self) -> None:
-        try:
-            self.state.heartbeat()
-            self._ack_failed()
-            self._inc(Stat.DISTRIBUTED_REAPED, self.state.reap())
-            self._check_claims()
-        except RedisError:
-            # Redis unreachable for a moment: the next tick tries again.
-            logger.warning("Shared crawl: Redis call failed", exc_info=True)
-            return
-        self.wake_engine()
+        if self.ask(self._beat):
+            self.wake_engine()
+
+    def _beat(self) -> bool:
+        self.state.heartbeat()
+        self._ack_failed()
+        self._inc(Stat.DISTRIBUTED_REAPED, self.state.reap())
+        self._check_claims()
+        return True
 
     def wake_engine(self) -> None:
         """Let the engine ask the scheduler again now: Scrapy itself re-polls an idle
@@ -174,7 +211,7 @@ class DistributedWorker:
         if lease is None or lease not in self.leases:
             return
         self._flush_feeds()
-        self.state.ack(lease)
+        self.ask(self.state.ack, lease)
         self._forget(lease)
         self._inc(Stat.DISTRIBUTED_ACKED)
 
@@ -206,7 +243,7 @@ class DistributedWorker:
 
     # -- discovery claims
     def claim(self, site: str) -> bool:
-        result = self.state.claim(site)
+        result = self.ask(self.state.claim, site, default=0)
         if result == 2:
             logger.warning("Taking over the discovery of %s from a worker that is gone", site)
         if result:
@@ -218,24 +255,17 @@ class DistributedWorker:
     def discovery_finished(self, site: str) -> None:
         if site in self.claimed:
             self.claimed.discard(site)
-            self.state.discovery_done(site)
+            self.ask(self.state.discovery_done, site)
 
     # -- sites whose pages did not all end cleanly (a recurring crawl's discovery memory)
     def site_incomplete(self, site: str) -> None:
         """A page of ``site`` failed here: whichever worker discovers the site is told
         before this page's lease is acknowledged."""
-        try:
-            self.state.mark_incomplete(site)
-        except RedisError:
-            logger.warning("Shared crawl: could not note %s as incomplete", site, exc_info=True)
+        self.ask(self.state.mark_incomplete, site)
 
     def incomplete_sites(self) -> set[str] | None:
         """Sites a page of which failed on any worker of this crawl; None when unknown."""
-        try:
-            return self.state.incomplete()
-        except RedisError:
-            logger.warning("Shared crawl: incomplete sites unknown", exc_info=True)
-            return None
+        return self.ask(self.state.incomplete)
 
     def _check_claims(self) -> None:
         """Discovery that ended in an errback (no spider output to watch) is done once the
@@ -251,17 +281,27 @@ class DistributedWorker:
         """This worker has nothing to do: close only if the whole crawl is finished."""
         if self.stopping:
             return
+        wait = self.ask(self._idle)
+        if wait:
+            logger.debug("Idle, waiting: %s", wait)
+            raise DontCloseSpider(wait)
+        if wait is None:
+            return  # Redis stopped answering: the crawl stops
+        logger.info("Shared crawl finished: queue empty, no worker busy, discovery done")
+
+    def _idle(self) -> str:
         # Nothing is downloading or being scraped here: every lease left is finished.
         for lease in list(self.leases):
             self.state.ack(lease)
             self._forget(lease)
         self._check_claims()
         self.state.reap()
+        if self.state.run_id_now() != self.run:
+            return ""  # the run this worker joined finished; another worker began the next
         wait = self._wait_reason()
-        if wait:
-            logger.debug("Idle, waiting: %s", wait)
-            raise DontCloseSpider(wait)
-        logger.info("Shared crawl finished: queue empty, no worker busy, discovery done")
+        if not wait:
+            self.state.finish(self.run)
+        return wait
 
     def _wait_reason(self) -> str:
         if self.state.queued():

@@ -18,23 +18,25 @@ the downloader.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
 
 from protego import Protego
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.distributed import lua
+from scrapy_maintext.distributed.connection import crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.worker import DistributedWorker
 from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import cancel_slot_timer, live_slot, slot_key, slot_settings
 from scrapy_maintext.vocabulary.names import Meta, Stat
-from scrapy_maintext.vocabulary.reasons import switched_off
-from scrapy_redis.connection import get_redis_from_settings
+from scrapy_maintext.vocabulary.reasons import Stopping, switched_off
 from twisted.internet import defer, task
 
 if TYPE_CHECKING:
@@ -70,7 +72,7 @@ class SharedPolitenessMiddleware:
             crawler.settings.get("ROBOTSTXT_USER_AGENT") or crawler.settings.get("USER_AGENT")
         )
         self.worker_id = f"{id(self)}"
-        self.server = server = get_redis_from_settings(crawler.settings)
+        self.server = server = crawl_client(crawler)
         self._reserve = server.register_script(lua.RESERVE)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
@@ -96,6 +98,10 @@ class SharedPolitenessMiddleware:
             if is_robots_txt(request):
                 await self._robots_turn(key)
             await self._wait_for_turn(key)
+        except RedisError:
+            # Redis stopped answering (said once; the crawl stops): not sent, left undone.
+            self._release(request)
+            raise Stopping("Redis stopped answering") from None
         except BaseException:
             self._release(request)
             raise
@@ -181,7 +187,8 @@ class SharedPolitenessMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Response:
         if is_robots_txt(request) and request in self._holding:
-            self._robots_txt_read(self._holding[request], response)
+            with contextlib.suppress(RedisError):  # the crawl stops (said once)
+                self._robots_txt_read(self._holding[request], response)
         self._release(request)
         worker = self._worker()
         if worker is not None:
@@ -205,10 +212,13 @@ class SharedPolitenessMiddleware:
         if not pause:
             return
         key = slot_key(self.crawler, request)
-        self._pause(
-            [self._key(key, "next"), self._key(key, "pause")],
-            [int(float(pause) * 1000), KEY_LIFETIME_MS],
-        )
+        try:
+            self._pause(
+                [self._key(key, "next"), self._key(key, "pause")],
+                [int(float(pause) * 1000), KEY_LIFETIME_MS],
+            )
+        except RedisError:
+            return  # Redis stopped answering: the crawl stops (said once)
         self._inc(Stat.SHARED_RETRY_AFTER_PAUSES)
         logger.info("Paused %s for every worker: %.1fs", key, float(pause))
 

@@ -55,12 +55,18 @@ def reason_of(exc: BaseException) -> str:
     """An exception as the short reason a user reads (``No space left on device``)."""
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
+    short = getattr(exc, "short_reason", None)
+    if isinstance(short, str) and short:
+        return short
     return str(exc) or type(exc).__name__
 
 
-def write_failed(crawler: Crawler, what: str, exc: BaseException, stop: bool = True) -> bool:
+def write_failed(
+    crawler: Crawler, what: str, exc: BaseException, stop: bool = True, later: bool = False
+) -> bool:
     """``what`` (``output items.jsonl``, ``crawl state s.db``) could not write: said once
-    (True the first time), and the crawl stops unless ``stop`` is False."""
+    (True the first time), and the crawl stops unless ``stop`` is False (``later``: once
+    the reactor is back, not from inside the call that failed)."""
     ledger = ledger_of(crawler)
     first = what not in ledger.problems
     if first:
@@ -71,7 +77,11 @@ def write_failed(crawler: Crawler, what: str, exc: BaseException, stop: bool = T
             ledger.problems[what],
             "the crawl stops" if stop else "the crawl goes on",
         )
-    if stop:
+    if stop and later:
+        from twisted.internet import reactor
+
+        reactor.callLater(0.0, stop_crawl, crawler)  # type: ignore[arg-type]
+    elif stop:
         stop_crawl(crawler)
     return first
 
@@ -111,6 +121,8 @@ def lost(stats: StatsCollector | None) -> list[str]:
         found.append(
             f"{get(Stat.RECRAWL_STATE_WRITES_LOST)} page outcomes not recorded in the crawl state"
         )
+    if get(Stat.DISTRIBUTED_REDIS_LOST, 0):
+        found.append("the rest of the shared crawl")
     if get(Stat.REPORT_ERRORS, 0):
         found.append("the crawl report not written")
     if get(Stat.WARC_ERRORS, 0):
@@ -161,4 +173,6 @@ class LossReport:
                 said += " Without CRAWL_STATE or JOBDIR, only a new crawl exports them."
         if get(Stat.RECRAWL_STATE_WRITES_LOST):
             said += " The next run fetches those pages again (and may export them again)."
+        if get(Stat.DISTRIBUTED_REDIS_LOST):
+            said += " Its requests stay in Redis: a worker started again finishes it."
         return said

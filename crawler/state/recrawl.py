@@ -30,7 +30,7 @@ from scrapy.utils.reactor import CallLaterOnce
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
 from scrapy_maintext.report.losses import write_failed
-from scrapy_maintext.state.crawl_state import open_state
+from scrapy_maintext.state.crawl_state import CrawlStateError, open_state
 from scrapy_maintext.state.schedule import (
     Clock,
     Hints,
@@ -104,6 +104,10 @@ class Recrawl:
         self.looked_up: dict[str, UrlRecord | None] = {}
         #: The state could not be written: nothing more is, and nothing is committed.
         self.broken = False
+        #: Pages (URLs) written since the last commit, and those whose outcome the state
+        #: could not record (``recrawl/state_writes_lost`` counts pages, not writes).
+        self._window: set[str] = set()
+        self._lost: set[str] = set()
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -129,6 +133,7 @@ class Recrawl:
         except WRITE_ERRORS as exc:
             self._failed(exc, pending)
             return
+        self._window.clear()
         untold, self._untold = self._untold, Counter()
         for (site, outcome), count in untold.items():
             self.crawler.signals.send_catch_log(
@@ -169,8 +174,11 @@ class Recrawl:
     def write(self, action: Callable[..., None], *args: Any) -> None:
         """``action(*args)``, a write to the state, committed soon with the others of the
         next moments; a state that cannot take it stops the crawl."""
+        page = args[0] if args and isinstance(args[0], str) else None
+        if page is not None:
+            self._window.add(page)
         if self.broken:
-            self.inc_stat(Stat.RECRAWL_STATE_WRITES_LOST)
+            self._count_lost(0)
             return
         try:
             action(*args)
@@ -179,13 +187,24 @@ class Recrawl:
             return
         self._commit_later.schedule(self.config.commit_delay)
 
-    def _failed(self, exc: Exception, lost: int) -> None:
+    def _failed(self, exc: Exception, pending: int) -> None:
         """The open transaction is given up (none of it counts), and the crawl stops."""
         self.broken = True
         self._commit_later.cancel()
-        self.inc_stat(Stat.RECRAWL_STATE_WRITES_LOST, lost)
+        self._count_lost(pending)
         self.state.abandon()
-        write_failed(self.crawler, f"crawl state {self.state.path}", exc)
+        # A Redis that stopped answering is named as such (once, whichever component
+        # found it first), not as the state.
+        what = getattr(exc, "what", "") or f"crawl state {self.state.path}"
+        write_failed(self.crawler, what, exc)
+
+    def _count_lost(self, pending: int) -> None:
+        """The pages written since the last commit are lost (at least one if writes were)."""
+        self._lost |= self._window
+        self._window.clear()
+        count = max(len(self._lost), 1 if pending else 0)
+        if self.crawler.stats is not None and count:
+            self.crawler.stats.set_value(Stat.RECRAWL_STATE_WRITES_LOST, count)
 
     def _closed(self, spider: Any = None, reason: str = "") -> None:
         self.flush()
@@ -199,6 +218,9 @@ class Recrawl:
         get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
         if stats is not None:
             stats.set_value(Stat.RECRAWL_KNOWN, known)
+            skipped = len(getattr(self.state, "skipped", ()))
+            if skipped:
+                stats.set_value(Stat.RECRAWL_STATE_ROWS_SKIPPED, skipped)
         fresh = get(Stat.RECRAWL_NEW) + get(Stat.RECRAWL_CHANGED)
         unchanged = (
             get(Stat.RECRAWL_UNCHANGED)
@@ -229,23 +251,29 @@ def crawl_state_of(crawler: Crawler) -> Recrawl | None:
     config = RecrawlSettings.from_crawler(crawler)
     if not config.path:
         return None
-    recrawl = Recrawl(crawler, open_configured(crawler.settings, config), config)
+    recrawl = Recrawl(crawler, open_configured(crawler.settings, config, crawler), config)
     _OPEN[crawler] = recrawl
     return recrawl
 
 
-def open_configured(settings: BaseSettings, config: RecrawlSettings) -> StateStore:
+def open_configured(
+    settings: BaseSettings, config: RecrawlSettings, crawler: Crawler | None = None
+) -> StateStore:
     """The SQLite file ``CRAWL_STATE``, or with ``REDIS_URL`` the state of that name kept
-    in Redis (scrapy-redis's connection settings: ``REDIS_URL``, ``REDIS_PARAMS``).
-    Raises :class:`~scrapy_maintext.state.crawl_state.CrawlStateError` when it cannot be
-    used."""
+    in Redis (scrapy-redis's connection settings: ``REDIS_URL``, ``REDIS_PARAMS``; the
+    crawl's deadline and breaker with ``crawler``). Raises
+    :class:`~scrapy_maintext.state.crawl_state.CrawlStateError` when it cannot be used."""
     if not config.redis_url:
         return open_state(config.path)
+    from scrapy_maintext.distributed.connection import crawl_client, redis_client
     from scrapy_maintext.state.redis_state import RedisCrawlState
-    from scrapy_redis.connection import get_redis_from_settings
 
     where = redact_url(config.redis_url)
-    return RedisCrawlState(get_redis_from_settings(settings), config.path, where)
+    try:
+        client = crawl_client(crawler) if crawler is not None else redis_client(settings)
+    except ValueError as exc:
+        raise CrawlStateError(f"crawl state {config.path}: REDIS_URL {where}: {exc}") from None
+    return RedisCrawlState(client, config.path, where)
 
 
 def redact_url(url: str) -> str:

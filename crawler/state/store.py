@@ -26,6 +26,13 @@ class StateUnavailable(Exception):
     """A state kept on a server (Redis) did not answer: a commit that raises it wrote
     nothing, and counts as a failed write."""
 
+    def __init__(self, message: str, reason: str = "", what: str = "") -> None:
+        super().__init__(message)
+        #: The cause alone, for a line that names what failed already.
+        self.short_reason = reason or message
+        #: What failed when it is not the state itself (``Redis redis://host:port/db``).
+        self.what = what
+
 
 @dataclass(frozen=True)
 class UrlRecord:

@@ -158,6 +158,10 @@ class Stat:
     DISTRIBUTED_DISCOVERY_CLAIMED: Final = "distributed/discovery_claimed"
     DISTRIBUTED_REAPED: Final = "distributed/reaped"
     DISTRIBUTED_REQUEUED_AT_CLOSE: Final = "distributed/requeued_at_close"
+    #: 1 when the crawl's Redis stopped answering (the crawl stopped, its run unfinished).
+    DISTRIBUTED_REDIS_LOST: Final = "distributed/redis_lost"
+    #: 1 when this worker started the next run of a finished recurring crawl.
+    DISTRIBUTED_NEW_RUN: Final = "distributed/new_run"
     # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``), and
     # the crawl report (issue 24) shows ``recrawl/<outcome>`` when present.
     RECRAWL: Final = "recrawl/"
@@ -180,6 +184,8 @@ class Stat:
     #: State writes (pages exported or decided) that the state file did not take: those
     #: pages are fetched and exported again by the next run.
     RECRAWL_STATE_WRITES_LOST: Final = "recrawl/state_writes_lost"
+    #: Rows of a crawl state in Redis that were no rows (damaged): skipped, their URLs new.
+    RECRAWL_STATE_ROWS_SKIPPED: Final = "recrawl/state_rows_skipped"
     # What the outputs accepted (issue 29): a document is exported once every output took it.
     #: Outputs (feeds, DOCDIR_PATH, the page journal) whose writes failed.
     EXPORT_OUTPUTS_FAILED: Final = "export/outputs_failed"

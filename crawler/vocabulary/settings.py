@@ -264,6 +264,12 @@ _OURS = [
         ("DISTRIBUTED_WORKER_TIMEOUT", 60.0, float, "A worker silent this long is dead."),
         ("DISTRIBUTED_POLL_INTERVAL", 1.0, float, "Heartbeat and queue poll interval (seconds)."),
         ("DISTRIBUTED_SITE_PREFETCH", 2, int, "Requests of one site a worker holds at once."),
+        (
+            "DISTRIBUTED_REDIS_TIMEOUT",
+            5.0,
+            float,
+            "Seconds a Redis call may take (at most SHUTDOWN_TIMEOUT / 3); then the crawl stops.",
+        ),
     ),
 ]
 
