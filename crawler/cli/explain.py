@@ -101,5 +101,7 @@ _NOT_A_PAGE = frozenset({"binary", "not-html", "empty-page", "unparsable", "too-
 
 
 def _error(message: str) -> int:
-    print(f"maintext explain: error: {message}", file=sys.stderr)
+    # One line, whatever a server or the system put in its message.
+    line = " ".join(message.splitlines())
+    print(f"maintext explain: error: {line}", file=sys.stderr)
     return 2

@@ -71,6 +71,8 @@ def fetch(url: str, max_bytes: int, timeout: float) -> Source:
             body = response.read(max_bytes + 1)
             final = response.geturl()
     except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:  # urllib's redirect loop or redirect without a Location
+            raise SourceError(f"{url}: HTTP {exc.code}, redirects that lead nowhere") from None
         raise SourceError(f"{url}: HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
         raise SourceError(f"{url}: cannot be fetched ({exc.reason})") from None
