@@ -148,7 +148,7 @@ def _engine(trace: Trace) -> str:
     if trace.fallback is Fallback.ENGINE_OPTION:
         return f"{engine} (asked for)"
     if trace.fallback is not None:
-        detail = f": {doc.neural_error}" if doc.neural_error else ""
+        detail = f" ({trace.detail})" if trace.detail else ""
         return f"{engine}, because {trace.fallback.value}{detail}"
     if trace.arbiter_choice:
         return f"{engine} (the arbiter chose {trace.arbiter_choice})"

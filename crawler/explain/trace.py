@@ -23,7 +23,7 @@ import numpy as np
 from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction.convention import Convention
 from scrapy_maintext.extraction.core import Body, extract_page
-from scrapy_maintext.extraction.engines import EngineResult, load_neural
+from scrapy_maintext.extraction.engines import EngineResult, load_neural, neural_load
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.words import tokens
 
@@ -140,6 +140,8 @@ class Trace:
     #: The deciding model's threshold, when it ran.
     threshold: float | None = None
     fallback: Fallback | None = None
+    #: The model's error on the page, or why it could not be loaded.
+    detail: str | None = None
     #: What the arbiter chose, when it compared the model's text with trafilatura's.
     arbiter_choice: str | None = None
 
@@ -180,6 +182,10 @@ def explain(
         trace.engine_rows = _engine_rows(engine.blocks, body)
         trace.rows = _aligned_rows(segments, trace.engine_rows, engine.decision, verdicts)
         trace.fallback = _fallback(options, engine, model, segments)
+        if trace.fallback is Fallback.MODEL_UNAVAILABLE:
+            trace.detail = neural_load(options.model).error
+        elif trace.fallback is Fallback.NEURAL_ERROR:
+            trace.detail = engine.neural_error
     return trace
 
 
