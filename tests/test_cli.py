@@ -313,7 +313,7 @@ def test_extract_errors_are_one_line(tmp_path: Path) -> None:
     assert "give a format, PATH:jsonl|json|tei|txt" in bad_format.stderr.decode()
 
 
-@pytest.mark.parametrize("command", [[], ["crawl"], ["extract"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["crawl"], ["extract"], ["explain"], ["demo"]])
 def test_help_of_every_command(tmp_path: Path, command: list[str]) -> None:
     proc = maintext(*command, "--help", cwd=tmp_path)
     assert proc.returncode == 0

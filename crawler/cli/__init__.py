@@ -1,5 +1,5 @@
-"""``maintext``: crawl with the bundled spiders, extract files offline, render a crawl report,
-show a recurring crawl's state, run the demo.
+"""``maintext``: crawl with the bundled spiders, extract files offline, explain what the
+extractor keeps of a page, render a crawl report, show a recurring crawl's state, run the demo.
 
 Also ``python -m scrapy_maintext``. Each subcommand has its own ``--help``.
 """
@@ -11,8 +11,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from scrapy_maintext.cli import explain as explain_command
 from scrapy_maintext.cli import report as report_command
 from scrapy_maintext.cli import state as state_command
+from scrapy_maintext.cli.engine_options import add_engine_options, engine_options, seconds
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
@@ -96,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_crawl(commands)
     _add_extract(commands)
+    explain_command.add_parser(commands)
     report_command.add_parser(commands)
     state_command.add_parser(commands)
     demo = commands.add_parser(
@@ -136,8 +139,6 @@ def _add_crawl(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from scrapy_maintext.extraction.options import ENGINES
-
     extract = commands.add_parser(
         "extract",
         help="extract main text from HTML files, directories and WARC archives",
@@ -155,7 +156,7 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=os.cpu_count() or 1,
         help="processes (default: all cores); 0 extracts in this process, without --timeout",
     )
-    add("--timeout", type=_seconds, default=30.0, help="seconds per document (default: 30)")
+    add("--timeout", type=seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")
     add("--keep-empty", action="store_true", help="also write documents without main text")
     add(
@@ -171,17 +172,7 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="FILE",
         help="also write the crawl report: FILE.html (a page with plots) or FILE.json",
     )
-    add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
-    add(
-        "--model",
-        type=_model,
-        metavar="DIR",
-        help="a neural model folder (model.onnx, config.json) instead of the shipped model",
-    )
-    add("--comments", action="store_true", help="also extract reader comments")
-    add("--no-tables", action="store_true", help="leave tables out of the main text")
-    add("--favor-precision", action="store_true", help="less text, less boilerplate")
-    add("--favor-recall", action="store_true", help="more text, more boilerplate")
+    add_engine_options(extract)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["report"]:
         # Rendering a saved report needs neither Scrapy nor the extraction: it starts fast.
         return report_command.main(argv[1:])
+    if argv[:1] == ["explain"]:
+        # One page: the extraction without Scrapy.
+        return explain_command.main(argv[1:])
     if argv[:1] == ["state"]:
         # Reading a state file needs neither Scrapy nor the extraction.
         return state_command.main(argv[1:])
@@ -341,7 +335,6 @@ def run_extract(args: argparse.Namespace) -> int:
     from scrapy_maintext.cli.extract import ExtractJob, run
     from scrapy_maintext.cli.inputs import InputOptions, expand
     from scrapy_maintext.cli.outputs import OutputError, OutputSpec
-    from scrapy_maintext.extraction.options import ExtractOptions
     from scrapy_maintext.site_memory.registry import SiteMemoriesOptions
 
     try:
@@ -353,14 +346,7 @@ def run_extract(args: argparse.Namespace) -> int:
         job = ExtractJob(
             inputs=inputs,
             output=output,
-            options=ExtractOptions(
-                engine=args.engine,
-                include_comments=args.comments,
-                include_tables=not args.no_tables,
-                favor_precision=args.favor_precision,
-                favor_recall=args.favor_recall,
-                model=args.model,
-            ),
+            options=engine_options(args),
             input_options=InputOptions(base_url=args.base_url),
             workers=args.workers,
             timeout=args.timeout,
@@ -406,19 +392,3 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"not a count: {text}")
     return value
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text}")
-    return value
-
-
-def _model(text: str) -> str | None:
-    from scrapy_maintext.extraction.options import model_folder
-
-    try:
-        return model_folder(text, "--model")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -56,6 +56,30 @@ class PageResult:
 
     doc: Document
     signatures: PageSignatures | None = None
+    #: When asked for: what ``maintext explain`` reads (None when the page did not get to
+    #: the engine's result).
+    inside: Inside | None = None
+
+
+@dataclass
+class Inside:
+    """The page's tree, what the engine made of it and which of its blocks are the body."""
+
+    tree: lxml.html.HtmlElement
+    engine: EngineResult
+    body: Body
+
+
+@dataclass
+class Body:
+    """The document's blocks out of the engine's, and why each other engine block is not."""
+
+    blocks: list[Block]
+    #: Per engine block, the part of the text convention that took it out, or None.
+    convention: list[Convention | None]
+    #: The engine blocks (indices) the convention left but that end the text as headings
+    #: (:func:`without_trailing_headings`).
+    trailing: list[int]
 
 
 def extract_page(
@@ -64,6 +88,7 @@ def extract_page(
     options: ExtractOptions | None = None,
     signatures: bool = True,
     encoding: str | None = None,
+    explain: bool = False,
 ) -> PageResult:
     """:func:`extract` plus what a :class:`SiteMemory` needs to learn and decide the page.
 
@@ -72,6 +97,8 @@ def extract_page(
     crawl sends the body as fetched (bytes) with its ``encoding`` (Scrapy's
     ``response.encoding``): decoding here, in the worker, gives the text
     ``response.text`` would, without the crawl process decoding and pickling a str.
+    With ``explain``, the result also holds the engine's result and the body's verdicts
+    (not picklable: the crawl never asks).
     """
     html = _check_arguments(html, url, options)
     if encoding is not None and not isinstance(encoding, str):
@@ -85,9 +112,11 @@ def extract_page(
         doc.reason = page.reason
         return result
     try:
-        segments = _extract_tree(doc, page.tree, options)
+        engine, body = _extract_tree(doc, page.tree, options)
+        if explain:
+            result.inside = Inside(page.tree, engine, body)
         if signatures and not doc.reason:
-            result.signatures = _signatures(page.tree, doc, segments)
+            result.signatures = _signatures(page.tree, doc, engine.segments)
     except RecursionError:
         doc.reason = "too-deep"
     except NeuralEngineError as exc:
@@ -131,14 +160,13 @@ def _check_arguments(html: object, url: object, options: object) -> str | bytes:
 
 def _extract_tree(
     doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions
-) -> list[Any] | None:
-    """Fill ``doc``; returns the page's segmented blocks when the engine made them."""
+) -> tuple[EngineResult, Body]:
+    """Fill ``doc``; returns what the engine made of the page and the body's verdicts."""
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
-    doc.body = without_trailing_headings(
-        follow_convention(doc, tree, result, options.with_metadata)
-    )
+    body = settle_body(doc, tree, result, options.with_metadata)
+    doc.body = body.blocks
     doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
     doc.extractor = result.extractor
@@ -154,20 +182,33 @@ def _extract_tree(
     apply_language(doc, tree, options.with_metadata)
     if not doc.text.strip():
         doc.reason = "no-main-text"
-    return result.segments
+    return result, body
+
+
+def settle_body(
+    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
+) -> Body:
+    """The document's body: the engine's blocks as the text convention leaves them
+    (:func:`follow_convention`), without the headings they end with. ``maintext explain``
+    reads its verdicts: it cannot disagree with the text."""
+    verdicts = follow_convention(doc, tree, result, metadata)
+    left = [i for i, verdict in enumerate(verdicts) if verdict is None]
+    blocks = without_trailing_headings([result.blocks[i] for i in left])
+    return Body(blocks, verdicts, left[len(blocks) :])
 
 
 def follow_convention(
     doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
-) -> list[Block]:
-    """The engine's blocks without the headline, bylines, datelines, captions and furniture
-    (``extraction.convention``); a body byline gives the author the metadata lacked."""
+) -> list[Convention | None]:
+    """Per engine block, the part of the convention (``extraction.convention``: headline,
+    bylines, datelines, captions, furniture) that takes it out of the text, or None; a body
+    byline gives the author the metadata lacked."""
     title = doc.title if metadata else page_title(tree)
     authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
-    blocks, verdicts = convention.apply(result.blocks, PageFacts(title, authors), result.markup)
+    verdicts = convention.judge(result.blocks, PageFacts(title, authors), result.markup)
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)
-    return blocks
+    return verdicts
 
 
 def apply_language(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:

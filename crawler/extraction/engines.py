@@ -46,6 +46,15 @@ class EngineResult:
     #: What the markup says of each block (``extraction.convention``), when the blocks are
     #: the neural engine's page blocks; None for trafilatura's.
     markup: list[Any] | None = None
+    #: The neural decision behind the result (a ``neural.NeuralResult``: probabilities and
+    #: keep masks over ``segments``) when the model ran: what ``maintext explain`` shows.
+    decision: Any | None = None
+    #: Which of ``segments`` ``blocks`` are, when they are page blocks (the model's keep mask
+    #: or the arbiter's union); None when they are trafilatura's.
+    kept: np.ndarray | None = None
+    #: What the arbiter chose (``neural.arbiter``: "neural", "trafilatura", "union") when it
+    #: compared the two outputs; None when it did not run or found trafilatura not worth it.
+    arbiter_choice: str | None = None
 
 
 class NeuralEngineError(RuntimeError):
@@ -96,18 +105,23 @@ def run_neural(
         fallback.neural_error = error
         fallback.segments = segments
         fallback.escalated = result.escalated
+        fallback.decision = result
         return fallback
     blocks = list(result.blocks)
+    kept = getattr(result, "keep", None)
+    choice = None
     arbiter = getattr(extractor, "arbiter", None)
     if arbiter is not None and options.engine == "auto" and not error:
-        chosen = arbitrate(arbiter, result, tree, url, options, reference)
+        choice, chosen = arbitrate(arbiter, result, tree, url, options, reference)
         if isinstance(chosen, EngineResult):
             chosen.confidence, chosen.model_version = confidence, version
             chosen.segments, chosen.escalated = segments, result.escalated
             chosen.trafilatura_bounded = chosen.trafilatura_bounded or bounded
+            chosen.decision, chosen.arbiter_choice = result, choice
             return chosen
         if chosen is not None:
-            blocks = chosen
+            kept = chosen
+            blocks = [b.to_block() for b, k in zip(segments or [], kept, strict=True) if k]
         stacked = reference.stacked
     comments = None
     if options.include_comments:
@@ -123,6 +137,9 @@ def run_neural(
         escalated=result.escalated,
         trafilatura_bounded=bounded,
         markup=_kept_markup(result, len(blocks)),
+        decision=result,
+        kept=kept,
+        arbiter_choice=choice,
     )
 
 
@@ -144,10 +161,10 @@ def arbitrate(
     url: str | None,
     options: ExtractOptions,
     reference: _Reference,
-) -> EngineResult | list[Block] | None:
-    """The model folder's arbiter (``neural.arbiter``) on a page the model decided: None to
-    keep the neural blocks (trafilatura not worth running, or the neural text chosen),
-    trafilatura's result, or the union's blocks."""
+) -> tuple[str | None, EngineResult | np.ndarray | None]:
+    """The model folder's arbiter (``neural.arbiter``) on a page the model decided: its
+    choice (None when trafilatura was not worth running) and None to keep the neural blocks,
+    trafilatura's result, or the union's keep mask over the page's blocks."""
     from scrapy_maintext.neural.arbiter import (
         TRAFILATURA,
         UNION,
@@ -160,14 +177,14 @@ def arbitrate(
 
     raw, keep, probs = result.segments, result.keep, result.probs
     if not raw or keep is None or probs is None:
-        return None
+        return None, None
     chars = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
     links = np.fromiter((b.link_chars for b in raw), dtype=np.float64, count=len(raw))
     signatures = result.signatures or path_signatures(raw)
     kinds = [b.kind for b in raw]
     stats = page_stats(chars, links, kinds, signatures, probs, keep, result.confidence)
     if not arbiter.worth_running(stats):
-        return None
+        return None, None
     # One trafilatura run serves the arbiter, the output and the comments (with the caller's
     # options; the arbiter was trained on the defaults').
     if reference.stacked is None:
@@ -177,11 +194,10 @@ def arbitrate(
     block_tokens = [tokens(b.text) for b in raw]
     choice = arbiter.choose(stats, pair_stats(block_tokens, keep, ref_tokens, probs))
     if choice == TRAFILATURA:
-        return traf
+        return choice, traf
     if choice == UNION:
-        union = union_keep(block_tokens, keep, ref_tokens)
-        return [b.to_block() for b, k in zip(raw, union, strict=True) if k]
-    return None
+        return choice, union_keep(block_tokens, keep, ref_tokens)
+    return choice, None
 
 
 class _Reference:
