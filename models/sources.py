@@ -191,15 +191,14 @@ def run_one(
     fold: int | None,
     args: argparse.Namespace,
     shipped: list[Shipped],
+    snippets: list[Example],
 ) -> dict[str, Any]:
-    from scrapy_maintext.models.snippets import snippet_examples
-
     without = args.without if fold is None else ""
     pool = training_pages(examples, recipe, fold, args.folds, without)
     val = [e for e in pool if is_validation_site(e.site)]
     train = [e for e in pool if not is_validation_site(e.site)]
     phrases = learn(train + val)
-    train = train + snippet_examples(args.data)
+    train = train + snippets
     settings = Recipe(stack="", modern_weight=1.0, epochs=args.epochs, seed=args.seed)
     settings = replace(settings, snippet_weight=SNIPPET_WEIGHT)
     settings.set_weights = (("fundus-dev", recipe.fundus_weight),)
@@ -228,11 +227,14 @@ def run_one(
 
 
 def run(args: argparse.Namespace) -> None:
+    from scrapy_maintext.models.snippets import snippet_examples
+
     examples = [e for e in load_examples(args.data) if e.view is not None]
     for e in examples:
         follow_convention(e)
     select_stack(examples, "")
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
+    snippets = snippet_examples(args.data)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs: list[int | None] = [None]
@@ -247,7 +249,7 @@ def run(args: argparse.Namespace) -> None:
                 continue
             torch.manual_seed(args.seed)
             np.random.seed(args.seed)
-            result = run_one(examples, RECIPES[name], fold, args, shipped)
+            result = run_one(examples, RECIPES[name], fold, args, shipped, snippets)
             path.write_text(json.dumps(result), encoding="utf-8")
             logger.info("wrote %s (%d s of training)", path, result["train_seconds"])
 

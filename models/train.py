@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from scrapy_maintext.models.dataset import (
     Example,
+    follow_convention,
     is_validation,
     load_examples,
     load_pack,
@@ -321,6 +322,8 @@ def main(argv: list[str] | None = None) -> None:
         else load_examples(args.data, keep_hidden=recipe.keep_hidden)
     )
     examples = [e for e in loaded if trains_on(e, recipe)]
+    for example in examples:
+        follow_convention(example)
     select_stack(examples, recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]

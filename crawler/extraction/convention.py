@@ -158,7 +158,7 @@ def _judge_block(
         return Convention.CAPTION
     if edge and _is_byline(block.text, words, names, mark):
         return Convention.BYLINE
-    if edge and block.kind != "item" and _is_dateline(block.text, words, names, mark):
+    if block.kind != "item" and _is_dateline(block.text, words, names, mark, edge):
         return Convention.DATELINE
     if phrases.is_furniture(block.text):
         return Convention.FURNITURE
@@ -197,9 +197,13 @@ def _is_byline(text: str, words: list[str], names: frozenset[str], mark: Markup)
     return False
 
 
-def _is_dateline(text: str, words: list[str], names: frozenset[str], mark: Markup) -> bool:
+def _is_dateline(
+    text: str, words: list[str], names: frozenset[str], mark: Markup, edge: bool
+) -> bool:
+    """A date line: outside the body's run (``edge``) it may name its source; inside it, only
+    a line that is all date, marked ("Stand: 08.07.2026 05:00 Uhr, Lesedauer 4 Minuten")."""
     n = len(words)
-    if mark.time and n <= DATELINE_MAX_WORDS:
+    if mark.time and n <= DATELINE_MAX_WORDS and edge:
         return True
     dated = bool(_DATE.search(text)) or (
         any(w in _MONTHS for w in words) and any(w.isdigit() for w in words)
@@ -210,8 +214,8 @@ def _is_dateline(text: str, words: list[str], names: frozenset[str], mark: Marku
     if any(w in _MARKERS for w in words):
         # "Yasmine Hassan · CBC News · Posted: Aug 08, 2024": a marked date line may name
         # its source.
-        return len(other) <= 5
-    return n <= DATELINE_MAX_WORDS and len(other) <= 1
+        return len(other) <= (5 if edge else 0)
+    return edge and n <= DATELINE_MAX_WORDS and len(other) <= 1
 
 
 def _name_words(authors: Sequence[str]) -> frozenset[str]:
