@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 
 MIN_SITES = 3
 MAX_CONTENT_SHARE = 0.1
+#: Shorter learnt lines are menu words ("Insurance", "Donald Trump"), which a page may also
+#: use as a heading of its own: only the seed names short lines.
+MIN_WORDS = 3
 
 SEED_LINES = (
     "Advertisement", "Anzeige", "Werbung", "Publicité", "Pubblicità", "Publicidad",
@@ -78,7 +81,7 @@ def learn_lines(examples: Iterable[Example]) -> list[str]:
             continue
         for block, label in zip(ex.view.blocks, ex.labels, strict=True):
             key = line_key(block.text)
-            if not key or key.count(" ") + 1 > LINE_MAX_WORDS:
+            if not MIN_WORDS <= key.count(" ") + 1 <= LINE_MAX_WORDS:
                 continue
             sites[key].add(ex.site)
             counts = seen[key]

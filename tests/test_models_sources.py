@@ -119,8 +119,8 @@ def test_furniture_lines_recur_on_sites_and_are_not_content() -> None:
         pages.append(ex)
     lines = learn_lines(pages)
     assert line_key("Share this article") in lines
-    assert line_key("Body one") not in lines  # content wherever it stands
-    assert line_key("Own b") not in lines  # one site only
+    assert line_key("Body one of many") not in lines  # content wherever it stands
+    assert line_key("Own line b") not in lines  # one site only
 
 
 def test_output_text_applies_the_convention_as_extract_does() -> None:
