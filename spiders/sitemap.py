@@ -27,8 +27,8 @@ logger = logging.getLogger(__name__)
 
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 #: Pages sent while a site has many sitemaps to read (DISCOVERY_SITEMAPS_BEFORE_PAGES)
-#: go out between them: below every sitemap's priority (DISCOVERY_PRIORITY + its depth),
-#: above the pages sent when discovery is done.
+#: go out between them: below the sitemaps' priority (DISCOVERY_PRIORITY), above the pages
+#: sent when discovery is done.
 EARLY_PAGE_PRIORITY = DISCOVERY_PRIORITY - 1
 #: Sitemap requests of a site handed to Scrapy at a time (one answered, one waiting for
 #: the site's delay); the others wait in the spider (:class:`SitemapQueue`).
@@ -121,12 +121,9 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             Meta.SOURCE_URL: parent,
             Meta.DISCOVERY_DOCUMENT: "sitemap",
         }
-        # Deeper first, newest first (SitemapQueue): the pages of the newest sitemaps are
-        # found before the rest of a wide tree is read.
-        priority = DISCOVERY_PRIORITY + depth
-        request = self.discovery_request(
-            site, url, self.parse_sitemap, self.sitemap_error, priority=priority, **meta
-        )
+        # One priority for every sitemap: the SitemapQueue orders them (level by level,
+        # newest first), and Scrapy holds no more than two of them.
+        request = self.discovery_request(site, url, self.parse_sitemap, self.sitemap_error, **meta)
         site.sitemaps.push(request, depth, lastmod)
 
     def release_sitemaps(self, request_or_response: Any) -> Iterator[scrapy.Request]:
@@ -210,6 +207,8 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         # Newest first (by the index's lastmod; undated last, in the index's order).
         refs = sorted(result.sitemaps, key=lambda r: r.lastmod or _OLDEST, reverse=True)
         for ref in refs:
+            if ref.url in site.sitemaps_seen:
+                continue  # read or waiting already (a tree's every index may list it)
             if not self._may_follow(site, ref.url):
                 self.inc_stat(Stat.SITEMAPS_OFFSITE)
                 logger.info(

@@ -59,11 +59,15 @@ class DiscoverySettings:
 
 @dataclass
 class SitemapQueue:
-    """A site's sitemaps not requested yet, deepest first, then newest first by the
-    ``lastmod`` their index gave (undated last), then in the order found; at most
-    ``limit`` of them are handed to Scrapy at a time, so that the pages of the sitemaps
-    already read can go out between the others (a tree of thousands of sitemaps does not
-    sit in the site's download queue ahead of every page)."""
+    """A site's sitemaps not requested yet, level by level (shallowest first), within a
+    level newest first by the ``lastmod`` their index gave (undated last), then in the
+    order found; at most ``limit`` of them are handed to Scrapy at a time, so that the
+    pages of the sitemaps already read can go out between the others (a tree of thousands
+    of sitemaps does not sit in the site's download queue ahead of every page).
+
+    Level by level, because an endless index tree (a broken CMS, a trap) is deeper than
+    any budget: read deepest first, the ordinary sitemaps its first indexes list would wait
+    behind all of it (issue 35)."""
 
     held: list[tuple[tuple[int, float, int], Any]] = field(default_factory=list)
     #: Requests handed to Scrapy and not answered yet.
@@ -72,7 +76,7 @@ class SitemapQueue:
 
     def push(self, request: Any, depth: int, lastmod: datetime | None) -> None:
         newest = -lastmod.timestamp() if lastmod is not None else float("inf")
-        heapq.heappush(self.held, ((-depth, newest, next(self._order)), request))
+        heapq.heappush(self.held, ((depth, newest, next(self._order)), request))
 
     def release(self, limit: int) -> list[Any]:
         """The requests to hand to Scrapy now: up to ``limit`` in flight."""

@@ -7,12 +7,16 @@ and every index past the depth limit was a warning of its own. Later, with every
 handed to Scrapy at once, the pages found early still waited behind the sitemaps the
 downloader already held (``CONCURRENT_REQUESTS`` of them): now the spider holds a site's
 sitemaps back, two at a time in Scrapy, and the pages go out between them.
+
+The tree of issue 35 (:class:`~tests.sitemap_trees.IndexTreeServer`): every index lists 20
+undated indexes and, last, the same sitemap of articles. Read deepest first, that sitemap
+waited behind the whole budget of indexes; the tree is now read level by level, newest first
+within a level.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,71 +25,31 @@ from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.spiders.sites import SitemapQueue
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
-from tests.sites import Route, TestSiteServer
+from tests.sitemap_trees import FAN_OUT, GOOD_PAGES, FanOutServer, IndexTreeServer
 
-FAN_OUT = 20
-#: Articles listed by the one good sitemap.
-GOOD_PAGES = 5
 MAX_SITEMAPS = 100
 MAX_DEPTH = 2
 #: Small enough for a quick test; a real delay would only stretch the same order.
 CRAWL_DELAY = 0.02
-
-_INDEX = '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-
-
-@dataclass
-class FanOutServer(TestSiteServer):
-    """The demo site's articles behind an endless sitemap index tree."""
-
-    __test__ = False
-
-    def route(self, path: str) -> Route:
-        base = self.base_url
-        if path == "/robots.txt":
-            robots = f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\nSitemap: {base}/fan/root.xml\n"
-            return Route(robots.encode(), "text/plain")
-        if path.startswith("/fan/") and path.endswith(".xml"):
-            name = path.removeprefix("/fan/").removesuffix(".xml")
-            children = "".join(
-                f"<sitemap><loc>{base}/fan/{name}-{k}.xml</loc>"
-                f"<lastmod>2020-01-{1 + k:02d}</lastmod></sitemap>"
-                for k in range(FAN_OUT)
-            )
-            if name == "root":
-                children += (
-                    f"<sitemap><loc>{base}/posts.xml</loc><lastmod>2026-05-01</lastmod></sitemap>"
-                )
-            return Route((_INDEX + children + "</sitemapindex>").encode(), "application/xml")
-        if path == "/posts.xml":
-            assert self.site is not None
-            urls = "".join(
-                f"<url><loc>{base}/articles/{a.slug}.html</loc></url>"
-                for a in self.site.articles[:GOOD_PAGES]
-            )
-            urlset = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            body = f"<?xml version='1.0'?>{urlset}{urls}</urlset>"
-            return Route(body.encode(), "application/xml")
-        return super().route(path)
+TREE_SETTINGS = {
+    **QUICK_DISCOVERY,
+    "DOWNLOAD_TIMEOUT": "10",  # no retries on a loaded machine: the order is the subject
+    "DISCOVERY_MAX_SITEMAPS": str(MAX_SITEMAPS),
+    "DISCOVERY_SITEMAP_MAX_DEPTH": str(MAX_DEPTH),
+}
 
 
 @pytest.fixture
 def fan_out() -> Iterator[FanOutServer]:
     options = SiteOptions(sitemaps=False, feeds=False, crawl_delay=None)
-    with FanOutServer(options, host="127.0.0.4") as server:
+    with FanOutServer(options, host="127.0.0.4", crawl_delay=CRAWL_DELAY) as server:
         yield server
 
 
 def test_good_pages_come_out_early_and_depth_is_said_once(
     fan_out: FanOutServer, tmp_path: Path
 ) -> None:
-    settings = {
-        **QUICK_DISCOVERY,
-        "DOWNLOAD_TIMEOUT": "10",  # no retries on a loaded machine: the order is the subject
-        "DISCOVERY_MAX_SITEMAPS": str(MAX_SITEMAPS),
-        "DISCOVERY_SITEMAP_MAX_DEPTH": str(MAX_DEPTH),
-    }
-    result = run_crawl("sitemap", tmp_path, {"domain": fan_out.base_url}, settings)
+    result = run_crawl("sitemap", tmp_path, {"domain": fan_out.base_url}, TREE_SETTINGS)
     assert result.returncode == 0, result.log[-3000:]
     assert len(result.items) == GOOD_PAGES
     paths = fan_out.paths()
@@ -112,13 +76,7 @@ def test_good_pages_come_out_early_and_depth_is_said_once(
 def test_without_early_pages_every_sitemap_comes_first(
     fan_out: FanOutServer, tmp_path: Path
 ) -> None:
-    settings = {
-        **QUICK_DISCOVERY,
-        "DOWNLOAD_TIMEOUT": "10",  # no retries on a loaded machine: the order is the subject
-        "DISCOVERY_MAX_SITEMAPS": str(MAX_SITEMAPS),
-        "DISCOVERY_SITEMAP_MAX_DEPTH": str(MAX_DEPTH),
-        "DISCOVERY_SITEMAPS_BEFORE_PAGES": "0",
-    }
+    settings = {**TREE_SETTINGS, "DISCOVERY_SITEMAPS_BEFORE_PAGES": "0"}
     result = run_crawl("sitemap", tmp_path, {"domain": fan_out.base_url}, settings)
     paths = fan_out.paths()
     first_page = next(i for i, p in enumerate(paths) if p.startswith("/articles/"))
@@ -130,6 +88,7 @@ def test_sitemap_queue_order_and_limit() -> None:
     queue = SitemapQueue()
     old, new = datetime(2020, 1, 1, tzinfo=UTC), datetime(2026, 5, 1, tzinfo=UTC)
     for name, depth, lastmod in [
+        ("deep-new", 2, new),
         ("undated", 1, None),
         ("old", 1, old),
         ("new", 1, new),
@@ -137,10 +96,45 @@ def test_sitemap_queue_order_and_limit() -> None:
         ("old-again", 1, old),
     ]:
         queue.push(name, depth, lastmod)
-    assert queue.release(2) == ["deep", "new"]
+    # Level by level; newest first within a level (undated last, in the order found).
+    assert queue.release(2) == ["new", "old"]
     assert queue.release(2) == []  # two in flight
     queue.answered()
-    assert queue.release(2) == ["old"]
+    assert queue.release(2) == ["old-again"]
     queue.answered()
     queue.answered()
-    assert queue.release(2) == ["old-again", "undated"]
+    assert queue.release(2) == ["undated", "deep-new"]
+    queue.answered()
+    assert queue.release(2) == ["deep"]
+
+
+@pytest.fixture
+def index_tree() -> Iterator[IndexTreeServer]:
+    options = SiteOptions(sitemaps=False, feeds=False, crawl_delay=None)
+    with IndexTreeServer(options, crawl_delay=CRAWL_DELAY) as server:
+        yield server
+
+
+def test_an_endless_index_tree_is_read_level_by_level(
+    index_tree: IndexTreeServer, tmp_path: Path
+) -> None:
+    """Issue 35: every index lists 20 further indexes and, last, the articles' sitemap.
+    Read deepest first, the articles' sitemap (on the first index read) waited behind the
+    whole budget of indexes; read level by level, it comes with the root's children."""
+    result = run_crawl("sitemap", tmp_path, {"domain": index_tree.base_url}, TREE_SETTINGS)
+    assert result.returncode == 0, result.log[-3000:]
+    assert len(result.items) == GOOD_PAGES  # and the crawl ended by itself
+    paths = index_tree.paths()
+    # robots.txt, the root, its 20 child indexes, then the articles' sitemap, once.
+    assert paths.index("/posts.xml") == 2 + FAN_OUT, paths[:30]
+    assert paths.count("/posts.xml") == 1
+    # ... then the two sitemaps in Scrapy's hands, and the pages.
+    first_page = next(i for i, p in enumerate(paths) if p.startswith("/articles/"))
+    assert first_page <= 2 + FAN_OUT + 3, paths[: first_page + 1]
+    levels = [p.count("-") for p in paths if p.startswith("/tree/")]
+    assert levels == sorted(levels)
+    assert len(levels) == MAX_SITEMAPS - 1  # the budget, less the articles' sitemap
+    # Every index of the last level read lists 20 indexes too deep, and the articles'
+    # sitemap, already read: not counted as too deep.
+    last_level = MAX_SITEMAPS - 2 - FAN_OUT
+    assert result.stats["discovery/sitemaps/too_deep"] == last_level * FAN_OUT
