@@ -54,21 +54,21 @@ SEED_LINES = (
 )  # fmt: skip
 #: Openings of a short teaser or notice block ("Read more: ...", "Lire aussi : ...").
 SEED_LEADS = (
-    "Read more", "Read also", "Also read", "See also", "Related", "More on this",
+    "Read more", "Read also", "Also read", "See also",
     "Lire aussi", "À lire aussi", "A lire aussi", "Lire également", "Voir aussi",
-    "Lesen Sie auch", "Lesen Sie mehr", "Mehr zum Thema", "Auch interessant", "Mehr dazu",
+    "Lesen Sie auch", "Lesen Sie mehr", "Mehr zum Thema", "Auch interessant",
     "Leggi anche", "Lee también", "Ver también", "Vea también", "Leia também", "Leia mais",
     "Zie ook", "Lees ook", "Läs också", "Les også", "Læs også", "Czytaj też", "Czytaj także",
-    "Share this", "Share on", "Teilen auf", "Partager sur", "Follow us on", "Folgen Sie uns",
-    "Suivez-nous", "Sign up for", "Subscribe to", "Abonnieren Sie", "Abonnez-vous",
-    "Melden Sie sich", "Click here to", "Klicken Sie hier", "Cliquez ici",
-    "By signing up", "By providing your email", "Get daily", "Get the latest",
+    "Share this", "Teilen auf", "Partager sur", "Follow us on", "Folgen Sie uns",
+    "Suivez-nous", "Abonnieren Sie", "Abonnez-vous",
+    "Click here to", "Klicken Sie hier", "Cliquez ici",
+    "By signing up", "By providing your email",
     "Über dieses Thema berichtet", "Dieser Artikel wurde", "Diese Zusammenfassung wurde",
     "Mit Informationen der", "Externer Inhalt", "Ich bin damit einverstanden",
     "Ihre Meinung ist uns wichtig", "Wie denken Sie über", "Looks like you've reached",
     "You can manage your saved", "Create an account or sign in", "Subscribe now to read",
     "Unlock more articles", "Register to unlock", "This content is reserved",
-    "Ce contenu est réservé", "Cet article est réservé", "Dieser Inhalt ist",
+    "Ce contenu est réservé", "Cet article est réservé",
 )  # fmt: skip
 
 
@@ -97,6 +97,11 @@ def learn_lines(examples: Iterable[Example]) -> list[str]:
 def learn(examples: Iterable[Example]) -> Phrases:
     """The seed plus the lines learnt from ``examples``."""
     return Phrases.from_json(phrases_json(examples))
+
+
+def seed_phrases() -> Phrases:
+    """The hand-written seed alone."""
+    return Phrases.from_json({"lines": list(SEED_LINES), "leads": list(SEED_LEADS)})
 
 
 def phrases_json(examples: Iterable[Example]) -> dict[str, list[str]]:

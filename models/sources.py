@@ -51,7 +51,7 @@ from scrapy_maintext.models.dataset import (
 )
 from scrapy_maintext.models.dataset import domain_fold as fold_of
 from scrapy_maintext.models.metrics import prf, tokens
-from scrapy_maintext.models.phrases import learn
+from scrapy_maintext.models.phrases import SEED_LEADS, learn, seed_phrases
 from scrapy_maintext.models.train import SEED, Recipe, fit, select_stack
 from scrapy_maintext.models.tune import block_lengths, predict_page, tune_decoding
 from scrapy_maintext.models.wcxb import word_prf
@@ -167,22 +167,36 @@ class Shipped:
         return decision.keep, decision.fallback
 
 
-def score(
-    ex: Example,
-    model: torch.nn.Module,
-    params: DecodeParams,
-    phrases: Phrases,
-    shipped: list[Shipped],
-) -> dict[str, Any]:
+#: A system's decision on a page: the kept block indices and whether it fell back.
+Decisions = dict[str, tuple[list[int], bool]]
+
+
+def decisions(
+    ex: Example, model: torch.nn.Module, params: DecodeParams, shipped: list[Shipped]
+) -> Decisions:
+    """The recipe's decision (key "") and each shipped model's ("v5:") on ``ex``."""
     decision = decide(predict_page(model, ex), block_lengths(ex), params)
-    texts = system_texts(ex, decision.keep, decision.fallback, phrases, "")
+    found = {"": (decision.keep, decision.fallback)}
+    for model_ in shipped:
+        found[f"{model_.name}:"] = model_.decide(ex)
+    return {
+        k: ([int(i) for i in np.flatnonzero(keep)], bool(fb)) for k, (keep, fb) in found.items()
+    }
+
+
+def score(ex: Example, made: Decisions, phrases: Phrases) -> dict[str, Any]:
+    """The page's record: every system's scores, and the decisions they came from (so that
+    ``rescore`` applies a changed convention without training again)."""
     view = ex.view
     assert view is not None
-    texts["trafilatura"] = output_text(view.fallback, None, view.facts, None)
-    for model_ in shipped:
-        keep, fallback = model_.decide(ex)
-        texts.update(system_texts(ex, keep, fallback, phrases, f"{model_.name}:"))
-    return page_record(ex, texts)
+    texts = {"trafilatura": output_text(view.fallback, None, view.facts, None)}
+    for prefix, (kept, fallback) in made.items():
+        keep = np.zeros(len(view.blocks), dtype=bool)
+        keep[kept] = True
+        texts.update(system_texts(ex, keep, fallback, phrases, prefix))
+    record = page_record(ex, texts)
+    record["decisions"] = made
+    return record
 
 
 def run_one(
@@ -208,7 +222,7 @@ def run_one(
     decoding = tune_decoding(model, val)
     params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
     pages = [
-        score(ex, model, params, phrases, shipped)
+        score(ex, decisions(ex, model, params, shipped), phrases)
         for ex in scored_pages(examples, fold, args.folds, without)
     ]
     return {
@@ -221,7 +235,7 @@ def run_one(
         "train_pages": len(train),
         "train_seconds": round(seconds),
         "decoding": decoding,
-        "phrases": len(phrases.lines),
+        "phrases": sorted(phrases.lines),
         "pages": pages,
     }
 
@@ -254,6 +268,24 @@ def run(args: argparse.Namespace) -> None:
             logger.info("wrote %s (%d s of training)", path, result["train_seconds"])
 
 
+def rescore(args: argparse.Namespace) -> None:
+    """Every run's pages scored again from their saved decisions, with the convention's
+    code as it is now (the run's learnt lines, today's seed)."""
+    examples = {e.id: e for e in load_examples(args.data) if e.view is not None}
+    for e in examples.values():
+        follow_convention(e)
+    for path in sorted(Path(args.out).glob("*.json")):
+        run = json.loads(path.read_text("utf-8"))
+        learnt = Phrases.from_json({"lines": run["phrases"], "leads": list(SEED_LEADS)})
+        phrases = Phrases(learnt.lines | seed_phrases().lines, learnt.leads)
+        run["pages"] = [
+            score(examples[p["id"]], {k: (v[0], v[1]) for k, v in p["decisions"].items()}, phrases)
+            for p in run["pages"]
+        ]
+        path.write_text(json.dumps(run), encoding="utf-8")
+        logger.info("rescored %s", path)
+
+
 def main(argv: list[str] | None = None) -> None:
     from scrapy_maintext.models.sources_report import report
 
@@ -272,6 +304,9 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--threads", type=int, default=1)
     go.add_argument("--seed", type=int, default=SEED)
     go.add_argument("--shipped", default="v5,v4.1", help="shipped models scored beside")
+    again = sub.add_parser("rescore", help="score the runs' decisions with today's convention")
+    again.add_argument("--data", default="../shared/data")
+    again.add_argument("--out", required=True)
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     args = parser.parse_args(argv)
@@ -283,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--without: one of {LEFT_OUT}")
         torch.set_num_threads(args.threads)
         run(args)
+    elif args.command == "rescore":
+        rescore(args)
     else:
         print(report(Path(args.out)))
 

@@ -213,8 +213,9 @@ def _is_dateline(
     other = [w for w in words if not (_numeric(w) or w in _DATE_WORDS or w in names)]
     if any(w in _MARKERS for w in words):
         # "Yasmine Hassan · CBC News · Posted: Aug 08, 2024": a marked date line may name
-        # its source.
-        return len(other) <= (5 if edge else 0)
+        # its source; one that names the author is a byline wherever it stands.
+        signed = any(w in names for w in words)
+        return len(other) <= (5 if edge or signed else 0)
     return edge and n <= DATELINE_MAX_WORDS and len(other) <= 1
 
 
