@@ -180,6 +180,7 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add("--comments", action="store_true", help="also extract reader comments")
     add("--no-tables", action="store_true", help="leave tables out of the main text")
+    add("--captions", action="store_true", help="keep image captions and photo credits")
     add("--favor-precision", action="store_true", help="less text, less boilerplate")
     add("--favor-recall", action="store_true", help="more text, more boilerplate")
 
@@ -358,6 +359,7 @@ def run_extract(args: argparse.Namespace) -> int:
                 engine=args.engine,
                 include_comments=args.comments,
                 include_tables=not args.no_tables,
+                include_captions=args.captions,
                 favor_precision=args.favor_precision,
                 favor_recall=args.favor_recall,
                 model=args.model,

@@ -137,7 +137,7 @@ def _extract_tree(
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
     doc.body = without_trailing_headings(
-        follow_convention(doc, tree, result, options.with_metadata)
+        follow_convention(doc, tree, result, options.with_metadata, options.include_captions)
     )
     doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
@@ -158,13 +158,19 @@ def _extract_tree(
 
 
 def follow_convention(
-    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
+    doc: Document,
+    tree: lxml.html.HtmlElement,
+    result: EngineResult,
+    metadata: bool,
+    captions: bool = False,
 ) -> list[Block]:
-    """The engine's blocks without the headline, bylines, datelines, captions and furniture
-    (``extraction.convention``); a body byline gives the author the metadata lacked."""
+    """The engine's blocks without the headline, bylines, datelines, captions (kept with
+    ``captions``) and furniture (``extraction.convention``); a body byline gives the author
+    the metadata lacked."""
     title = doc.title if metadata else page_title(tree)
     authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
-    blocks, verdicts = convention.apply(result.blocks, PageFacts(title, authors), result.markup)
+    facts = PageFacts(title, authors)
+    blocks, verdicts = convention.apply(result.blocks, facts, result.markup, captions)
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)
     return blocks
