@@ -20,9 +20,11 @@ from scrapy_maintext.models.metrics import prf, tokens
 from tests.crawl import CrawlResult, run_crawl
 from tests.sites import TestSiteServer
 
+#: A template line no phrase of the text convention names ("Share this ..." would be furniture
+#: on every page, memory or not: ``extraction.phrases``).
 SHARE = (
-    "Share this story with a friend: every article of the Valley Chronicle is free to read "
-    "and to forward."
+    "Every article of the Valley Chronicle is free to read: forward this story to a friend "
+    "who lives in the valley."
 )
 PROMO = (
     "Support independent local journalism in the valley by subscribing to the Valley "

@@ -35,7 +35,9 @@ WORDS = [
     "museum", "archive", "railway", "station", "market", "bakery", "vineyard", "forest",
     "observatory", "theatre", "library", "river", "meadow", "granite", "lantern", "copper",
 ]  # fmt: skip
-SHARE = "Share this story with your friends on social media"
+#: A template line no phrase of the text convention names (a "Share this ..." line would be
+#: furniture on every page, memory or not: ``extraction.phrases``).
+SHARE = "Every story of the Valley Chronicle is free to forward to your friends"
 NEWSLETTER = "Get the Valley Chronicle newsletter every Friday morning for free"
 
 

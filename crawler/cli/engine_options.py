@@ -8,7 +8,7 @@ from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_fo
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """--engine, --model, --comments, --no-tables, --favor-precision, --favor-recall."""
+    """--engine, --model, --comments, --no-tables, --captions, --favor-precision, --favor-recall."""
     add = parser.add_argument
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
     add(
@@ -19,6 +19,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
     add("--comments", action="store_true", help="also extract reader comments")
     add("--no-tables", action="store_true", help="leave tables out of the main text")
+    add("--captions", action="store_true", help="keep image captions and photo credits")
     add("--favor-precision", action="store_true", help="less text, less boilerplate")
     add("--favor-recall", action="store_true", help="more text, more boilerplate")
 
@@ -29,6 +30,7 @@ def engine_options(args: argparse.Namespace) -> ExtractOptions:
         engine=args.engine,
         include_comments=args.comments,
         include_tables=not args.no_tables,
+        include_captions=args.captions,
         favor_precision=args.favor_precision,
         favor_recall=args.favor_recall,
         model=args.model,

@@ -55,9 +55,10 @@ class Article:
     bullets: tuple[str, ...]
 
     def main_text(self) -> str:
-        """The human ground truth: title, paragraphs, subheading and list, one per line."""
+        """The human ground truth: paragraphs, subheading and list, one per line; the title
+        is the document's ``title``, not text (the text convention, docs/formats.md)."""
         half = len(self.paragraphs) // 2
-        lines = [self.title, *self.paragraphs[:half], self.subheading]
+        lines = [*self.paragraphs[:half], self.subheading]
         lines += [*self.bullets, *self.paragraphs[half:]]
         return "\n".join(lines)
 

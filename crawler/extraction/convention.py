@@ -61,6 +61,8 @@ BYLINE_MAX_WORDS = 12
 DATELINE_MAX_WORDS = 16
 MARKED_DATELINE_MAX_WORDS = 25
 CAPTION_MAX_WORDS = 60
+#: Words a headline block may add after the title (a site's name: "Headline - The Times").
+SITE_NAME_MAX_WORDS = 6
 
 
 def _wordlist(words: str) -> tuple[str, ...]:
@@ -90,7 +92,14 @@ _DATE_MARKERS = _wordlist(
 )
 _DATE_FILLER = _wordlist("le la à a um am on at the of de del di den der des et and dem")
 _DATE_WORDS = frozenset((*_MONTHS, *_TIME_WORDS, *_DATE_MARKERS, *_DATE_FILLER))
-_MARKERS = frozenset(_DATE_MARKERS) - {"read", "time", "update", "lecture"}
+#: The words that announce a date on their own. Not the filler and the other words of
+#: several-word markers ("mis à jour", "online seit"): "à" or "seit" opens body sentences
+#: ("Seit 2019 gibt es drei Linien").
+_MARKERS = (
+    frozenset(_DATE_MARKERS)
+    - frozenset(_DATE_FILLER)
+    - {"read", "time", "update", "lecture", "jour", "seit"}
+)
 _BYLINE_LEADS = (
     "by", "von", "par", "por", "di", "door", "av", "af", "od", "text", "texte", "written by",
     "reporting by", "autor", "auteur", "author", "redaktion",
@@ -110,8 +119,10 @@ def judge(
     facts: PageFacts,
     markup: Sequence[Markup] | None = None,
     phrases: Phrases | None = None,
+    captions: bool = False,
 ) -> list[Convention | None]:
-    """Per block, the part of the convention that takes it out of ``text``, or None."""
+    """Per block, the part of the convention that takes it out of ``text``, or None. With
+    ``captions`` (``EXTRACT_CAPTIONS``), captions stay: no block is judged a caption."""
     phrases = phrases or shipped_phrases()
     words = [tokens(b.text) for b in blocks]
     long = [i for i, w in enumerate(words) if len(w) >= LONG_WORDS and blocks[i].kind != "head"]
@@ -124,7 +135,8 @@ def judge(
         place = Place(head=i < first_long, edge=i < first_long or i > last_long)
         place.top = i < TITLE_WINDOW
         mark = markup[i] if markup is not None and i < len(markup) else Markup()
-        verdicts.append(_judge_block(block, words[i], place, title, names, mark, phrases))
+        verdict = _judge_block(block, words[i], place, title, names, mark, phrases)
+        verdicts.append(None if captions and verdict is Convention.CAPTION else verdict)
     return verdicts
 
 
@@ -168,8 +180,13 @@ def _judge_block(
 def is_title(words: list[str], title: list[str]) -> bool:
     if not title:
         return False
-    # The headline alone, or the opening words of a "Headline | Site" title.
-    return words == title or (len(words) >= 4 and title[: len(words)] == words)
+    if words == title:
+        return True
+    # "Headline | Site" titles, or a headline with the site's name after it; not a paragraph
+    # that merely opens with a short title's words.
+    if len(words) < 4 or len(words) > len(title) + SITE_NAME_MAX_WORDS:
+        return False
+    return title[: len(words)] == words or words[: len(title)] == title
 
 
 def _is_caption(text: str, n: int, mark: Markup) -> bool:
@@ -205,9 +222,8 @@ def _is_dateline(
     n = len(words)
     if mark.time and n <= DATELINE_MAX_WORDS and edge:
         return True
-    dated = bool(_DATE.search(text)) or (
-        any(w in _MONTHS for w in words) and any(w.isdigit() for w in words)
-    )
+    numbers = [w for w in words if _numeric(w)]
+    dated = bool(_DATE.search(text)) or bool(numbers) or any(w in _MONTHS for w in words)
     if not dated or n > MARKED_DATELINE_MAX_WORDS:
         return False
     other = [w for w in words if not (_numeric(w) or w in _DATE_WORDS or w in names)]
@@ -216,7 +232,11 @@ def _is_dateline(
         # its source; one that names the author is a byline wherever it stands.
         signed = any(w in names for w in words)
         return len(other) <= (5 if edge or signed else 0)
-    return edge and n <= DATELINE_MAX_WORDS and len(other) <= 1
+    if not edge or n > DATELINE_MAX_WORDS or len(other) > 1:
+        return False
+    # One other word beside a date ("Tuesday 14:52 Politics"), but not beside one bare
+    # number, which is a count ("Tyres: 17", "2 comments").
+    return not other or len(numbers) > 1 or any(w in _MONTHS or _year(w) for w in words)
 
 
 def _name_words(authors: Sequence[str]) -> frozenset[str]:
@@ -227,9 +247,11 @@ def apply(
     blocks: list[Block],
     facts: PageFacts,
     markup: Sequence[Markup] | None = None,
+    captions: bool = False,
 ) -> tuple[list[Block], list[Convention | None]]:
-    """``blocks`` without those the convention takes out, and the verdict of every block."""
-    verdicts = judge(blocks, facts, markup)
+    """``blocks`` without those the convention takes out, and the verdict of every block
+    (captions kept with ``captions``)."""
+    verdicts = judge(blocks, facts, markup, captions=captions)
     return [b for b, v in zip(blocks, verdicts, strict=True) if v is None], verdicts
 
 
@@ -266,6 +288,10 @@ def markup_of(path: Sequence[object]) -> Markup:
         time = time or tag == "time"
         table = table or tag == "table"
     return Markup(caption, byline, time, table)
+
+
+def _year(word: str) -> bool:
+    return len(word) == 4 and word.isdigit() and word[:2] in ("19", "20")
 
 
 def _numeric(word: str) -> bool:

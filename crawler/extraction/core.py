@@ -165,7 +165,7 @@ def _extract_tree(
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
     result = run_engine(tree, doc.url, options)
-    body = settle_body(doc, tree, result, options.with_metadata)
+    body = settle_body(doc, tree, result, options.with_metadata, options.include_captions)
     doc.body = body.blocks
     doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
@@ -186,26 +186,35 @@ def _extract_tree(
 
 
 def settle_body(
-    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
+    doc: Document,
+    tree: lxml.html.HtmlElement,
+    result: EngineResult,
+    metadata: bool,
+    captions: bool = False,
 ) -> Body:
     """The document's body: the engine's blocks as the text convention leaves them
     (:func:`follow_convention`), without the headings they end with. ``maintext explain``
     reads its verdicts: it cannot disagree with the text."""
-    verdicts = follow_convention(doc, tree, result, metadata)
+    verdicts = follow_convention(doc, tree, result, metadata, captions)
     left = [i for i, verdict in enumerate(verdicts) if verdict is None]
     blocks = without_trailing_headings([result.blocks[i] for i in left])
     return Body(blocks, verdicts, left[len(blocks) :])
 
 
 def follow_convention(
-    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, metadata: bool
+    doc: Document,
+    tree: lxml.html.HtmlElement,
+    result: EngineResult,
+    metadata: bool,
+    captions: bool = False,
 ) -> list[Convention | None]:
     """Per engine block, the part of the convention (``extraction.convention``: headline,
     bylines, datelines, captions, furniture) that takes it out of the text, or None; a body
     byline gives the author the metadata lacked."""
     title = doc.title if metadata else page_title(tree)
     authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
-    verdicts = convention.judge(result.blocks, PageFacts(title, authors), result.markup)
+    facts = PageFacts(title, authors)
+    verdicts = convention.judge(result.blocks, facts, result.markup, captions=captions)
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)
     return verdicts

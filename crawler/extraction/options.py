@@ -32,6 +32,9 @@ class ExtractOptions:
     engine: str = "auto"
     include_comments: bool = False
     include_tables: bool = True
+    #: Keep the captions and photo credits the text convention leaves out
+    #: (``extraction.convention``, ``EXTRACT_CAPTIONS``).
+    include_captions: bool = False
     favor_precision: bool = False
     favor_recall: bool = False
     #: Extract title, author, date, ... (url and hostname are always set).

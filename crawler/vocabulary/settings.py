@@ -124,6 +124,7 @@ _OURS = [
         ("EXTRACT_MAX_BYTES", 10_000_000, int, "Bodies above this are not extracted."),
         ("EXTRACT_INCLUDE_COMMENTS", False, bool, "Keep reader comments in the text."),
         ("EXTRACT_INCLUDE_TABLES", True, bool, "Keep tables in the text."),
+        ("EXTRACT_CAPTIONS", False, bool, "Keep image captions and photo credits in the text."),
         ("EXTRACT_FAVOR_PRECISION", False, bool, "Prefer less text, less boilerplate."),
         ("EXTRACT_FAVOR_RECALL", False, bool, "Prefer more text, more boilerplate."),
         ("EXTRACT_URL_FIELD", "url", str, "Item field holding the page URL."),
