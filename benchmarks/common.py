@@ -4,6 +4,8 @@
   CPU and its garbage collector's share (``benchmarks.crawl_throughput`` lists it in
   ``EXTENSIONS``, so the crawl process imports this module: keep its imports light);
 - :func:`load_pages`: real-size pages of the developer data;
+- :func:`spread_records`, :func:`write_warc`: modern pages of the developer data, with their
+  URLs, taken evenly through the files, and a WARC of them (gzip per record);
 - :func:`variant_parser`, :func:`run_child`, :func:`memory_mib`: benchmarks that measure each
   variant in a fresh process of their own module, and that process's memory as Linux reports
   it.
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
 import gzip
 import json
@@ -91,6 +94,37 @@ def load_pages(data: Path, count: int) -> list[Page]:
             if len(pages) == count:
                 break
     return pages
+
+
+def spread_records(
+    data: Path, pages: int, files: tuple[str, ...] = (DATA_FILE,)
+) -> list[dict[str, Any]]:
+    """``pages`` records of ``files`` (in that order) that have a URL, taken evenly through
+    them so that every page type and set is in the sample."""
+    records: list[dict[str, Any]] = []
+    for name in files:
+        with gzip.open(data / name, "rt", encoding="utf-8") as lines:
+            # A response record needs its URL (WARC-Target-URI).
+            records += [r for r in map(json.loads, lines) if r.get("url")]
+    step = max(len(records) / pages, 1.0)
+    return [records[int(i * step)] for i in range(min(pages, len(records)))]
+
+
+def write_warc(records: list[dict[str, Any]], path: Path, software: str) -> None:
+    """A WARC file of ``records`` (their ``url`` and ``html``) as our crawl writes one: a
+    warcinfo record, then a 200 response and its request per page."""
+    from scrapy_maintext.archive.records import Exchange, build_pair, build_warcinfo
+
+    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    with path.open("wb") as out:
+        info, info_id = build_warcinfo(path.name, {"software": software})
+        out.write(info)
+        for record in records:
+            body = record["html"].encode("utf-8")
+            headers = [("Content-Type", "text/html; charset=utf-8")]
+            pair = build_pair(Exchange(record["url"], 200, headers, body, when), info_id)
+            out.write(pair.response)
+            out.write(pair.request)
 
 
 # -- Variants in fresh processes --------------------------------------------------------------

@@ -1,76 +1,90 @@
-"""How many documents per second does our datatrove step extract from a crawl's WARC files,
-beside datatrove's own Trafilatura step on the same files?
+"""How long does our datatrove step take beside datatrove's own Trafilatura step, on the same
+WARC files, and where does our step's time go?
 
-    python -m benchmarks.datatrove_throughput [--data ../shared/data] [--pages 200]
-        [--articles 300] [--tasks 2] [--rounds 3] [--engine auto] [--max-size 100000]
+    python -m benchmarks.datatrove_throughput --data ../shared/data [--pages 300] [--files 2]
+        [--tasks 2] [--rounds 5] [--model DIR] [--part pipeline|breakdown|both]
 
-First a crawl writes the WARC files (``WARC_OUTPUT``, extraction off, rotated at
-``--max-size`` bytes: files are what datatrove shares out among tasks): with ``--data``, the
-first ``--pages`` real pages of the developer data (never committed) served on 127.0.0.1 as in
-``benchmarks.crawl_throughput``; without it, the demo site of ``--articles`` articles. Then,
-each round, two ``LocalPipelineExecutor`` runs over the same folder with ``--tasks`` tasks on
-as many workers: ``scrapy_maintext.datatrove.WarcReader`` + ``Maintext`` and datatrove's
-``WarcReader`` + ``Trafilatura`` (its defaults; timeout raised to 30 s like ours), each ending
-in a ``JsonlWriter``; the order is reversed every round. Prints each run's documents written
-and documents per second (over the executor's wall time, sandbox start and model load
-included), then per round and as a median the ratio ours / Trafilatura.
+``--pages`` modern pages of the developer data (wcxb-dev and fundus-dev, taken evenly through
+them, with their real URLs; never committed) are written as ``--files`` WARC files (gzip per
+record, as our crawl writes them) into a temporary folder.
+
+``pipeline``: each round, two ``LocalPipelineExecutor`` runs over that folder with ``--tasks``
+tasks on as many workers, in an order reversed every round: ``scrapy_maintext.datatrove``'s
+``WarcReader`` + ``Maintext`` (engine ``auto``, metadata and language included) and
+datatrove's ``WarcReader`` + ``Trafilatura`` (its defaults, text only; timeout 30 s like ours),
+each ending in a ``JsonlWriter``. Prints each run's documents and wall time (the executor's:
+task start, sandbox start and model load included), then the ratio ours / Trafilatura per
+round, its minimum and median.
+
+``breakdown``: in a fresh process, the parts of our step one by one: importing
+``scrapy_maintext.datatrove``; in the sandbox process, the language model, the ONNX session,
+dateparser's locale data, the warm-up page; then per document, over every page of the WARC
+files, the read (our reader against datatrove's), ``extract`` in this process (datatrove's
+``Trafilatura.extract`` beside it), the hand-over to the sandbox process and back (pipe and
+pickling, with the extraction itself taken out), and the step's own bookkeeping. Prints
+seconds per part and milliseconds per document.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
+import json
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scrapy_maintext.demo.server import SiteServer
-from scrapy_maintext.demo.site import SiteOptions
-
-from benchmarks.common import load_pages
-from benchmarks.crawl_throughput import UNTHROTTLED, serve_pages
-from tests.crawl import run_crawl
+from benchmarks.common import spread_records, write_warc
+from benchmarks.offline_throughput import adopt_orphans, reap_all
 
 OURS, THEIRS = "maintext", "trafilatura"
+#: The modern pages of the developer data (2023-26).
+MODERN = ("wcxb-dev.jsonl.gz", "fundus-dev.jsonl.gz")
 
 
-def write_warcs(args: argparse.Namespace, folder: Path) -> None:
-    options = SiteOptions(articles=args.articles, crawl_delay=None, feeds=False)
-    with SiteServer(options, keep_alive=True) as server:
-        if args.data is not None:
-            serve_pages(server, load_pages(args.data, args.pages))
-        settings = {**UNTHROTTLED, "EXTRACT_ENABLED": "False", "WARC_OUTPUT": str(folder)}
-        # Files are what datatrove shares out among tasks: several per task.
-        settings["WARC_MAX_SIZE"] = str(args.max_size)
-        with tempfile.TemporaryDirectory() as tmp:
-            result = run_crawl("sitemap", Path(tmp), {"domain": server.base_url}, settings)
-    if result.returncode != 0:
-        raise SystemExit(result.log[-3000:])
+def write_warcs(data: Path, pages: int, files: int, folder: Path) -> int:
+    """``files`` WARC files of ``pages`` modern pages in all; returns the page count."""
+    records = spread_records(data, pages, MODERN)
+    folder.mkdir(parents=True, exist_ok=True)
+    per_file = -(-len(records) // files)
+    for index in range(files):
+        chunk = records[index * per_file : (index + 1) * per_file]
+        write_warc(chunk, folder / f"pages-{index:02d}.warc.gz", "benchmarks.datatrove_throughput")
+    return len(records)
 
 
-def pipeline(name: str, warcs: Path, out: Path, engine: str) -> list[Any]:
+# -- The two pipelines ------------------------------------------------------------------------
+
+
+def pipeline(name: str, warcs: Path, out: Path, model: str | None) -> list[Any]:
     from datatrove.pipeline.writers import JsonlWriter
 
     if name == OURS:
         from scrapy_maintext.datatrove import Maintext, WarcReader
 
-        return [WarcReader(str(warcs)), Maintext(engine=engine), JsonlWriter(str(out))]
+        return [WarcReader(str(warcs)), Maintext(model=model), JsonlWriter(str(out))]
     from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.readers import WarcReader as TheirReader
 
     return [TheirReader(str(warcs)), Trafilatura(timeout=30), JsonlWriter(str(out))]
 
 
-def run_once(name: str, warcs: Path, tasks: int, engine: str) -> float:
-    """Documents per second of one executor run of ``name``'s pipeline."""
+def run_once(name: str, warcs: Path, tasks: int, model: str | None) -> dict[str, float]:
+    """One executor run of ``name``'s pipeline (in a fresh process): its wall seconds and
+    documents written."""
     from datatrove.executor import LocalPipelineExecutor
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         executor = LocalPipelineExecutor(
-            pipeline=pipeline(name, warcs, out, engine),
+            pipeline=pipeline(name, warcs, out, model),
             tasks=tasks,
             workers=tasks,
             logging_dir=str(Path(tmp) / "logs"),
@@ -83,40 +97,197 @@ def run_once(name: str, warcs: Path, tasks: int, engine: str) -> float:
         for path in out.glob("*.jsonl.gz"):
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 documents += sum(1 for line in handle if line.strip())
-    rate = documents / elapsed
-    print(f"  {name}: {documents} documents in {elapsed:.1f} s, {rate:.1f} documents/s")
-    return rate
+    return {"wall": elapsed, "documents": documents}
+
+
+def run_fresh(name: str, warcs: Path, args: argparse.Namespace) -> dict[str, float]:
+    """:func:`run_once` in a fresh process (its own fork server and task processes), with
+    the CPU seconds of its whole process tree (tasks and sandboxes included)."""
+    cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--run", name]
+    cmd += ["--child", str(warcs), "--tasks", str(args.tasks)]
+    if args.model:
+        cmd += ["--model", args.model]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    reap_all()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    found = dict(json.loads(out.strip().splitlines()[-1]))
+    found["cpu"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    print(
+        f"  {name}: {found['documents']} documents in {found['wall']:.1f} s"
+        f" ({found['cpu']:.1f} s of CPU)",
+        flush=True,
+    )
+    return found
+
+
+def pipelines(args: argparse.Namespace, warcs: Path) -> None:
+    adopt_orphans()
+    took: dict[str, list[dict[str, float]]] = {OURS: [], THEIRS: []}
+    for round_no in range(args.rounds):
+        print(f"round {round_no + 1}:", flush=True)
+        order = [OURS, THEIRS] if round_no % 2 == 0 else [THEIRS, OURS]
+        for name in order:
+            took[name].append(run_fresh(name, warcs, args))
+    for what in ("wall", "cpu"):
+        ours = [run[what] for run in took[OURS]]
+        theirs = [run[what] for run in took[THEIRS]]
+        ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+        listed = ", ".join(f"{r:.2f}x" for r in ratios)
+        print(
+            f"{what}: {OURS} {min(ours):.1f}-{max(ours):.1f} s, {THEIRS}"
+            f" {min(theirs):.1f}-{max(theirs):.1f} s; ours / theirs per round: {listed};"
+            f" min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x"
+            f" (tasks={args.tasks}, model={args.model or 'default'})"
+        )
+
+
+# -- Where our step's time goes (a fresh process) ---------------------------------------------
+
+
+def _timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    value = call()
+    return time.perf_counter() - started, value
+
+
+def start_up(model: str | None) -> dict[str, float]:
+    """Seconds of each part of a task's start, in the order a task meets them."""
+    seconds: dict[str, float] = {}
+    seconds["import scrapy_maintext.datatrove"], _ = _timed(
+        lambda: __import__("scrapy_maintext.datatrove")
+    )
+    from scrapy_maintext.datatrove import WARM_UP_PAGE, Maintext
+    from scrapy_maintext.extraction.engines import neural_load
+    from scrapy_maintext.extraction.language import identifier
+    from scrapy_maintext.extraction.metadata import warm_date_parser
+
+    seconds["language model"], _ = _timed(identifier)
+    seconds["ONNX session (neural import, model)"], _ = _timed(lambda: neural_load(model))
+    seconds["dateparser locale data"], _ = _timed(warm_date_parser)
+    step = Maintext(model=model)
+    seconds["warm-up page"], _ = _timed(
+        lambda: step.extract_document(WARM_UP_PAGE, "https://warm-up.invalid/")
+    )
+    # As Maintext.warm_up: what start-up loaded leaves the collector's passes.
+    seconds["gc.collect, gc.freeze"], _ = _timed(lambda: (gc.collect(), gc.freeze()))
+    return seconds
+
+
+def per_document(warcs: Path, model: str | None) -> dict[str, float]:
+    """Milliseconds per document of each per-document part (the start-up already paid)."""
+    from datatrove.pipeline.extractors import Trafilatura
+    from datatrove.pipeline.extractors.base import ExtractorSandbox
+    from datatrove.pipeline.readers import WarcReader as TheirReader
+    from scrapy_maintext.datatrove import Maintext, WarcReader, _set_result
+
+    files = sorted(p.name for p in warcs.iterdir())
+    ms: dict[str, float] = {}
+    seconds, docs = _timed(lambda: [d for f in files for d in WarcReader(str(warcs)).read_file(f)])
+    ms["read (our WarcReader)"] = seconds
+    seconds, _ = _timed(lambda: [d for f in files for d in TheirReader(str(warcs)).read_file(f)])
+    ms["read (datatrove's WarcReader)"] = seconds
+    step, theirs = Maintext(model=model), Trafilatura(timeout=30)
+    results: dict[str, dict[str, Any]] = {}
+
+    def ours_in_process() -> None:
+        for doc in docs:
+            results[doc.id] = step.extract_document(doc.text, doc.metadata.get("url"))
+
+    collector = CollectorTime()
+    gc.callbacks.append(collector)
+    ms["extract (ours, in process)"], _ = _timed(ours_in_process)
+    gc.callbacks.remove(collector)
+    ms["  of which the collector's passes (start-up frozen)"] = collector.seconds
+    ms["extract (Trafilatura step, in process)"], _ = _timed(
+        lambda: [theirs.extract(doc.text) for doc in docs]
+    )
+
+    def stored(html: str, url: str | None) -> dict[str, Any]:
+        # The sandbox process is forked from this one: the results are there already (the
+        # warm-up asks for none).
+        return results.get(by_url.get(url, ""), {})
+
+    by_url = {doc.metadata.get("url"): doc.id for doc in docs}
+
+    def hand_over() -> None:
+        with ExtractorSandbox(timeout=30, warmup_text=("", None)) as sandbox:
+            for doc in docs:
+                sandbox.process_document((doc.text, doc.metadata.get("url")), stored)
+
+    ms["hand-over to the sandbox and back"], _ = _timed(hand_over)
+    ms["the step's bookkeeping (metadata, stats)"], _ = _timed(
+        lambda: [_bookkeeping(step, doc, results[doc.id], _set_result) for doc in docs]
+    )
+    return {name: 1000 * value / len(docs) for name, value in ms.items()} | {"documents": len(docs)}
+
+
+class CollectorTime:
+    """A ``gc.callbacks`` entry: seconds spent in the collector's passes."""
+
+    def __init__(self) -> None:
+        self.seconds, self._started = 0.0, 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+
+
+def _bookkeeping(step: Any, doc: Any, result: dict[str, Any], set_result: Any) -> None:
+    step.stat_update("total")
+    set_result(doc, result)
+    step.stat_update("forwarded")
+    step.update_doc_stats(doc)
+
+
+def breakdown_child(warcs: Path, model: str | None) -> None:
+    print(json.dumps({"start": start_up(model), "per_document": per_document(warcs, model)}))
+
+
+def breakdown(args: argparse.Namespace, warcs: Path) -> None:
+    cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--child", str(warcs)]
+    if args.model:
+        cmd += ["--model", args.model]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    print("a task's start (seconds, in the order the task meets them):")
+    for name, value in found["start"].items():
+        print(f"  {name}: {value:.2f} s")
+    per_doc = found["per_document"]
+    print(f"per document ({per_doc.pop('documents')} documents, ms per document):")
+    for name, value in per_doc.items():
+        print(f"  {name}: {value:.1f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=None, help="developer data folder")
-    parser.add_argument("--pages", type=int, default=200, help="pages of --data to serve")
-    parser.add_argument("--articles", type=int, default=300, help="demo site size (no --data)")
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--pages", type=int, default=300, help="modern pages in all")
+    parser.add_argument("--files", type=int, default=2, help="WARC files they are written to")
     parser.add_argument("--tasks", type=int, default=2, help="tasks (and workers) per run")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument(
-        "--max-size", type=int, default=100_000, help="WARC_MAX_SIZE of the crawl (bytes)"
-    )
-    parser.add_argument("--engine", default="auto", choices=("auto", "neural", "trafilatura"))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--model", default=None, help="Maintext(model=...): a model folder")
+    parser.add_argument("--part", choices=("pipeline", "breakdown", "both"), default="both")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--run", choices=(OURS, THEIRS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    rates: dict[str, list[float]] = {OURS: [], THEIRS: []}
+    if args.run is not None:
+        print(json.dumps(run_once(args.run, args.child, args.tasks, args.model)))
+        return
+    if args.child is not None:
+        breakdown_child(args.child, args.model)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         warcs = Path(tmp) / "warc"
-        write_warcs(args, warcs)
+        count = write_warcs(args.data, args.pages, args.files, warcs)
         size = sum(p.stat().st_size for p in warcs.iterdir())
-        print(f"WARC: {len(list(warcs.iterdir()))} files, {size / 1024:.0f} KiB")
-        for round_no in range(args.rounds):
-            print(f"round {round_no + 1}:")
-            order = [OURS, THEIRS] if round_no % 2 == 0 else [THEIRS, OURS]
-            for name in order:
-                rates[name].append(run_once(name, warcs, args.tasks, args.engine))
-    ratios = [ours / theirs for ours, theirs in zip(rates[OURS], rates[THEIRS], strict=True)]
-    listed = ", ".join(f"{r:.2f}x" for r in ratios)
-    print(
-        f"{OURS} / {THEIRS} documents/s per round: {listed}; "
-        f"median {statistics.median(ratios):.2f}x (engine={args.engine}, tasks={args.tasks})"
-    )
+        print(f"WARC: {count} pages in {args.files} files, {size / 1024:.0f} KiB", flush=True)
+        if args.part in ("breakdown", "both"):
+            breakdown(args, warcs)
+        if args.part in ("pipeline", "both"):
+            pipelines(args, warcs)
 
 
 if __name__ == "__main__":

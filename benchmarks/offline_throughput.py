@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import datetime
-import gzip
 import json
 import os
 import resource
@@ -40,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import spread_records
+from benchmarks.common import write_warc as write_records
+
 OURS, THEIRS = "maintext", "trafilatura-pool"
 DATA_FILE = "wcxb-dev.jsonl.gz"
 PR_SET_CHILD_SUBREAPER = 36
@@ -47,24 +48,8 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def write_warc(data: Path, pages: int, path: Path) -> int:
     """The WARC of ``pages`` wcxb-dev pages spread through the file; returns its page count."""
-    from scrapy_maintext.archive.records import Exchange, build_pair, build_warcinfo
-
-    with gzip.open(data / DATA_FILE, "rt", encoding="utf-8") as lines:
-        # A response record needs its URL (WARC-Target-URI).
-        records = [r for r in map(json.loads, lines) if r.get("url")]
-    step = max(len(records) / pages, 1.0)
-    chosen = [records[int(i * step)] for i in range(min(pages, len(records)))]
-    when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-    with path.open("wb") as out:
-        info, info_id = build_warcinfo(path.name, {"software": "benchmarks.offline_throughput"})
-        out.write(info)
-        for record in chosen:
-            body = record["html"].encode("utf-8")
-            headers = [("Content-Type", "text/html; charset=utf-8")]
-            exchange = Exchange(record["url"], 200, headers, body, when)
-            pair = build_pair(exchange, info_id)
-            out.write(pair.response)
-            out.write(pair.request)
+    chosen = spread_records(data, pages, (DATA_FILE,))
+    write_records(chosen, path, "benchmarks.offline_throughput")
     return len(chosen)
 
 

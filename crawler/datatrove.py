@@ -21,6 +21,8 @@ reads only 2xx answers, as ``maintext extract`` does::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import logging
 import os
@@ -44,9 +46,15 @@ except ImportError:  # pragma: no cover - the extra's absence is tested in a sub
 from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch_time
 from scrapy_maintext.archive.reader import Damage, damage_message, read_records
 from scrapy_maintext.extraction import ExtractOptions, extract
+from scrapy_maintext.extraction.engines import neural_load
+from scrapy_maintext.extraction.language import identifier
+from scrapy_maintext.extraction.metadata import warm_date_parser
 from scrapy_maintext.extraction.worker import WARM_UP_PAGE
 
 logger = logging.getLogger(__name__)
+
+#: The page each sandbox extracts before the first document (datatrove's ``warmup_text``).
+WARM_UP = (WARM_UP_PAGE, "https://warm-up.invalid/")
 
 #: Document fields put into ``Document.metadata`` (``extractor`` is the engine).
 METADATA_FIELDS = (
@@ -111,8 +119,8 @@ class Maintext(BaseExtractor):
         return {"text": doc.text, "metadata": metadata}
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        warm_up = (WARM_UP_PAGE, "https://warm-up.invalid/")
-        with ExtractorSandbox(timeout=self.timeout, warmup_text=warm_up) as sandbox:
+        self.warm_up()
+        with ExtractorSandbox(timeout=self.timeout, warmup_text=WARM_UP) as sandbox:
             for doc in data:
                 self.stat_update(StatHints.total)
                 with self.track_time():
@@ -126,6 +134,26 @@ class Maintext(BaseExtractor):
                 self.stat_update(StatHints.forwarded)
                 self.update_doc_stats(doc)
                 yield doc
+
+    def warm_up(self) -> None:
+        """The task process loads what the crawl's fork server preloads
+        (``extraction.preload``): the language model, the model's ONNX session, dateparser's
+        locale data (else compiled on the first pages that need it), and extracts the warm-up
+        page. The sandbox process, forked from this one, then starts warm, and so does each
+        one that replaces a sandbox killed by a timeout (instead of loading it all again, at
+        the risk of the timeout). What is loaded then leaves the collector's passes: full
+        passes over it would cost every document (``benchmarks.datatrove_throughput``)."""
+        # A failure here is left to the pages, where it is counted (as in the crawl's
+        # workers); the neural load logs its own once.
+        with contextlib.suppress(Exception):
+            identifier()
+            warm_date_parser()
+        if self.options.engine != "trafilatura":
+            neural_load(self.options.model)
+        with contextlib.suppress(Exception):
+            self.extract_document(*WARM_UP)
+        gc.collect()
+        gc.freeze()
 
     def _extract_in(self, sandbox: Any, doc: DatatroveDocument) -> dict[str, Any] | None:
         url = doc.metadata.get("url")
