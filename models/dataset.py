@@ -285,7 +285,7 @@ def page_view(tree: Any, url: str | None, blocks: list[Any]) -> PageView:
     fallback = run_trafilatura(tree, url, ExtractOptions()).blocks
     return PageView(
         [b.to_block() for b in blocks],
-        [markup_of(b.path) for b in blocks],
+        [markup_of(b.path, b.link_chars / max(len(b.text), 1)) for b in blocks],
         PageFacts(doc.title, authors),
         fallback,
     )

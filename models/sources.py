@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.convention import PageFacts, judge
+from scrapy_maintext.extraction.convention import LINKED_SHARE, PageFacts, judge
 from scrapy_maintext.extraction.core import without_trailing_headings
 from scrapy_maintext.extraction.phrases import Phrases
 from scrapy_maintext.models.dataset import (
@@ -66,6 +66,8 @@ EVALUATED = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: Sets a leave-one-source-out run may leave out.
 LEFT_OUT = ("fundus-dev", "readability")
 SNIPPET_WEIGHT = 10.0
+#: ``neural.features``' dense column of the share of a block's characters in links.
+LINK_SHARE_COLUMN = 2
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,9 @@ def system_texts(
     assert view is not None
     kept = [i for i, k in enumerate(keep) if k]
     blocks = [view.blocks[i] for i in kept]
-    markup = [view.markup[i] for i in kept]
+    # The link share is the features' third column (caches made before ``Markup.linked``).
+    links = ex.features.dense[:, LINK_SHARE_COLUMN]
+    markup = [replace(view.markup[i], linked=bool(links[i] >= LINKED_SHARE)) for i in kept]
     neural = output_text(blocks, markup, view.facts, phrases)
     traf = output_text(view.fallback, None, view.facts, phrases)
     raw = output_text(view.fallback if fallback else blocks, None, view.facts, None)

@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from scrapy_maintext.neural.inference import MODELS_DIR, PROTOCOL_VERSION
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, PROTOCOL_VERSION
 
 #: v2, stacked on trafilatura (its config names the ``"stack"`` reference); v4's cascade
 #: handed its unsure pages to it.
@@ -31,5 +31,19 @@ def cascade_model(directory: Path, spec: object) -> Path:
     shutil.copy(shipped / "model.onnx", folder / "model.onnx")
     config = json.loads((shipped / "config.json").read_text(encoding="utf-8"))
     config["cascade"] = spec
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+def decoded_model(directory: Path, **decoding: float) -> Path:
+    """The default model in ``directory/decoded`` with other decoding values in its
+    ``config.json`` (``threshold``, ``min_confidence``, ...): a low threshold keeps blocks a
+    test needs the engine to keep, a high page-confidence floor makes it fall back."""
+    shipped = MODELS_DIR / DEFAULT_VERSION
+    folder = directory / "decoded"
+    folder.mkdir()
+    shutil.copy(shipped / "model.onnx", folder / "model.onnx")
+    config = json.loads((shipped / "config.json").read_text(encoding="utf-8"))
+    config.update(decoding)
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return folder

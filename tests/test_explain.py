@@ -18,6 +18,7 @@ from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.convention import Convention
 from scrapy_maintext.extraction.options import SHIPPED_MODELS, ExtractOptions
 
+from tests.model_folders import decoded_model
 from tests.sites import Route, SiteOptions, TestSiteServer, make_hostile
 from tests.test_cli import maintext
 from tests.test_neural_arbiter import _arbiter, _folder
@@ -116,8 +117,11 @@ def _verdicts(trace: Trace) -> list[tuple[Verdict, Convention | None]]:
     return [(row.verdict, row.convention) for row in trace.rows]
 
 
-def test_each_drop_names_its_reason() -> None:
-    article = explain((ROOT / "tests/fixtures/neural/article.html").read_bytes(), URL)
+def test_each_drop_names_its_reason(tmp_path: Path) -> None:
+    # The default model itself drops the headline and the byline (its labels follow the
+    # convention): a low threshold makes the engine keep them, for the convention to drop.
+    keeping = ExtractOptions(model=str(decoded_model(tmp_path, threshold=0.02)))
+    article = explain((ROOT / "tests/fixtures/neural/article.html").read_bytes(), URL, keeping)
     verdicts = _verdicts(article)
     assert (Verdict.CONVENTION, Convention.TITLE) in verdicts
     assert (Verdict.CONVENTION, Convention.BYLINE) in verdicts
@@ -155,10 +159,14 @@ def test_each_drop_names_its_reason() -> None:
     ],
 )
 def test_a_page_trafilatura_decided_says_why_and_what_its_text_covers(
-    page: str, engine: str, fallback: Fallback
+    page: str, engine: str, fallback: Fallback, tmp_path: Path
 ) -> None:
     html = (ROOT / "tests/fixtures" / page).read_bytes()
-    trace = explain(html, URL, ExtractOptions(engine=engine))
+    model = None
+    if fallback is Fallback.LOW_CONFIDENCE:
+        # The default model never falls back for its confidence (its floor is 0).
+        model = str(decoded_model(tmp_path, min_confidence=0.99))
+    trace = explain(html, URL, ExtractOptions(engine=engine, model=model))
     assert trace.fallback is fallback and trace.doc.extractor == "trafilatura"
     assert trace.engine_rows is not None
     kept = [row.block.text for row in trace.rows if row.verdict.kept]

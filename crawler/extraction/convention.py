@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.phrases import Phrases, line_key, shipped_phrases
+from scrapy_maintext.extraction.words import line_key as words_key
 from scrapy_maintext.extraction.words import tokens
 
 
@@ -42,6 +43,8 @@ class Markup:
     time: bool = False
     #: Inside a table: cells are data, never a byline or a dateline.
     table: bool = False
+    #: All of its text is link text (``LINKED_SHARE``).
+    linked: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,12 @@ BYLINE_MAX_WORDS = 12
 DATELINE_MAX_WORDS = 16
 MARKED_DATELINE_MAX_WORDS = 25
 CAPTION_MAX_WORDS = 60
+#: An article page has at least this many long paragraphs: after its last one, a block that
+#: is all link is a teaser (a listing page, all links, has none).
+ARTICLE_LONG_PARAGRAPHS = 3
+#: Share of a block's characters inside links from which it is "all link" (``Markup``).
+LINKED_SHARE = 0.9
+CREDIT_MAX_WORDS = 40
 #: Words a headline block may add after the title (a site's name: "Headline - The Times").
 SITE_NAME_MAX_WORDS = 6
 
@@ -104,6 +113,10 @@ _BYLINE_LEADS = (
     "by", "von", "par", "por", "di", "door", "av", "af", "od", "text", "texte", "written by",
     "reporting by", "autor", "auteur", "author", "redaktion",
 )  # fmt: skip
+_CREDIT_LEADS = (
+    "reporting by", "additional reporting by", "writing by", "editing by", "compiled by",
+    "mit material von", "mit informationen von", "avec afp", "avec reuters", "con información de",
+)  # fmt: skip
 #: A written date or time: 08.07.2026, 2026-07-08, 8/7/26, 05:00, 14h52.
 _DATE = re.compile(
     r"\b(?:\d{1,2}[./]\s?\d{1,2}[./]\s?\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}[:h]\d{2})\b"
@@ -130,12 +143,16 @@ def judge(
     last_long = long[-1] if long else -1
     title = tokens(facts.title)
     names = _name_words(facts.authors)
+    article = len(long) >= ARTICLE_LONG_PARAGRAPHS
     verdicts: list[Convention | None] = []
     for i, block in enumerate(blocks):
         place = Place(head=i < first_long, edge=i < first_long or i > last_long)
         place.top = i < TITLE_WINDOW
         mark = markup[i] if markup is not None and i < len(markup) else Markup()
         verdict = _judge_block(block, words[i], place, title, names, mark, phrases)
+        if verdict is None and article and i > last_long and mark.linked:
+            # After an article's last paragraph, a block that is all link: a teaser.
+            verdict = Convention.FURNITURE
         verdicts.append(None if captions and verdict is Convention.CAPTION else verdict)
     return verdicts
 
@@ -168,7 +185,7 @@ def _judge_block(
         return None
     if _is_caption(block.text, len(words), mark):
         return Convention.CAPTION
-    if edge and _is_byline(block.text, words, names, mark):
+    if edge and (_is_byline(block.text, words, names, mark) or _is_credit(words)):
         return Convention.BYLINE
     if block.kind != "item" and _is_dateline(block.text, words, names, mark, edge):
         return Convention.DATELINE
@@ -212,6 +229,14 @@ def _is_byline(text: str, words: list[str], names: frozenset[str], mark: Markup)
             after = text.strip()[len(lead) :].lstrip(" :")
             return after[:1].isupper()
     return False
+
+
+def _is_credit(words: list[str]) -> bool:
+    """An agency or editing credit: "Reporting by ...; Editing by ...", "Mit Material von"."""
+    if len(words) > CREDIT_MAX_WORDS:
+        return False
+    key = words_key(words)
+    return any(key.startswith(lead + " ") for lead in _CREDIT_LEADS)
 
 
 def _is_dateline(
@@ -277,8 +302,9 @@ CAPTION_WORDS = frozenset({"caption", "figcaption", "credit", "credits", "copyri
 BYLINE_WORDS = frozenset({"byline", "author", "authors", "autor", "auteur", "dateline"})
 
 
-def markup_of(path: Sequence[object]) -> Markup:
-    """What the open elements (``neural.segment.Context``) above a block say of it."""
+def markup_of(path: Sequence[object], link_share: float = 0.0) -> Markup:
+    """What the open elements (``neural.segment.Context``) above a block say of it, and
+    whether its text is all link (``link_share``: the share of its characters in links)."""
     caption = byline = time = table = False
     for ctx in path:
         tag = getattr(ctx, "tag", "")
@@ -287,7 +313,7 @@ def markup_of(path: Sequence[object]) -> Markup:
         byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
         time = time or tag == "time"
         table = table or tag == "table"
-    return Markup(caption, byline, time, table)
+    return Markup(caption, byline, time, table, link_share >= LINKED_SHARE)
 
 
 def _year(word: str) -> bool:

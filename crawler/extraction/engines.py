@@ -151,7 +151,9 @@ def _kept_markup(result: Any, count: int) -> list[Any] | None:
     if raw is None or keep is None:
         return None
     kept = [b for b, k in zip(raw, keep, strict=True) if k]
-    return [markup_of(b.path) for b in kept] if len(kept) == count else None
+    if len(kept) != count:
+        return None
+    return [markup_of(b.path, b.link_chars / max(len(b.text), 1)) for b in kept]
 
 
 def arbitrate(

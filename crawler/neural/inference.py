@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 MODELS_DIR = Path(__file__).parent / "models"
 #: The default, v5, is trained only on data whose licence allows commercial use (issue 30; its
 #: MODEL_CARD.md).
-DEFAULT_VERSION = "v5"
+DEFAULT_VERSION = "v6"
 #: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v4.1, trained
 #: also on research-only and AGPL-3.0 pages (its MODEL_CARD.md), with repeated-structure
 #: decoding.
