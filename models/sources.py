@@ -159,11 +159,13 @@ class Shipped:
     """A shipped model folder's decisions on cached pages (its own int8 weights)."""
 
     def __init__(self, version: str) -> None:
+        """``version``: a shipped folder's name, or a model folder's path (its name)."""
         from scrapy_maintext.neural import NeuralExtractor
         from scrapy_maintext.neural.inference import MODELS_DIR
 
-        self.name = version
-        self.extractor = NeuralExtractor.load(MODELS_DIR / version)
+        folder = Path(version) if "/" in version else MODELS_DIR / version
+        self.name = folder.name
+        self.extractor = NeuralExtractor.load(folder)
 
     def decide(self, ex: Example) -> tuple[np.ndarray, bool]:
         probs = self.extractor.model.predict(ex.features)
@@ -290,6 +292,32 @@ def rescore(args: argparse.Namespace) -> None:
         logger.info("rescored %s", path)
 
 
+def frozen(args: argparse.Namespace) -> None:
+    """The shipped models as they are (the first one's output is ``auto``), with the
+    package's furniture lines, on every page of every set: ``frozen-seed0.json``. Only the
+    sets a model never trained on measure it (for v6: the 2007-2013 sets and Readability's
+    held-out sites)."""
+    from scrapy_maintext.extraction.phrases import shipped_phrases
+
+    examples = [e for e in load_examples(args.data) if e.view is not None]
+    for e in examples:
+        follow_convention(e)
+    first, *others = [Shipped(v) for v in args.shipped.split(",") if v]
+    pages = []
+    for ex in examples:
+        keep, fallback = first.decide(ex)
+        made = {"": ([int(i) for i in np.flatnonzero(keep)], bool(fallback))}
+        for model_ in others:
+            k, fb = model_.decide(ex)
+            made[f"{model_.name}:"] = ([int(i) for i in np.flatnonzero(k)], bool(fb))
+        pages.append(score(ex, made, shipped_phrases()))
+    run = {"recipe": f"frozen {first.name}", "fold": None, "without": "", "pages": pages}
+    run["phrases"] = sorted(shipped_phrases().lines)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "frozen-seed0.json").write_text(json.dumps(run), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     from scrapy_maintext.models.sources_report import report
 
@@ -308,6 +336,10 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--threads", type=int, default=1)
     go.add_argument("--seed", type=int, default=SEED)
     go.add_argument("--shipped", default="v5,v4.1", help="shipped models scored beside")
+    still = sub.add_parser("frozen", help="score the shipped models as they are")
+    still.add_argument("--data", default="../shared/data")
+    still.add_argument("--out", required=True)
+    still.add_argument("--shipped", default="v6,v4.1", help="model folders; the first is ours")
     again = sub.add_parser("rescore", help="score the runs' decisions with today's convention")
     again.add_argument("--data", default="../shared/data")
     again.add_argument("--out", required=True)
@@ -322,6 +354,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--without: one of {LEFT_OUT}")
         torch.set_num_threads(args.threads)
         run(args)
+    elif args.command == "frozen":
+        frozen(args)
     elif args.command == "rescore":
         rescore(args)
     else:
