@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--epochs", type=int, default=4)
     go.add_argument("--threads", type=int, default=1)
     go.add_argument("--seed", type=int, default=SEED)
-    go.add_argument("--shipped", default="v5,v4.1", help="shipped models scored beside")
+    go.add_argument("--shipped", default="v4.1", help="model folders scored beside")
     still = sub.add_parser("frozen", help="score the shipped models as they are")
     still.add_argument("--data", default="../shared/data")
     still.add_argument("--out", required=True)

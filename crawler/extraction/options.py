@@ -15,7 +15,7 @@ ENGINES = ("auto", "neural", "trafilatura")
 #: What a neural model folder holds, as ``python -m scrapy_maintext.models.train`` writes it.
 MODEL_FILES = ("model.onnx", "config.json")
 #: The model folders shipped in the package (``neural.inference.MODELS_DIR``, not imported:
-#: the neural package imports onnxruntime): ``EXTRACT_MODEL=v5`` names one of them.
+#: the neural package imports onnxruntime): ``EXTRACT_MODEL=v4.1`` names one of them.
 SHIPPED_MODELS = Path(__file__).resolve().parent.parent / "neural" / "models"
 
 #: Bodies above this size are refused: real article pages are far below it and parsing
@@ -54,13 +54,13 @@ class ExtractOptions:
 
 def model_folder(value: str | None, name: str = "model") -> str | None:
     """``value`` as an absolute model folder (None when empty): a path, or the name of a
-    folder shipped in the package (``v5``) where no such path exists; ValueError, naming the
+    folder shipped in the package (``v4.1``) where no such path exists; ValueError, naming the
     setting or option ``name``, when it holds no model."""
     if not value:
         return None
     folder = Path(value).expanduser()
     if not folder.exists() and folder.name == value and (SHIPPED_MODELS / value).is_dir():
-        folder = SHIPPED_MODELS / value  # a shipped folder by its name, e.g. "v5"
+        folder = SHIPPED_MODELS / value  # a shipped folder by its name, e.g. "v4.1"
     folder = folder.resolve()
     _check_model_files(folder, f"{name} {value!r}")
     following = _cascade_next(folder)

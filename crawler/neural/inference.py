@@ -19,7 +19,7 @@ from scrapy_maintext.neural.stack import STACK_SIZE
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-#: The default, v5, is trained only on data whose licence allows commercial use (issue 30; its
+#: The default, v6, is trained only on data whose licence allows commercial use (issues 30, 34; its
 #: MODEL_CARD.md).
 DEFAULT_VERSION = "v6"
 #: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v4.1, trained

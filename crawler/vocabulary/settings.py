@@ -111,7 +111,7 @@ _OURS = [
             None,
             str,
             "Model folder: a path, or a shipped folder's name (v4.1: trained also on "
-            "research-only and AGPL-3.0 pages); unset: the default model, v5, trained only on "
+            "research-only and AGPL-3.0 pages); unset: the default model, v6, trained only on "
             "data whose licence allows commercial use.",
         ),
         (
