@@ -21,6 +21,7 @@ import lxml.html
 from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
+from scrapy_maintext.extraction import datescan
 from scrapy_maintext.extraction.author import extract_author
 from scrapy_maintext.extraction.catstags import extract_catstags
 from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
@@ -37,6 +38,9 @@ from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
 
 logger = logging.getLogger(__name__)
+
+# htmldate's page-wide date patterns run only where a date can be (same answers).
+datescan.install()
 
 #: Longest malformed JSON-LD block handed to trafilatura (chars). Its fallback regexes
 #: are quadratic: 10,000 chars cost well under 0.1 s; real blocks, even broken ones, put
