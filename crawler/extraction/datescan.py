@@ -1,12 +1,12 @@
-"""htmldate's page-wide date patterns, run only where a date can be: the same answers, a
-tenth of the time.
+"""htmldate's page-wide date patterns, run only where a date can be: the same answers in
+less time.
 
 When nothing in a page's markup dates it, htmldate's extensive search runs half a dozen
 patterns of the form ``\\D(date)\\D`` (``2024-05-01``, ``01.05.2024``, ``05/2024``, ...)
 over the whole serialized page (``htmldate.core.search_page``). Python's ``re`` tries
-each of them at every position of a page that is mostly markup (a fifth of the developer
-pages, 220 KB each on average): ~40 ms a page, a quarter of our extraction's time on the
-pages that get there (``benchmarks.datatrove_throughput``, issue 35).
+each of them at every position of a page that is mostly markup: most of ``find_date``'s
+time, the largest part of our metadata's (``benchmarks.datatrove_throughput --part
+inside``, issue 35).
 
 :class:`WindowedPattern` finds the same matches, in the same order: a cheap pattern that
 every match contains (a run of digits and ``/.-`` starting with a digit: ``re`` skips to

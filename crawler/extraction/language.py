@@ -41,8 +41,8 @@ class Language:
 
 @functools.cache
 def identifier() -> Any:
-    """py3langid's identifier with probabilities (loaded once per process: ~0.7 s, ~0.2 s
-    with the decompressed model in the start-up cache)."""
+    """py3langid's identifier with probabilities (loaded once per process; the decompressed
+    model is read from the start-up cache)."""
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
     try:

@@ -1,10 +1,10 @@
 """What every extracting process builds at its start, kept on disk for the next one.
 
 A process that extracts with metadata and language compiles dateparser's locale regexes
-(htmldate's date parser: ~1.6 s, the ``regex`` module parses each pattern in Python) and
-decompresses the language model (~0.5 s of a 0.7 s load). The crawl's fork server pays that
-once; a datatrove task is a fresh process and pays it every time
-(``benchmarks.datatrove_throughput``). Here the compiled patterns (``regex`` pickles a
+(htmldate's date parser: the ``regex`` module parses each pattern in Python) and
+decompresses the language model: seconds of each datatrove task's start, a fresh process
+every time (``benchmarks.datatrove_throughput --part breakdown``); the crawl's fork server
+pays it once. Here the compiled patterns (``regex`` pickles a
 pattern as its compiled code, which loads without parsing) and the decompressed model are
 kept in a cache folder: :envvar:`MAINTEXT_CACHE_DIR`, else ``$XDG_CACHE_HOME/scrapy-maintext``,
 else ``~/.cache/scrapy-maintext``; ``MAINTEXT_CACHE_DIR=""`` keeps nothing.
