@@ -2,7 +2,7 @@
 WARC files, and where does our step's time go?
 
     python -m benchmarks.datatrove_throughput --data ../shared/data [--pages 300] [--files 2]
-        [--tasks 2] [--rounds 5] [--model DIR] [--part pipeline|breakdown|both]
+        [--tasks 2] [--rounds 5] [--model DIR] [--part pipeline|breakdown|both|inside]
 
 ``--pages`` modern pages of the developer data (wcxb-dev and fundus-dev, taken evenly through
 them, with their real URLs; never committed) are written as ``--files`` WARC files (gzip per
@@ -23,6 +23,10 @@ files, the read (our reader against datatrove's), ``extract`` in this process (d
 ``Trafilatura.extract`` beside it), the hand-over to the sandbox process and back (pipe and
 pickling, with the extraction itself taken out), and the step's own bookkeeping. Prints
 seconds per part and milliseconds per document.
+
+``inside``: in a fresh process, the CPU milliseconds per document of each part of our
+``extract`` (parts nest: ``find_date`` is inside the metadata), beside datatrove's
+``Trafilatura.extract`` on the same pages.
 """
 
 from __future__ import annotations
@@ -242,6 +246,69 @@ def _bookkeeping(step: Any, doc: Any, result: dict[str, Any], set_result: Any) -
     step.update_doc_stats(doc)
 
 
+#: (module, function) of our extract timed by ``--part inside``, in the order printed.
+INSIDE = (
+    ("scrapy_maintext.extraction.core", "parse_page"),
+    ("scrapy_maintext.extraction.core", "apply_metadata"),
+    ("scrapy_maintext.extraction.metadata", "page_candidates"),
+    ("scrapy_maintext.extraction.metadata", "add_byline"),
+    ("scrapy_maintext.extraction.metadata", "trafilatura_metadata"),
+    ("scrapy_maintext.extraction.metadata", "find_date"),
+    ("scrapy_maintext.extraction.metadata", "extract_author"),
+    ("scrapy_maintext.extraction.core", "run_engine"),
+    ("scrapy_maintext.extraction.core", "settle_body"),
+    ("scrapy_maintext.extraction.core", "fingerprint"),
+    ("scrapy_maintext.extraction.core", "apply_language"),
+)
+
+
+def inside_child(warcs: Path, model: str | None) -> None:
+    """CPU ms per document of each part of our extract (wrapped where extract calls it)."""
+    import importlib
+
+    from datatrove.pipeline.extractors import Trafilatura
+    from scrapy_maintext.datatrove import Maintext, WarcReader
+
+    files = sorted(p.name for p in warcs.iterdir())
+    docs = [d for f in files for d in WarcReader(str(warcs)).read_file(f)]
+    step = Maintext(model=model)
+    step.warm_up()
+    spent = dict.fromkeys((name for _, name in INSIDE), 0.0)
+    for module_name, name in INSIDE:
+        module = importlib.import_module(module_name)
+        setattr(module, name, _cpu_timed(getattr(module, name), name, spent))
+    started = time.process_time()
+    for doc in docs:
+        step.extract_document(doc.text, doc.metadata.get("url"))
+    ms = {"extract (ours)": time.process_time() - started} | spent
+    theirs, started = Trafilatura(timeout=30), time.process_time()
+    for doc in docs:
+        theirs.extract(doc.text)
+    ms["extract (Trafilatura step)"] = time.process_time() - started
+    print(json.dumps({name: 1000 * value / len(docs) for name, value in ms.items()}))
+
+
+def _cpu_timed(call: Callable[..., Any], name: str, spent: dict[str, float]) -> Any:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.process_time()
+        try:
+            return call(*args, **kwargs)
+        finally:
+            spent[name] += time.process_time() - started
+
+    return timed
+
+
+def inside(args: argparse.Namespace, warcs: Path) -> None:
+    cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--inside", str(warcs)]
+    if args.model:
+        cmd += ["--model", args.model]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    print("inside extract (CPU ms per document; parts nest):")
+    for name, value in json.loads(out.strip().splitlines()[-1]).items():
+        print(f"  {name}: {value:.1f} ms")
+
+
 def breakdown_child(warcs: Path, model: str | None) -> None:
     print(json.dumps({"start": start_up(model), "per_document": per_document(warcs, model)}))
 
@@ -269,8 +336,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=2, help="tasks (and workers) per run")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--model", default=None, help="Maintext(model=...): a model folder")
-    parser.add_argument("--part", choices=("pipeline", "breakdown", "both"), default="both")
+    parts = ("pipeline", "breakdown", "both", "inside")
+    parser.add_argument("--part", choices=parts, default="both")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--inside", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=(OURS, THEIRS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run is not None:
@@ -278,6 +347,9 @@ def main() -> None:
         return
     if args.child is not None:
         breakdown_child(args.child, args.model)
+        return
+    if args.inside is not None:
+        inside_child(args.inside, args.model)
         return
     with tempfile.TemporaryDirectory() as tmp:
         warcs = Path(tmp) / "warc"
@@ -288,6 +360,8 @@ def main() -> None:
             breakdown(args, warcs)
         if args.part in ("pipeline", "both"):
             pipelines(args, warcs)
+        if args.part == "inside":
+            inside(args, warcs)
 
 
 if __name__ == "__main__":

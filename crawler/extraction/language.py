@@ -12,8 +12,15 @@ on pages whose language is known.
 from __future__ import annotations
 
 import functools
+import logging
+import lzma
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from scrapy_maintext.extraction import startup_cache
+
+logger = logging.getLogger(__name__)
 
 #: Characters of text read: the first few thousand decide as well as the whole text (the
 #: detector's cost grows with the length).
@@ -34,10 +41,43 @@ class Language:
 
 @functools.cache
 def identifier() -> Any:
-    """py3langid's identifier with probabilities (loaded once per process, ~0.7 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    """py3langid's identifier with probabilities (loaded once per process; the decompressed
+    model is read from the start-up cache)."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
+    try:
+        return _from_cache(MODEL_DIR / MODEL_FILE)
+    # py3langid's own load below says what is wrong with its model, if anything is.
+    except Exception as exc:
+        logger.debug("Language model not loaded through the start-up cache: %r", exc)
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def _from_cache(path: Path) -> Any:
+    """``LanguageIdentifier.from_model_file(path, norm_probs=True)``, the model's npz read
+    from the start-up cache instead of decompressed (what py3langid's ``load_model`` does
+    once it is)."""
+    import numpy as np
+    from py3langid.langid import LanguageIdentifier
+    from py3langid.modelio import _to_array
+
+    def unpacked(source: Path) -> bytes:
+        with lzma.open(source) as f:
+            return f.read()
+
+    with (
+        startup_cache.decompressed(path, "py3langid-model.npz", unpacked) as f,
+        np.load(f, allow_pickle=False) as data,
+    ):
+        return LanguageIdentifier(
+            np.asarray(data["ptc"]),
+            np.asarray(data["pc"]),
+            data["classes"].tolist(),
+            _to_array(data["nextmove"]),
+            data["out_feat"].tolist(),
+            norm_probs=True,
+            tk_row=_to_array(data["nextmove_row"]),
+        )
 
 
 def detect(text: str, hint: str | None = None, hint_min: float = HINT_MIN_PROBABILITY) -> Language:

@@ -21,9 +21,11 @@ import lxml.html
 from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
+from scrapy_maintext.extraction import datescan
 from scrapy_maintext.extraction.author import extract_author
 from scrapy_maintext.extraction.catstags import extract_catstags
 from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
+from scrapy_maintext.extraction.startup_cache import compiled_patterns
 from scrapy_maintext.extraction.structured import (
     BYLINE,
     MAX_JSON_LD_CHARS,
@@ -36,6 +38,9 @@ from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
 
 logger = logging.getLogger(__name__)
+
+# htmldate's page-wide date patterns run only where a date can be (same answers).
+datescan.install()
 
 #: Longest malformed JSON-LD block handed to trafilatura (chars). Its fallback regexes
 #: are quadratic: 10,000 chars cost well under 0.1 s; real blocks, even broken ones, put
@@ -130,7 +135,9 @@ def warm_date_parser() -> None:
     recycled worker) do not each pay for it on a page."""
     from htmldate.extractors import get_external_parser
 
-    get_external_parser().get_date_data(WARM_DATE_TEXT)
+    # Compiled once for all processes (extraction.startup_cache).
+    with compiled_patterns("dateparser"):
+        get_external_parser().get_date_data(WARM_DATE_TEXT)
 
 
 def trafilatura_metadata(
@@ -236,7 +243,8 @@ def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) ->
     if not date or not date.endswith("-01-01"):
         return date or None
     params = {**set_date_params(extensive=False), "url": url}
-    return date if find_date(copy.deepcopy(tree), **params) == date else None
+    # No copy: find_date copies what it prunes, as in trafilatura_metadata.
+    return date if find_date(tree, **params) == date else None
 
 
 def page_title(tree: lxml.html.HtmlElement) -> str | None:
