@@ -300,6 +300,7 @@ def frozen(args: argparse.Namespace) -> None:
     from scrapy_maintext.extraction.phrases import shipped_phrases
 
     examples = [e for e in load_examples(args.data) if e.view is not None]
+    select_stack(examples, "")
     for e in examples:
         follow_convention(e)
     first, *others = [Shipped(v) for v in args.shipped.split(",") if v]
