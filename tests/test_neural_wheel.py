@@ -51,6 +51,14 @@ def test_wheel_ships_model_files(wheel: Path) -> None:
             assert f"scrapy_maintext/neural/models/{version}/{name}" in names
 
 
+def test_wheel_ships_the_convention_furniture_lines(wheel: Path) -> None:
+    # extraction/phrases.py reads an empty list when its file is missing: the wheel must
+    # carry the lines, or an installed package would keep share bars and notices.
+    with zipfile.ZipFile(wheel) as archive:
+        data = json.loads(archive.read("scrapy_maintext/extraction/phrases.json"))
+    assert len(data["lines"]) > 100 and len(data["leads"]) > 10
+
+
 def test_wheel_ships_only_loaded_models(wheel: Path) -> None:
     prefix = "scrapy_maintext/neural/models/"
     names = zipfile.ZipFile(wheel).namelist()
