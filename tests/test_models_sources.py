@@ -98,7 +98,8 @@ def test_ground_truths_follow_the_convention() -> None:
     assert convention_gold(record) == "First paragraph."
     record = {"text": "The Big Headline | Daily Paper sport\nBody.", "meta": {"title": "Other"}}
     assert convention_gold(record) == record["text"]
-    ex = _example("a.example", "readability", texts=("Headline here", "A caption.", "Body text of the page."))
+    texts = ("Headline here", "A caption.", "Body text of the page.")
+    ex = _example("a.example", "readability", texts=texts)
     assert ex.view is not None
     ex.view.markup = [Markup(), Markup(caption=True), Markup()]
     ex.view.facts = PageFacts("Headline here")

@@ -54,7 +54,8 @@ class WindowedPattern:
             # A match containing this hint starts at most `longest` + 1 characters before it
             # (its X, then the \D before it), and none starts between `done` and there.
             start = max(done, hint.start() - self.longest - 1)
-            run_end = _RUN.match(string, hint.end()).end()
+            run = _RUN.match(string, hint.end())
+            run_end = run.end() if run is not None else hint.end()
             # The \D after X is at most the first character after the run.
             end = min(len(string), run_end + 1)
             for match in self.original.finditer(string, start, end):
@@ -135,6 +136,8 @@ def install() -> int:
         # search_page reads the 3-component patterns from this tuple.
         three = getattr(core, "THREE_COMP_PATTERNS", ())
         if current in three:
-            core.THREE_COMP_PATTERNS = tuple(wrapper if p is current else p for p in three)
+            core.THREE_COMP_PATTERNS = tuple(  # type: ignore[assignment]
+                wrapper if p is current else p for p in three
+            )
         installed += 1
     return installed

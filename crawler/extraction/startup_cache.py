@@ -48,7 +48,7 @@ def cache_dir() -> Path | None:
     return Path(base) / "scrapy-maintext"
 
 
-def write_atomically(name: str, write: Callable[[IO[bytes]], None]) -> None:
+def write_atomically(name: str, write: Callable[[IO[bytes]], object]) -> None:
     """The cache file ``name`` as ``write`` writes it, replaced in one step (processes that
     start together may write it at once); a folder that cannot be written is left alone."""
     folder = cache_dir()
