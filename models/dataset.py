@@ -28,9 +28,6 @@ import numpy as np
 from lxml import html as lxml_html
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction.convention import Markup, PageFacts, is_title, markup_of
-from scrapy_maintext.extraction.engines import run_trafilatura
-from scrapy_maintext.extraction.metadata import apply_metadata
-from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.models.metrics import tokens
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.segment import segment
@@ -279,6 +276,11 @@ def build_example(page: Page, keep_hidden: bool = False) -> Example | None:
 
 def page_view(tree: Any, url: str | None, blocks: list[Any]) -> PageView:
     """What the text convention needs of a page, as ``extract()`` computes it."""
+    # Imported here: a pack (``save_pack``) is trained from where trafilatura is not installed.
+    from scrapy_maintext.extraction.engines import run_trafilatura
+    from scrapy_maintext.extraction.metadata import apply_metadata
+    from scrapy_maintext.extraction.options import ExtractOptions
+
     doc = Document(url=url)
     apply_metadata(doc, tree, url)
     authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
