@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,10 +18,25 @@ from tests.sites import SiteOptions, TestSiteServer, make_hostile
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The start-up cache (extraction.startup_cache) in a folder of the run's own, not the
+    # user's ~/.cache; crawl processes the tests start inherit it. A test of the cache itself
+    # points it elsewhere.
+    if "MAINTEXT_CACHE_DIR" not in os.environ:
+        _made_cache.append(tempfile.mkdtemp(prefix="maintext-test-cache-"))
+        os.environ["MAINTEXT_CACHE_DIR"] = _made_cache[0]
     # The reactor every crawl runs on, installed before any test imports Twisted's default
     # one (scrapy.utils.test.get_crawler would): crawls in the test process
     # (tests/inprocess.py) run on it, and unit tests see what a crawl process has.
     install_reactor(ASYNCIO_REACTOR)
+
+
+#: The start-up cache folder this process made (removed at the end of the run).
+_made_cache: list[str] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _made_cache:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 #: Crawl-delay of the polite fixture site (seconds): above the tests' DOWNLOAD_DELAY, so the
