@@ -156,3 +156,9 @@ def memory_mib(pid: int) -> dict[str, float]:
         if name in _MEMORY_FIELDS:
             out[_MEMORY_FIELDS[name]] += int(rest.split()[0]) / 1024
     return out
+
+
+def round_ratios(ours: list[float], theirs: list[float]) -> tuple[list[float], str]:
+    """Ours / theirs round by round, and those ratios as a "0.61x, 0.65x" list."""
+    ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+    return ratios, ", ".join(f"{r:.2f}x" for r in ratios)

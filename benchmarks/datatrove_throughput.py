@@ -45,7 +45,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import spread_records, write_warc
+from benchmarks.common import round_ratios, spread_records, write_warc
 from benchmarks.offline_throughput import adopt_orphans, reap_all
 
 OURS, THEIRS = "maintext", "trafilatura"
@@ -136,8 +136,7 @@ def pipelines(args: argparse.Namespace, warcs: Path) -> None:
     for what in ("wall", "cpu"):
         ours = [run[what] for run in took[OURS]]
         theirs = [run[what] for run in took[THEIRS]]
-        ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-        listed = ", ".join(f"{r:.2f}x" for r in ratios)
+        ratios, listed = round_ratios(ours, theirs)
         print(
             f"{what}: {OURS} {min(ours):.1f}-{max(ours):.1f} s, {THEIRS}"
             f" {min(theirs):.1f}-{max(theirs):.1f} s; ours / theirs per round: {listed};"

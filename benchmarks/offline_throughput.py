@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import spread_records
+from benchmarks.common import round_ratios, spread_records
 from benchmarks.common import write_warc as write_records
 
 OURS, THEIRS = "maintext", "trafilatura-pool"
@@ -177,8 +177,7 @@ def main() -> None:
     for what in ("wall", "cpu"):
         ours = [getattr(t, what) for t in runs[OURS]]
         theirs = [getattr(t, what) for t in runs[THEIRS]]
-        ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-        listed = ", ".join(f"{r:.2f}x" for r in ratios)
+        ratios, listed = round_ratios(ours, theirs)
         print(
             f"{OURS} / {THEIRS} {what} time per round: {listed}; median"
             f" {statistics.median(ratios):.2f}x, all rounds {sum(ours) / sum(theirs):.2f}x"

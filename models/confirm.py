@@ -14,16 +14,18 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from scrapy_maintext.extraction.convention import LINKED_SHARE
 from scrapy_maintext.extraction.phrases import Phrases
-from scrapy_maintext.models.dataset import Example, follow_convention, load_examples
+from scrapy_maintext.models.dataset import Example
 from scrapy_maintext.models.metrics import prf, tokens
-from scrapy_maintext.models.phrases import SEED_LEADS, seed_phrases
-from scrapy_maintext.models.sources import LINK_SHARE_COLUMN, output_text
+from scrapy_maintext.models.sources import (
+    convention_examples,
+    kept_markup,
+    output_text,
+    run_phrases,
+)
 from scrapy_maintext.neural.stack import covered_shares
 
 #: Shares of a block's tokens that trafilatura's text must cover for it to stay.
@@ -48,16 +50,14 @@ def texts(ex: Example, kept: list[int], fallback: bool, phrases: Phrases) -> dic
     keep[kept] = True
     reference = tokens("\n".join(b.text for b in view.fallback))
     covered = covered_shares(ex.block_tokens, reference)
-    links = ex.features.dense[:, LINK_SHARE_COLUMN]
     out = {}
     for name, share in (("neural", None), *((f"confirmed {s}", s) for s in SHARES)):
         mask = keep
         if share is not None and len(reference) >= MIN_REFERENCE_TOKENS:
             mask = keep & (covered >= share)
-        index = np.flatnonzero(mask)
+        index = [int(i) for i in np.flatnonzero(mask)]
         blocks = [view.blocks[i] for i in index]
-        marks = [replace(view.markup[i], linked=bool(links[i] >= LINKED_SHARE)) for i in index]
-        out[name] = output_text(blocks, marks, view.facts, phrases)
+        out[name] = output_text(blocks, kept_markup(ex, index), view.facts, phrases)
     return out
 
 
@@ -66,17 +66,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("runs", nargs="+", help="models.sources run files")
     args = parser.parse_args(argv)
-    examples = {e.id: e for e in load_examples(args.data) if e.view is not None}
+    examples = {e.id: e for e in convention_examples(args.data)}
     scores: dict[str, dict[str, list[tuple[float, float, float]]]] = defaultdict(
         lambda: defaultdict(list)
     )
     for path in args.runs:
         run = json.loads(Path(path).read_text("utf-8"))
-        learnt = Phrases.from_json({"lines": run["phrases"], "leads": list(SEED_LEADS)})
-        phrases = Phrases(learnt.lines | seed_phrases().lines, learnt.leads)
+        phrases = run_phrases(run)
         for page in run["pages"]:
             ex = examples[page["id"]]
-            follow_convention(ex)
             kept, fallback = page["decisions"][""]
             for name, text in texts(ex, kept, fallback, phrases).items():
                 scores[group_of(ex)][name].append(prf(tokens(text), ex.gold_tokens))

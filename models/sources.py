@@ -33,6 +33,7 @@ import argparse
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.convention import LINKED_SHARE, PageFacts, judge
+from scrapy_maintext.extraction.convention import LINKED_SHARE, Markup, PageFacts, apply
 from scrapy_maintext.extraction.core import without_trailing_headings
 from scrapy_maintext.extraction.phrases import Phrases
 from scrapy_maintext.models.dataset import (
@@ -119,8 +120,7 @@ def output_text(
     """``Document.text`` from an engine's blocks, as ``extract()`` makes it (``phrases``
     None: without the convention)."""
     if phrases is not None:
-        verdicts = judge(blocks, facts, markup, phrases)
-        blocks = [b for b, v in zip(blocks, verdicts, strict=True) if v is None]
+        blocks = apply(blocks, facts, markup, phrases=phrases)[0]
     return "\n".join(b.text for b in without_trailing_headings(blocks))
 
 
@@ -132,10 +132,7 @@ def system_texts(
     assert view is not None
     kept = [i for i, k in enumerate(keep) if k]
     blocks = [view.blocks[i] for i in kept]
-    # The link share is the features' third column (caches made before ``Markup.linked``).
-    links = ex.features.dense[:, LINK_SHARE_COLUMN]
-    markup = [replace(view.markup[i], linked=bool(links[i] >= LINKED_SHARE)) for i in kept]
-    neural = output_text(blocks, markup, view.facts, phrases)
+    neural = output_text(blocks, kept_markup(ex, kept), view.facts, phrases)
     traf = output_text(view.fallback, None, view.facts, phrases)
     raw = output_text(view.fallback if fallback else blocks, None, view.facts, None)
     return {
@@ -143,6 +140,14 @@ def system_texts(
         f"{prefix}auto": traf if fallback else neural,
         f"{prefix}auto-raw": raw,
     }
+
+
+def kept_markup(ex: Example, kept: list[int]) -> list[Markup]:
+    """The markup of ``ex``'s blocks ``kept``, whether all link read from the features' link
+    share (caches made before ``Markup.linked`` do not hold it)."""
+    assert ex.view is not None
+    links = ex.features.dense[:, LINK_SHARE_COLUMN]
+    return [replace(ex.view.markup[i], linked=bool(links[i] >= LINKED_SHARE)) for i in kept]
 
 
 def page_record(ex: Example, texts: dict[str, str]) -> dict[str, Any]:
@@ -177,14 +182,10 @@ class Shipped:
 Decisions = dict[str, tuple[list[int], bool]]
 
 
-def decisions(
-    ex: Example, model: torch.nn.Module, params: DecodeParams, shipped: list[Shipped]
-) -> Decisions:
-    """The recipe's decision (key "") and each shipped model's ("v5:") on ``ex``."""
-    decision = decide(predict_page(model, ex), block_lengths(ex), params)
-    found = {"": (decision.keep, decision.fallback)}
-    for model_ in shipped:
-        found[f"{model_.name}:"] = model_.decide(ex)
+def decisions(ex: Example, own: tuple[np.ndarray, bool], shipped: list[Shipped]) -> Decisions:
+    """The scored system's decision ``own`` (keep mask, fallback; key "") and each shipped
+    model's ("v5:") on ``ex``."""
+    found = {"": own, **{f"{model_.name}:": model_.decide(ex) for model_ in shipped}}
     return {
         k: ([int(i) for i in np.flatnonzero(keep)], bool(fb)) for k, (keep, fb) in found.items()
     }
@@ -227,10 +228,10 @@ def run_one(
     seconds = time.time() - t0
     decoding = tune_decoding(model, val)
     params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
-    pages = [
-        score(ex, decisions(ex, model, params, shipped), phrases)
-        for ex in scored_pages(examples, fold, args.folds, without)
-    ]
+    pages = []
+    for ex in scored_pages(examples, fold, args.folds, without):
+        decision = decide(predict_page(model, ex), block_lengths(ex), params)
+        pages.append(score(ex, decisions(ex, (decision.keep, decision.fallback), shipped), phrases))
     return {
         "recipe": recipe.name,
         "fold": fold,
@@ -246,13 +247,30 @@ def run_one(
     }
 
 
-def run(args: argparse.Namespace) -> None:
-    from scrapy_maintext.models.snippets import snippet_examples
-
-    examples = [e for e in load_examples(args.data) if e.view is not None]
+def convention_examples(
+    data: str, wanted: Callable[[Example], bool] | None = None
+) -> list[Example]:
+    """The cached pages (those ``wanted``) with a view, their ground truths under the
+    convention, with the models' own inputs (no stacking columns)."""
+    examples = [
+        e for e in load_examples(data) if e.view is not None and (wanted is None or wanted(e))
+    ]
     for e in examples:
         follow_convention(e)
     select_stack(examples, "")
+    return examples
+
+
+def run_phrases(run: dict[str, Any]) -> Phrases:
+    """The furniture a run's pages are scored with: the lines it learnt, today's seed."""
+    learnt = Phrases.from_json({"lines": run["phrases"], "leads": list(SEED_LEADS)})
+    return Phrases(learnt.lines | seed_phrases().lines, learnt.leads)
+
+
+def run(args: argparse.Namespace) -> None:
+    from scrapy_maintext.models.snippets import snippet_examples
+
+    examples = convention_examples(args.data)
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
     snippets = snippet_examples(args.data)
     out = Path(args.out)
@@ -277,13 +295,10 @@ def run(args: argparse.Namespace) -> None:
 def rescore(args: argparse.Namespace) -> None:
     """Every run's pages scored again from their saved decisions, with the convention's
     code as it is now (the run's learnt lines, today's seed)."""
-    examples = {e.id: e for e in load_examples(args.data) if e.view is not None}
-    for e in examples.values():
-        follow_convention(e)
+    examples = {e.id: e for e in convention_examples(args.data)}
     for path in sorted(Path(args.out).glob("*.json")):
         run = json.loads(path.read_text("utf-8"))
-        learnt = Phrases.from_json({"lines": run["phrases"], "leads": list(SEED_LEADS)})
-        phrases = Phrases(learnt.lines | seed_phrases().lines, learnt.leads)
+        phrases = run_phrases(run)
         run["pages"] = [
             score(examples[p["id"]], {k: (v[0], v[1]) for k, v in p["decisions"].items()}, phrases)
             for p in run["pages"]
@@ -299,25 +314,14 @@ def frozen(args: argparse.Namespace) -> None:
     (The shipped models train on every fundus-dev and wcxb-dev page: the folds measure those.)"""
     from scrapy_maintext.extraction.phrases import shipped_phrases
 
-    examples = [
-        e
-        for e in load_examples(args.data)
-        if e.view is not None and e.dataset in EVALUATED and e.split == "test"
-    ]
-    select_stack(examples, "")
-    for e in examples:
-        follow_convention(e)
+    examples = convention_examples(
+        args.data, lambda e: e.dataset in EVALUATED and e.split == "test"
+    )
     first, *others = [Shipped(v) for v in args.shipped.split(",") if v]
-    pages = []
-    for ex in examples:
-        keep, fallback = first.decide(ex)
-        made = {"": ([int(i) for i in np.flatnonzero(keep)], bool(fallback))}
-        for model_ in others:
-            k, fb = model_.decide(ex)
-            made[f"{model_.name}:"] = ([int(i) for i in np.flatnonzero(k)], bool(fb))
-        pages.append(score(ex, made, shipped_phrases()))
+    phrases = shipped_phrases()
+    pages = [score(ex, decisions(ex, first.decide(ex), others), phrases) for ex in examples]
     run = {"recipe": f"frozen {first.name}", "fold": None, "without": "", "pages": pages}
-    run["phrases"] = sorted(shipped_phrases().lines)
+    run["phrases"] = sorted(phrases.lines)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "frozen-seed0.json").write_text(json.dumps(run), encoding="utf-8")

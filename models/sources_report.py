@@ -57,9 +57,16 @@ def source_of(page: dict[str, Any], source: str) -> bool:
     return bool(page["set"] == source)
 
 
+def recipe_of(kind: str) -> str:
+    """The system a run kind scores as ours: "news" of "news loso-fundus-dev", "v6" of
+    "frozen v6"."""
+    words = kind.split()
+    return words[1] if words[0] == "frozen" else words[0]
+
+
 def systems_of(kind: str, pages: Pages) -> list[tuple[str, str]]:
     """(label, key) of the systems to show for one run kind: the recipe's, then the rest."""
-    recipe = kind.split()[1] if kind.startswith("frozen") else kind.split()[0]
+    recipe = recipe_of(kind)
     ours = [(f"{recipe} {s}", s) for s in ("auto", "neural", "auto-raw")]
     keys = next(iter(pages.values())).keys()
     others = [(k, k) for k in (*BASELINES, "v5:auto", "v4.1:auto") if k in keys]
@@ -94,7 +101,7 @@ def mean_table(kind: str, pages: Pages) -> list[str]:
 
 def paired_table(kind: str, pages: Pages, against: list[tuple[str, Pages, str]]) -> list[str]:
     """Our auto minus each baseline, per source: token F1 and WCXB's metric, points."""
-    recipe = kind.split()[1] if kind.startswith("frozen") else kind.split()[0]
+    recipe = recipe_of(kind)
     lines = [f"### {kind}: {recipe} auto minus ..., points [95% interval over domains]", ""]
     lines.append("| source | against | token F1 | WCXB word F1 |")
     lines.append("|---|---|---|---|")

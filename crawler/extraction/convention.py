@@ -17,6 +17,7 @@ import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.phrases import Phrases, line_key, shipped_phrases
@@ -53,6 +54,11 @@ class PageFacts:
 
     title: str | None = None
     authors: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, title: str | None, author: str | None) -> PageFacts:
+        """The facts of a page whose title and ``Document.author`` ("A; B") are these."""
+        return cls(title, tuple(a.strip() for a in (author or "").split(";") if a.strip()))
 
 
 #: A paragraph this long is body text: bylines and datelines sit before the first one or
@@ -189,7 +195,7 @@ def _judge_block(
         return Convention.BYLINE
     if block.kind != "item" and _is_dateline(block.text, words, names, mark, edge):
         return Convention.DATELINE
-    if phrases.is_furniture(block.text):
+    if phrases.is_furniture(words_key(words)):
         return Convention.FURNITURE
     return None
 
@@ -223,12 +229,16 @@ def _is_byline(text: str, words: list[str], names: frozenset[str], mark: Markup)
         return False
     if names and sum(w in names for w in words) >= max(2, (n + 1) // 2):
         return True
-    key = line_key(text)
-    for lead in _BYLINE_LEADS:
-        if key.startswith(lead + " ") and n > len(lead.split()):
-            after = text.strip()[len(lead) :].lstrip(" :")
-            return after[:1].isupper()
-    return False
+    lead = _byline_lead(words_key(words))
+    if lead is None:
+        return False
+    after = text.strip()[len(lead) :].lstrip(" :")
+    return after[:1].isupper()
+
+
+def _byline_lead(key: str) -> str | None:
+    """The byline opening ("by", "von", "written by") a line's key starts with, if any."""
+    return next((lead for lead in _BYLINE_LEADS if key.startswith(lead + " ")), None)
 
 
 def _is_credit(words: list[str]) -> bool:
@@ -273,10 +283,11 @@ def apply(
     facts: PageFacts,
     markup: Sequence[Markup] | None = None,
     captions: bool = False,
+    phrases: Phrases | None = None,
 ) -> tuple[list[Block], list[Convention | None]]:
     """``blocks`` without those the convention takes out, and the verdict of every block
-    (captions kept with ``captions``)."""
-    verdicts = judge(blocks, facts, markup, captions=captions)
+    (captions kept with ``captions``; ``phrases``: other furniture lines than the package's)."""
+    verdicts = judge(blocks, facts, markup, phrases, captions)
     return [b for b, v in zip(blocks, verdicts, strict=True) if v is None], verdicts
 
 
@@ -287,19 +298,24 @@ def byline_author(blocks: Sequence[Block], verdicts: Sequence[Convention | None]
         if verdict is not Convention.BYLINE:
             continue
         text = " ".join(block.text.split())
-        key = line_key(text)
-        for lead in _BYLINE_LEADS:
-            if key.startswith(lead + " "):
-                name = text[len(lead) :].lstrip(" :")
-                name = re.split("\\s[|\u00b7\u2022\u2013\u2014-]\\s|,\\s", name)[0].strip()
-                if 1 <= len(name.split()) <= 5:
-                    return name
+        lead = _byline_lead(line_key(text))
+        if lead is None:
+            continue
+        name = text[len(lead) :].lstrip(" :")
+        name = re.split("\\s[|\u00b7\u2022\u2013\u2014-]\\s|,\\s", name)[0].strip()
+        if 1 <= len(name.split()) <= 5:
+            return name
     return None
 
 
 #: Class/id words of an element whose text is a caption or a byline (``Markup``).
 CAPTION_WORDS = frozenset({"caption", "figcaption", "credit", "credits", "copyright"})
 BYLINE_WORDS = frozenset({"byline", "author", "authors", "autor", "auteur", "dateline"})
+
+
+def block_markup(block: Any) -> Markup:
+    """:func:`markup_of` a page block (``neural.segment.RawBlock``: its path and link text)."""
+    return markup_of(block.path, block.link_chars / max(len(block.text), 1))
 
 
 def markup_of(path: Sequence[object], link_share: float = 0.0) -> Markup:

@@ -212,8 +212,7 @@ def follow_convention(
     bylines, datelines, captions, furniture) that takes it out of the text, or None; a body
     byline gives the author the metadata lacked."""
     title = doc.title if metadata else page_title(tree)
-    authors = tuple(a.strip() for a in (doc.author or "").split(";") if a.strip())
-    facts = PageFacts(title, authors)
+    facts = PageFacts.of(title, doc.author)
     verdicts = convention.judge(result.blocks, facts, result.markup, captions=captions)
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)

@@ -145,7 +145,7 @@ def run_neural(
 
 def _kept_markup(result: Any, count: int) -> list[Any] | None:
     """The markup of the kept page blocks, when ``result.blocks`` are exactly those."""
-    from scrapy_maintext.extraction.convention import markup_of
+    from scrapy_maintext.extraction.convention import block_markup
 
     raw, keep = result.segments, result.keep
     if raw is None or keep is None:
@@ -153,7 +153,7 @@ def _kept_markup(result: Any, count: int) -> list[Any] | None:
     kept = [b for b, k in zip(raw, keep, strict=True) if k]
     if len(kept) != count:
         return None
-    return [markup_of(b.path, b.link_chars / max(len(b.text), 1)) for b in kept]
+    return [block_markup(b) for b in kept]
 
 
 def arbitrate(

@@ -39,9 +39,9 @@ class Phrases:
     lines: frozenset[str]
     leads: tuple[str, ...]
 
-    def is_furniture(self, text: str) -> bool:
-        """Whether the whole block is a known furniture line or a short teaser/notice."""
-        key = line_key(text)
+    def is_furniture(self, key: str) -> bool:
+        """Whether the whole block (by its :func:`line_key`) is a known furniture line or a
+        short teaser/notice."""
         if not key:
             return False
         words = key.count(" ") + 1
