@@ -81,6 +81,11 @@ class Document:
     model_version: str | None = None
     #: Engine confidence in [0, 1], when the engine gives one.
     confidence: float | None = None
+    #: The page's type (``extraction.page_type``): article, service, forum, listing,
+    #: documentation, collection or product; None when not predicted.
+    page_type: str | None = None
+    #: The page-type model's probability of ``page_type``.
+    page_type_probability: float | None = None
     #: Stable near-duplicate hash of the text (hex simhash).
     fingerprint: str = ""
     #: Why the text is empty, when it is ("empty-page", "binary", "no-main-text", ...).

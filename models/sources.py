@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -43,7 +44,9 @@ import torch
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.convention import LINKED_SHARE, Markup, PageFacts, apply
 from scrapy_maintext.extraction.core import without_trailing_headings
+from scrapy_maintext.extraction.page_type import PageType, article_rules
 from scrapy_maintext.extraction.phrases import Phrases
+from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
 from scrapy_maintext.models.dataset import (
     Example,
     follow_convention,
@@ -115,31 +118,69 @@ def scored_pages(
 
 
 def output_text(
-    blocks: list[Block], markup: list[Any] | None, facts: PageFacts, phrases: Phrases | None
+    blocks: list[Block],
+    markup: list[Any] | None,
+    facts: PageFacts,
+    phrases: Phrases | None,
+    article: bool = True,
 ) -> str:
     """``Document.text`` from an engine's blocks, as ``extract()`` makes it (``phrases``
-    None: without the convention)."""
+    None: without the convention; ``article``: whether its article rules apply)."""
     if phrases is not None:
-        blocks = apply(blocks, facts, markup, phrases=phrases)[0]
+        blocks = apply(blocks, facts, markup, phrases=phrases, article=article)[0]
     return "\n".join(b.text for b in without_trailing_headings(blocks))
 
 
+@dataclass(frozen=True)
+class Typing:
+    """How the scored system (not the shipped ones) reads the page: its predicted type
+    (``models.page_type folds``' file: id -> [type, probability]) gates the convention's
+    article rules, and a thin text asks trafilatura for a second opinion."""
+
+    types: dict[str, list[Any]]
+    #: The article rules apply unless a non-article type is predicted at least this sure.
+    threshold: float = 0.0
+    second_opinion: bool = False
+
+    def article(self, page_id: str) -> bool:
+        if not self.types:
+            return True
+        name, probability = self.types[page_id]
+        return article_rules(PageType(str(name), float(probability)), self.threshold)
+
+
 def system_texts(
-    ex: Example, keep: np.ndarray, fallback: bool, phrases: Phrases, prefix: str
+    ex: Example,
+    keep: np.ndarray,
+    fallback: bool,
+    phrases: Phrases,
+    prefix: str,
+    typing: Typing | None = None,
 ) -> dict[str, str]:
     """The neural and auto texts of one decision, with and without the convention."""
     view = ex.view
     assert view is not None
+    article = typing.article(ex.id) if typing else True
     kept = [i for i, k in enumerate(keep) if k]
     blocks = [view.blocks[i] for i in kept]
-    neural = output_text(blocks, kept_markup(ex, kept), view.facts, phrases)
-    traf = output_text(view.fallback, None, view.facts, phrases)
+    neural = output_text(blocks, kept_markup(ex, kept), view.facts, phrases, article)
+    traf = output_text(view.fallback, None, view.facts, phrases, article)
     raw = output_text(view.fallback if fallback else blocks, None, view.facts, None)
+    auto = traf if fallback else neural
+    if typing and typing.second_opinion and not fallback:
+        page_chars = sum(len(b.text) for b in view.blocks)
+        if wants_second_opinion(len(auto), page_chars):
+            SECOND_OPINIONS[ex.id] = True
+            auto = traf if prefers_other(auto, traf) else auto
     return {
         f"{prefix}neural": neural,
-        f"{prefix}auto": traf if fallback else neural,
+        f"{prefix}auto": auto,
         f"{prefix}auto-raw": raw,
     }
+
+
+#: The pages a rescore asked trafilatura for a second opinion on (its price).
+SECOND_OPINIONS: dict[str, bool] = {}
 
 
 def kept_markup(ex: Example, kept: list[int]) -> list[Markup]:
@@ -191,18 +232,24 @@ def decisions(ex: Example, own: tuple[np.ndarray, bool], shipped: list[Shipped])
     }
 
 
-def score(ex: Example, made: Decisions, phrases: Phrases) -> dict[str, Any]:
+def score(
+    ex: Example, made: Decisions, phrases: Phrases, typing: Typing | None = None
+) -> dict[str, Any]:
     """The page's record: every system's scores, and the decisions they came from (so that
-    ``rescore`` applies a changed convention without training again)."""
+    ``rescore`` applies a changed convention without training again). ``typing`` applies to
+    the scored system (key ""), not to the shipped models."""
     view = ex.view
     assert view is not None
     texts = {"trafilatura": output_text(view.fallback, None, view.facts, None)}
     for prefix, (kept, fallback) in made.items():
         keep = np.zeros(len(view.blocks), dtype=bool)
         keep[kept] = True
-        texts.update(system_texts(ex, keep, fallback, phrases, prefix))
+        own = typing if not prefix else None
+        texts.update(system_texts(ex, keep, fallback, phrases, prefix, own))
     record = page_record(ex, texts)
     record["decisions"] = made
+    if typing and typing.types and ex.id in typing.types:
+        record["predicted_type"] = typing.types[ex.id]
     return record
 
 
@@ -294,17 +341,35 @@ def run(args: argparse.Namespace) -> None:
 
 def rescore(args: argparse.Namespace) -> None:
     """Every run's pages scored again from their saved decisions, with the convention's
-    code as it is now (the run's learnt lines, today's seed)."""
+    code as it is now (the run's learnt lines, today's seed). With ``--page-types``, the
+    scored system reads the predicted types (``Typing``); with ``--as NAME``, the runs are
+    written beside the originals as recipe NAME (``report`` pairs the two)."""
     examples = {e.id: e for e in convention_examples(args.data)}
-    for path in sorted(Path(args.out).glob("*.json")):
+    types = json.loads(Path(args.page_types).read_text("utf-8")) if args.page_types else {}
+    typing = Typing(types, args.threshold, args.second_opinion)
+    runs = sorted(Path(args.out).glob("*.json"))
+    if args.name:
+        own = re.compile(rf"{re.escape(args.base)}-(?:fold\d|loso-)")
+        runs = [p for p in runs if own.match(p.name)]
+    for path in runs:
         run = json.loads(path.read_text("utf-8"))
         phrases = run_phrases(run)
+        SECOND_OPINIONS.clear()
         run["pages"] = [
-            score(examples[p["id"]], {k: (v[0], v[1]) for k, v in p["decisions"].items()}, phrases)
+            score(
+                examples[p["id"]],
+                {k: (v[0], v[1]) for k, v in p["decisions"].items()},
+                phrases,
+                typing,
+            )
             for p in run["pages"]
         ]
+        run["second_opinions"] = len(SECOND_OPINIONS)
+        if args.name:
+            run["recipe"] = args.name
+            path = path.with_name(path.name.replace(args.base, args.name, 1))
         path.write_text(json.dumps(run), encoding="utf-8")
-        logger.info("rescored %s", path)
+        logger.info("rescored %s (%d second opinions)", path, len(SECOND_OPINIONS))
 
 
 def frozen(args: argparse.Namespace) -> None:
@@ -352,6 +417,11 @@ def main(argv: list[str] | None = None) -> None:
     again = sub.add_parser("rescore", help="score the runs' decisions with today's convention")
     again.add_argument("--data", default="../shared/data")
     again.add_argument("--out", required=True)
+    again.add_argument("--page-types", default="", help="models.page_type folds' predictions")
+    again.add_argument("--threshold", type=float, default=0.0)
+    again.add_argument("--second-opinion", action="store_true")
+    again.add_argument("--base", default="news", help="the recipe whose runs are rescored")
+    again.add_argument("--as", dest="name", default="", help="write them as this recipe")
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     args = parser.parse_args(argv)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from scrapy_maintext.cli.engine_options import add_engine_options, engine_options, seconds
 from scrapy_maintext.cli.subcommand import Subcommand
+from scrapy_maintext.extraction.page_type import describe
 
 _EPILOG = """\
 The page's blocks in order, each kept or dropped, with the model's probability, what
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     kept = sum(1 for row in trace.rows if row.verdict.kept)
     print(
         f"Explained {page.url}: {kept} of {len(trace.rows)} blocks kept "
-        f"({trace.doc.extractor or 'no engine'}); written to {output}",
+        f"({trace.doc.extractor or 'no engine'}); page type "
+        f"{describe(trace.doc.page_type, trace.doc.page_type_probability)}; written to {output}",
         file=sys.stderr,
     )
     return 0

@@ -185,9 +185,8 @@ class _Sink:
             record[SITE_MEMORY_FIELD] = removed
         self.writer.write(record)
         self.summary.written += 1
-        site.add_document(
-            engine_of(doc.extractor, doc.model_version), doc.text, doc.language, doc.date
-        )
+        engine = engine_of(doc.extractor, doc.model_version)
+        site.add_document(engine, doc.text, doc.language, doc.date, doc.page_type)
         if doc.model_version:
             self.summary.model_versions[doc.model_version] += 1
 

@@ -15,6 +15,7 @@ from html import escape
 import scrapy_maintext
 from scrapy_maintext.explain.trace import Fallback, Row, Trace, Verdict
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.page_type import describe
 
 #: Characters of a block's text shown in its row (the whole text is in the text section).
 SHOWN_CHARS = 320
@@ -121,6 +122,7 @@ def _facts(trace: Trace) -> str:
         rows.append(("model", model))
     if doc.confidence is not None:
         rows.append(("page confidence", f"{doc.confidence:.2f}"))
+    rows.append(("page type", describe(doc.page_type, doc.page_type_probability)))
     kept = sum(1 for row in trace.rows if row.verdict.kept)
     blocks = f"{len(trace.rows)}: {kept} kept, {len(trace.rows) - kept} dropped"
     rows += [("page blocks", blocks), ("text", f"{len(trace.kept_text)} characters")]

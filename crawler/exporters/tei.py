@@ -185,7 +185,10 @@ def _build_profile(header: Any, record: dict[str, Any]) -> None:
     language = record.get("language")
     categories, tags = string_list(record.get("categories")), string_list(record.get("tags"))
     has_language = isinstance(language, str) and bool(_LANGUAGE.match(language))
-    if not (has_language or categories or tags):
+    page_type = record.get("page_type")
+    if not isinstance(page_type, str) or not page_type:
+        page_type = None
+    if not (has_language or categories or tags or page_type):
         return
     profile = _el(header, "profileDesc")
     if has_language:
@@ -194,13 +197,23 @@ def _build_profile(header: Any, record: dict[str, Any]) -> None:
         if isinstance(confidence, int | float) and 0 <= confidence <= 1:
             # TEI's @cert takes a probability: the language detector's.
             language_el.set("cert", f"{float(confidence):.4g}")
-    if categories or tags:
+    if categories or tags or page_type:
         text_class = _el(profile, "textClass")
+        if page_type:
+            _page_type_code(text_class, page_type, record.get("page_type_probability"))
         for scheme, terms in (("categories", categories), ("tags", tags)):
             if terms:
                 keywords = _el(text_class, "keywords", scheme=f"#{scheme}")
                 for term in terms:
                     _el(keywords, "term", term)
+
+
+def _page_type_code(text_class: Any, page_type: str, probability: Any) -> None:
+    """The page type (``extraction.page_type``) as a ``<classCode scheme="#page-type">``,
+    the model's probability as its ``@cert``."""
+    code = _el(text_class, "classCode", page_type, scheme="#page-type")
+    if isinstance(probability, int | float) and 0 <= probability <= 1:
+        code.set("cert", f"{float(probability):.4g}")
 
 
 def _build_body(body: Any, record: dict[str, Any]) -> None:

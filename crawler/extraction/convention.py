@@ -73,6 +73,9 @@ CAPTION_MAX_WORDS = 60
 #: An article page has at least this many long paragraphs: after its last one, a block that
 #: is all link is a teaser (a listing page, all links, has none).
 ARTICLE_LONG_PARAGRAPHS = 3
+#: The parts of the convention that apply to article-like pages only (``judge``'s
+#: ``article``), with the teaser rule.
+ARTICLE_RULES = frozenset({Convention.BYLINE, Convention.DATELINE, Convention.CAPTION})
 #: Share of a block's characters inside links from which it is "all link" (``Markup``).
 LINKED_SHARE = 0.9
 CREDIT_MAX_WORDS = 40
@@ -139,9 +142,13 @@ def judge(
     markup: Sequence[Markup] | None = None,
     phrases: Phrases | None = None,
     captions: bool = False,
+    article: bool = True,
 ) -> list[Convention | None]:
     """Per block, the part of the convention that takes it out of ``text``, or None. With
-    ``captions`` (``EXTRACT_CAPTIONS``), captions stay: no block is judged a caption."""
+    ``captions`` (``EXTRACT_CAPTIONS``), captions stay: no block is judged a caption. On a
+    page that is not article-like (``article`` False: ``extraction.page_type``), only the
+    headline and the furniture lines leave: the bylines, datelines, captions and teasers of
+    a listing, a collection or a forum index are its items (``ARTICLE_RULES``)."""
     phrases = phrases or shipped_phrases()
     words = [tokens(b.text) for b in blocks]
     long = [i for i, w in enumerate(words) if len(w) >= LONG_WORDS and blocks[i].kind != "head"]
@@ -149,14 +156,14 @@ def judge(
     last_long = long[-1] if long else -1
     title = tokens(facts.title)
     names = _name_words(facts.authors)
-    article = len(long) >= ARTICLE_LONG_PARAGRAPHS
+    teasers = article and len(long) >= ARTICLE_LONG_PARAGRAPHS
     verdicts: list[Convention | None] = []
     for i, block in enumerate(blocks):
         place = Place(head=i < first_long, edge=i < first_long or i > last_long)
         place.top = i < TITLE_WINDOW
         mark = markup[i] if markup is not None and i < len(markup) else Markup()
-        verdict = _judge_block(block, words[i], place, title, names, mark, phrases)
-        if verdict is None and article and i > last_long and mark.linked:
+        verdict = _judge_block(block, words[i], place, title, names, mark, phrases, article)
+        if verdict is None and teasers and i > last_long and mark.linked:
             # After an article's last paragraph, a block that is all link: a teaser.
             verdict = Convention.FURNITURE
         verdicts.append(None if captions and verdict is Convention.CAPTION else verdict)
@@ -181,6 +188,7 @@ def _judge_block(
     names: frozenset[str],
     mark: Markup,
     phrases: Phrases,
+    article: bool = True,
 ) -> Convention | None:
     head, edge, top = place.head, place.edge, place.top
     if not words:
@@ -189,6 +197,8 @@ def _judge_block(
         return Convention.TITLE
     if block.kind in ("row", "code") or mark.table:
         return None
+    if not article:
+        return Convention.FURNITURE if phrases.is_furniture(words_key(words)) else None
     if _is_caption(block.text, len(words), mark):
         return Convention.CAPTION
     if edge and (_is_byline(block.text, words, names, mark) or _is_credit(words)):
@@ -284,10 +294,12 @@ def apply(
     markup: Sequence[Markup] | None = None,
     captions: bool = False,
     phrases: Phrases | None = None,
+    article: bool = True,
 ) -> tuple[list[Block], list[Convention | None]]:
     """``blocks`` without those the convention takes out, and the verdict of every block
-    (captions kept with ``captions``; ``phrases``: other furniture lines than the package's)."""
-    verdicts = judge(blocks, facts, markup, phrases, captions)
+    (captions kept with ``captions``; ``phrases``: other furniture lines than the package's;
+    ``article``: whether the article rules apply, :func:`judge`)."""
+    verdicts = judge(blocks, facts, markup, phrases, captions, article)
     return [b for b, v in zip(blocks, verdicts, strict=True) if v is None], verdicts
 
 

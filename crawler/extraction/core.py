@@ -8,10 +8,15 @@ from typing import Any
 
 import lxml.html
 from scrapy_maintext.document import Block, Document, blocks_to_text
-from scrapy_maintext.extraction import convention
+from scrapy_maintext.extraction import convention, page_type
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.convention import Convention, PageFacts
-from scrapy_maintext.extraction.engines import EngineResult, NeuralEngineError, run_engine
+from scrapy_maintext.extraction.engines import (
+    EngineResult,
+    NeuralEngineError,
+    run_engine,
+    run_trafilatura,
+)
 from scrapy_maintext.extraction.fingerprint import fingerprint
 from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata import (
@@ -21,6 +26,7 @@ from scrapy_maintext.extraction.metadata import (
     page_title,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
 
@@ -164,8 +170,11 @@ def _extract_tree(
     """Fill ``doc``; returns what the engine made of the page and the body's verdicts."""
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
+    article = _page_type(doc, tree, options)
     result = run_engine(tree, doc.url, options)
-    body = settle_body(doc, tree, result, options.with_metadata, options.include_captions)
+    body = settle_body(doc, tree, result, options.with_metadata, options.include_captions, article)
+    if options.second_opinion and options.engine == "auto" and result.extractor == "neural":
+        result, body = _second_opinion(doc, tree, result, body, options, article)
     doc.body = body.blocks
     doc.text = blocks_to_text(doc.body)
     doc.comments = result.comments
@@ -185,17 +194,52 @@ def _extract_tree(
     return result, body
 
 
+def _page_type(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions) -> bool:
+    """Predict the page's type into ``doc``; whether the convention's article rules apply."""
+    if not options.page_types:
+        return True
+    found = page_type.predict(tree, doc.url)
+    doc.page_type, doc.page_type_probability = found.name, found.probability
+    return page_type.article_rules(found, page_type.ARTICLE_THRESHOLD)
+
+
+def _second_opinion(
+    doc: Document,
+    tree: lxml.html.HtmlElement,
+    result: EngineResult,
+    body: Body,
+    options: ExtractOptions,
+    article: bool,
+) -> tuple[EngineResult, Body]:
+    """trafilatura's result and body instead of the neural engine's when the neural text is
+    thin (``extraction.second_opinion``) and trafilatura's holds more."""
+    page_chars = sum(len(s.text) for s in result.segments or ())
+    ours = blocks_to_text(body.blocks)
+    if not wants_second_opinion(len(ours), page_chars):
+        return result, body
+    other = run_trafilatura(tree, doc.url, options)
+    other_body = settle_body(
+        doc, tree, other, options.with_metadata, options.include_captions, article
+    )
+    if not prefers_other(ours, blocks_to_text(other_body.blocks)):
+        return result, body
+    other.confidence, other.model_version = result.confidence, result.model_version
+    other.segments, other.decision = result.segments, result.decision
+    return other, other_body
+
+
 def settle_body(
     doc: Document,
     tree: lxml.html.HtmlElement,
     result: EngineResult,
     metadata: bool,
     captions: bool = False,
+    article: bool = True,
 ) -> Body:
     """The document's body: the engine's blocks as the text convention leaves them
     (:func:`follow_convention`), without the headings they end with. ``maintext explain``
     reads its verdicts: it cannot disagree with the text."""
-    verdicts = follow_convention(doc, tree, result, metadata, captions)
+    verdicts = follow_convention(doc, tree, result, metadata, captions, article)
     left = [i for i, verdict in enumerate(verdicts) if verdict is None]
     blocks = without_trailing_headings([result.blocks[i] for i in left])
     return Body(blocks, verdicts, left[len(blocks) :])
@@ -207,13 +251,17 @@ def follow_convention(
     result: EngineResult,
     metadata: bool,
     captions: bool = False,
+    article: bool = True,
 ) -> list[Convention | None]:
     """Per engine block, the part of the convention (``extraction.convention``: headline,
     bylines, datelines, captions, furniture) that takes it out of the text, or None; a body
-    byline gives the author the metadata lacked."""
+    byline gives the author the metadata lacked. ``article``: whether the article rules
+    apply (the page type's verdict)."""
     title = doc.title if metadata else page_title(tree)
     facts = PageFacts.of(title, doc.author)
-    verdicts = convention.judge(result.blocks, facts, result.markup, captions=captions)
+    verdicts = convention.judge(
+        result.blocks, facts, result.markup, captions=captions, article=article
+    )
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)
     return verdicts

@@ -35,6 +35,12 @@ class ExtractOptions:
     #: Keep the captions and photo credits the text convention leaves out
     #: (``extraction.convention``, ``EXTRACT_CAPTIONS``).
     include_captions: bool = False
+    #: Predict the page's type (``extraction.page_type``, ``EXTRACT_PAGE_TYPES``): the
+    #: convention's article rules then apply to article pages only.
+    page_types: bool = True
+    #: Ask trafilatura too when the neural text is empty or a sliver of the page
+    #: (``extraction.second_opinion``, ``EXTRACT_SECOND_OPINION``).
+    second_opinion: bool = True
     favor_precision: bool = False
     favor_recall: bool = False
     #: Extract title, author, date, ... (url and hostname are always set).

@@ -58,6 +58,8 @@ class ExtractConfig:
             include_comments=setting(settings, "EXTRACT_INCLUDE_COMMENTS"),
             include_tables=setting(settings, "EXTRACT_INCLUDE_TABLES"),
             include_captions=setting(settings, "EXTRACT_CAPTIONS"),
+            page_types=setting(settings, "EXTRACT_PAGE_TYPES"),
+            second_opinion=setting(settings, "EXTRACT_SECOND_OPINION"),
             favor_precision=setting(settings, "EXTRACT_FAVOR_PRECISION"),
             favor_recall=setting(settings, "EXTRACT_FAVOR_RECALL"),
             max_bytes=setting(settings, "EXTRACT_MAX_BYTES"),

@@ -231,7 +231,7 @@ class CrawlReport:
         if version:
             self.model_versions[str(version)] += 1
         engine = engine_of(get("extractor"), version)
-        report.add_document(engine, get("text"), get("language"), get("date"))
+        report.add_document(engine, get("text"), get("language"), get("date"), get("page_type"))
 
     def item_dropped(
         self, item: Any, response: Response | None, exception: BaseException, spider: Spider

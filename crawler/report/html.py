@@ -210,6 +210,7 @@ _COUNTERS = [
     ("not planned", "not_planned", "count"),
     ("engines", "extracted", "count"),
     ("languages", "languages", "count"),
+    ("page types", "page_types", "count"),
     ("publication months", "months", "key"),
     ("HTTP statuses", "statuses", "key"),
 ]

@@ -245,6 +245,10 @@ def plot_languages(data: dict[str, Any], groups: list[Any]) -> Any:
     return _plot_shares(groups, "languages", "exported documents", sort_keys=False)
 
 
+def plot_page_types(data: dict[str, Any], groups: list[Any]) -> Any:
+    return _plot_shares(groups, "page_types", "exported documents", sort_keys=False)
+
+
 def plot_dates(data: dict[str, Any], groups: list[Any]) -> Any:
     months = sorted({m for s in data["sites"] for m in s["months"] if m != UNKNOWN})
     if not months:
@@ -332,6 +336,7 @@ _PLOTS: list[tuple[str, str, Callable[[dict[str, Any], list[Any]], Any]]] = [
     ("engines", "Which engine gave the text (fallback: the model was unsure)", plot_engines),
     ("text-lengths", "Main text length", plot_text_lengths),
     ("languages", "Languages", plot_languages),
+    ("page-types", "Page types per site (article, listing, product, ...)", plot_page_types),
     ("dates", "Publication dates by month", plot_dates),
     ("statuses", "HTTP statuses of pages", plot_statuses),
     ("requests", "Requests over time against each site's delay (politeness)", plot_requests),

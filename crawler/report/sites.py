@@ -32,7 +32,10 @@ UNKNOWN = "unknown"
 #: Requests over time keep at most this many buckets; their width doubles to stay below.
 MAX_BUCKETS = 120
 #: A site's counters by key, in the JSON report (HTTP statuses are kept apart: keyed by code).
-SITE_COUNTERS = ("skipped", "extracted", "dropped", "not_planned", "languages", "months", "recrawl")
+SITE_COUNTERS = (
+    "skipped", "extracted", "dropped", "not_planned", "languages", "page_types", "months",
+    "recrawl",
+)  # fmt: skip
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})")
 
@@ -123,6 +126,8 @@ class SiteReport:
     #: Exported documents per :data:`TEXT_LENGTH_BINS` bin.
     text_lengths: list[int] = field(default_factory=lambda: [0] * len(TEXT_LENGTH_BINS))
     languages: Counter[str] = field(default_factory=Counter)
+    #: Exported documents by page type (``extraction.page_type``; ``unknown`` when none).
+    page_types: Counter[str] = field(default_factory=Counter)
     #: Exported documents by publication month (``YYYY-MM``, or ``unknown``).
     months: Counter[str] = field(default_factory=Counter)
     #: Pages by HTTP status of their response.
@@ -154,13 +159,16 @@ class SiteReport:
             return None
         return remaining * elapsed / self.done
 
-    def add_document(self, engine: str, text: Any, language: Any = None, date: Any = None) -> None:
+    def add_document(
+        self, engine: str, text: Any, language: Any = None, date: Any = None, page_type: Any = None
+    ) -> None:
         """One exported document."""
         self.extracted[engine] += 1
         length = len(text) if isinstance(text, str) else 0
         self.text_chars += length
         self.text_lengths[length_bin(length)] += 1
         self.languages[str(language) if language else UNKNOWN] += 1
+        self.page_types[str(page_type) if page_type else UNKNOWN] += 1
         self.months[month_of(date)] += 1
 
     def add_request(self, when: float, exact: bool = True) -> None:

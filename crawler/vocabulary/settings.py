@@ -125,6 +125,19 @@ _OURS = [
         ("EXTRACT_INCLUDE_COMMENTS", False, bool, "Keep reader comments in the text."),
         ("EXTRACT_INCLUDE_TABLES", True, bool, "Keep tables in the text."),
         ("EXTRACT_CAPTIONS", False, bool, "Keep image captions and photo credits in the text."),
+        (
+            "EXTRACT_PAGE_TYPES",
+            True,
+            bool,
+            "Predict each page's type (page_type); the article rules of the text convention "
+            "then apply to article pages only.",
+        ),
+        (
+            "EXTRACT_SECOND_OPINION",
+            True,
+            bool,
+            "Ask trafilatura too when the neural text is empty or a sliver of the page.",
+        ),
         ("EXTRACT_FAVOR_PRECISION", False, bool, "Prefer less text, less boilerplate."),
         ("EXTRACT_FAVOR_RECALL", False, bool, "Prefer more text, more boilerplate."),
         ("EXTRACT_URL_FIELD", "url", str, "Item field holding the page URL."),

@@ -1,0 +1,271 @@
+"""The page's type (issue 39): article, service, forum, listing, documentation, collection or
+product, WCXB's seven, with its probability.
+
+A multinomial logistic regression over cheap structural features of the parsed page
+(:func:`page_features`: the JSON-LD and Open Graph types it declares, words of its URL's
+path, counts of elements, long paragraphs, links, prices, post markup and repeated sibling
+structures), its weights in ``page_type.json`` beside this module (``models.page_type``
+trains them; numpy inference, no model file to load at run time beyond that JSON). Every
+engine's ``Document`` gets the type; the text convention reads it (``convention.judge``:
+the article rules apply to article-like pages only). Scrapy-free.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lxml.html
+import numpy as np
+
+PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
+#: The types on which the article rules of the text convention apply (headline aside, which
+#: every page's title repeats): bylines, datelines, captions and teasers are an article's
+#: furniture; on a listing, a collection or a forum index, the items' titles, dates and
+#: authors are the text.
+ARTICLE_LIKE = frozenset({"article"})
+WEIGHTS = Path(__file__).with_name("page_type.json")
+#: A page predicted of a non-article type less sure than this keeps the article rules
+#: (``article_rules``; chosen inside the folds, models/CHANGELOG.md).
+ARTICLE_THRESHOLD = 0.0
+
+_LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([A-Za-z]+)"')
+_LD_GROUPS = {
+    "article": ("article", "newsarticle", "blogposting", "reportagenewsarticle", "report",
+                "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle", "posting"),
+    "product": ("product", "offer", "aggregateoffer", "productgroup", "individualproduct"),
+    "forum": ("discussionforumposting", "qapage", "question", "answer", "comment",
+              "socialmediaposting"),
+    "list": ("itemlist", "collectionpage", "searchresultspage", "listitem", "offercatalog"),
+    "doc": ("techarticle", "apireference", "softwaresourcecode", "howto", "course"),
+    "service": ("service", "faqpage", "contactpage", "aboutpage", "organization",
+                "localbusiness", "event", "softwareapplication", "webapplication"),
+}  # fmt: skip
+_URL_GROUPS = {
+    "shop": ("products", "product", "p", "shop", "store", "item", "dp", "buy"),
+    "collection": ("collections", "collection", "category", "categories", "c", "catalog",
+                   "catalogue", "tag", "tags", "topics", "brands", "all", "search"),
+    "doc": ("docs", "doc", "documentation", "api", "guide", "guides", "manual", "reference",
+            "wiki", "help", "kb", "tutorial", "tutorials", "learn", "handbook", "usersguide"),
+    "forum": ("forum", "forums", "thread", "threads", "topic", "t", "questions", "community",
+              "discussion", "discussions", "showthread", "viewtopic", "board", "r", "comments"),
+    "news": ("news", "blog", "article", "articles", "post", "posts", "stories", "story"),
+    "service": ("services", "service", "pricing", "contact", "about", "plans", "courses",
+                "programs", "solutions", "features", "support", "apply", "admissions"),
+}  # fmt: skip
+_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d[\d.,]*|\d[\d.,]*\s?(?:€|eur|usd|\$))", re.I)
+_CART = re.compile(
+    r"add to (?:cart|bag|basket)|in den warenkorb|ajouter au panier|buy now|añadir al carrito",
+    re.I,
+)
+_POST_WORDS = ("post", "reply", "replies", "comment", "thread", "topic", "message", "answer",
+               "vote", "votes", "avatar", "username", "postbody", "posts")  # fmt: skip
+_TOKEN = re.compile(r"[a-z]+")
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg"})
+_COUNTED = ("article", "time", "h1", "h2", "h3", "p", "li", "a", "pre", "code", "table",
+            "form", "input", "button", "img", "nav", "aside", "section", "dl")  # fmt: skip
+LONG_WORDS = 25
+#: Siblings sharing a tag and a class from this many on are a repeated structure (items).
+REPEATED = 3
+
+
+def feature_names() -> list[str]:
+    names = [f"ld:{g}" for g in _LD_GROUPS] + ["ld:any"]
+    names += ["og:article", "og:product", "og:website", "og:other"]
+    names += [f"url:{g}" for g in _URL_GROUPS]
+    names += ["url:date", "url:slug", "url:depth", "url:root", "url:query", "url:id"]
+    names += [f"n:{t}" for t in _COUNTED]
+    names += ["long", "words", "link_share", "prices", "cart", "posts", "itemprop_price"]
+    names += ["repeat_max", "repeat_items", "repeat_groups", "long_share", "head_per_long"]
+    return names
+
+
+def page_features(tree: lxml.html.HtmlElement, url: str | None) -> np.ndarray:
+    """The features (``feature_names``) of a parsed page and its URL."""
+    values: dict[str, float] = {}
+    _declared(tree, values)
+    _url(url, values)
+    _structure(tree, values)
+    return np.array([values.get(n, 0.0) for n in feature_names()], dtype=np.float64)
+
+
+def _declared(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
+    found: set[str] = set()
+    for script in tree.iter("script"):
+        if "ld+json" in (script.get("type") or "") and script.text:
+            found.update(t.lower() for t in _LD_TYPE.findall(script.text))
+    for el in tree.xpath("//*[@itemtype]"):
+        found.add(str(el.get("itemtype")).rstrip("/").rsplit("/", 1)[-1].lower())
+    for group, names in _LD_GROUPS.items():
+        values[f"ld:{group}"] = float(bool(found.intersection(names)))
+    values["ld:any"] = float(bool(found))
+    og = ""
+    for meta in tree.iter("meta"):
+        if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
+            og = (meta.get("content") or "").lower()
+            break
+    kind = og if og in ("article", "product", "website") else ("other" if og else "")
+    if kind:
+        values[f"og:{kind}"] = 1.0
+
+
+def _url(url: str | None, values: dict[str, float]) -> None:
+    if not url:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.lower().split("/") if s]
+    words = set(segments)
+    for group, names in _URL_GROUPS.items():
+        values[f"url:{group}"] = float(bool(words.intersection(names)))
+    values["url:date"] = float(bool(re.search(r"/(?:19|20)\d\d/\d\d?/", parts.path)))
+    last = segments[-1] if segments else ""
+    values["url:slug"] = float(last.count("-") >= 3 or last.count("_") >= 3)
+    values["url:depth"] = math.log1p(len(segments))
+    values["url:root"] = float(not segments)
+    values["url:query"] = float(bool(parts.query))
+    values["url:id"] = float(bool(re.search(r"\d{4,}", last)))
+
+
+def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
+    counts: Counter[str] = Counter()
+    words = link_chars = text_chars = long = posts = prices = 0
+    repeat_max = repeat_items = repeat_groups = 0
+    for el in tree.iter():
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if tag in _SKIP or not tag:
+            continue
+        counts[tag] += 1
+        marks = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
+        if marks.strip() and any(w in _POST_WORDS for w in _TOKEN.findall(marks)):
+            posts += 1
+        if el.get("itemprop") == "price":
+            counts["itemprop_price"] += 1
+        text = el.text or ""
+        if text.strip():
+            n = len(text)
+            text_chars += n
+            if tag == "a":
+                link_chars += n
+            prices += len(_PRICE.findall(text))
+        if tag == "p":
+            w = len(el.text_content().split())
+            words += w
+            long += w >= LONG_WORDS
+        siblings = Counter((c.tag, c.get("class")) for c in el if isinstance(c.tag, str))
+        for (ctag, _), size in siblings.items():
+            if size >= REPEATED and ctag not in ("option", "script", "meta", "link", "br"):
+                repeat_max = max(repeat_max, size)
+                repeat_items += size
+                repeat_groups += 1
+    for tag in _COUNTED:
+        values[f"n:{tag}"] = math.log1p(counts[tag])
+    body = tree.find("body")
+    body_text = body.text_content() if body is not None else ""
+    values["long"] = math.log1p(long)
+    values["words"] = math.log1p(words)
+    values["link_share"] = link_chars / max(text_chars, 1)
+    values["prices"] = math.log1p(prices)
+    values["cart"] = float(bool(_CART.search(body_text)))
+    values["posts"] = math.log1p(posts)
+    values["itemprop_price"] = math.log1p(counts["itemprop_price"])
+    values["repeat_max"] = math.log1p(repeat_max)
+    values["repeat_items"] = math.log1p(repeat_items)
+    values["repeat_groups"] = math.log1p(repeat_groups)
+    values["long_share"] = long / max(counts["p"], 1)
+    values["head_per_long"] = math.log1p((counts["h2"] + counts["h3"]) / max(long, 1))
+
+
+@dataclass(frozen=True)
+class PageType:
+    """The predicted type and its probability."""
+
+    name: str
+    probability: float
+
+    @property
+    def article_like(self) -> bool:
+        return self.name in ARTICLE_LIKE
+
+
+@dataclass(frozen=True)
+class TypeModel:
+    """A multinomial logistic regression over standardized features."""
+
+    types: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        z = ((features - self.mean) / self.scale) @ self.weights + self.bias
+        z = np.exp(z - z.max(axis=-1, keepdims=True))
+        return np.asarray(z / z.sum(axis=-1, keepdims=True))
+
+    def predict(self, features: np.ndarray) -> PageType:
+        probs = self.probabilities(features)
+        best = int(np.argmax(probs))
+        return PageType(self.types[best], round(float(probs[best]), 3))
+
+    def to_json(self, about: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **about,
+            "types": list(self.types),
+            "features": feature_names(),
+            "mean": self.mean.round(6).tolist(),
+            "scale": self.scale.round(6).tolist(),
+            "weights": self.weights.round(6).tolist(),
+            "bias": self.bias.round(6).tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TypeModel:
+        if data["features"] != feature_names():
+            raise ValueError("page_type.json was trained on other features")
+        return cls(
+            tuple(data["types"]),
+            np.array(data["mean"]),
+            np.array(data["scale"]),
+            np.array(data["weights"]),
+            np.array(data["bias"]),
+        )
+
+
+@functools.cache
+def shipped_model() -> TypeModel:
+    return TypeModel.from_json(json.loads(WEIGHTS.read_text("utf-8")))
+
+
+def predict(tree: lxml.html.HtmlElement, url: str | None) -> PageType:
+    """The page type of a parsed page."""
+    return shipped_model().predict(page_features(tree, url))
+
+
+def article_rules(page_type: PageType, threshold: float) -> bool:
+    """Whether the text convention's article rules apply to a page of ``page_type``: on
+    article-like pages, and on any page whose other type is predicted less sure than
+    ``threshold`` (an unsure type keeps the article convention)."""
+    return page_type.article_like or page_type.probability < threshold
+
+
+def describe(name: str | None, probability: float | None) -> str:
+    """The type of a document and the convention rules it turned on, in words
+    (``maintext explain``)."""
+    if name is None or probability is None:
+        return "not predicted (EXTRACT_PAGE_TYPES off): the article rules apply"
+    if article_rules(PageType(name, probability), ARTICLE_THRESHOLD):
+        rules = "article rules on (headline, bylines, datelines, captions, teasers leave the text)"
+    else:
+        rules = (
+            "article rules off: only the headline and furniture lines leave the text; the "
+            "items' bylines, dates and captions stay"
+        )
+    return f"{name} (probability {probability:.2f}): {rules}"
