@@ -28,6 +28,7 @@ import numpy as np
 from lxml import html as lxml_html
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.extraction.convention import Markup, PageFacts, block_markup, is_title
+from scrapy_maintext.extraction.page_type import ARTICLE_LIKE
 from scrapy_maintext.models.metrics import tokens
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.segment import segment
@@ -321,16 +322,20 @@ def follow_convention(ex: Example) -> None:
     """``ex``'s ground truth and labels under the text convention (docs/formats.md): without
     the lines that repeat the page's title or the text of a caption or a byline the markup
     names (Readability's and L3S-GN1's ground truths keep the headline, Readability's the
-    captions). Pages without a view are left as they are. Once per example: it reads whether
+    captions; pages of a non-article type keep the captions and bylines). Pages without a
+    view are left as they are. Once per example: it reads whether
     ``convention_gold`` took the first line out from ``ex.gold_tokens``, which it rewrites."""
     view = ex.view
     if view is None or not view.gold or ex.mask is not None:
         return
     title = tokens(view.facts.title)
+    # On a page of a known non-article type, the items' bylines and captions are its text
+    # (the convention's article rules apply to articles only: ``extraction.page_type``).
+    article = not ex.page_type or ex.page_type in ARTICLE_LIKE
     marked = {
         tuple(tokens(b.text))
         for b, m in zip(view.blocks, view.markup, strict=True)
-        if m.caption or m.byline
+        if article and (m.caption or m.byline)
     }
     lines = [line for line in map(tokens, view.gold.splitlines()) if line]
     if lines and ex.gold_tokens[: len(lines[0])] != lines[0]:

@@ -66,7 +66,8 @@ def featurize(data: str, cache: Path) -> Table:
     """Every page's features (cached in ``cache``, an .npz)."""
     if cache.exists():
         z = np.load(cache, allow_pickle=False)
-        return Table(*(list(z[k]) for k in ("ids", "sets", "sites", "labels")), x=z["x"])
+        column = {k: [str(v) for v in z[k]] for k in ("ids", "sets", "sites", "labels")}
+        return Table(column["ids"], column["sets"], column["sites"], column["labels"], z["x"])
     rows: list[np.ndarray] = []
     ids, sets, sites, labels = [], [], [], []
     for page in iter_pages(data, FOLDED + OTHERS):
@@ -212,6 +213,44 @@ def train(args: argparse.Namespace) -> None:
     print(f"wrote {args.model} ({len(feature_names())} features, l2 {l2})")
 
 
+#: Probabilities from which a predicted non-article type turns the article rules off
+#: (``extraction.page_type.ARTICLE_THRESHOLD``); above 1: never.
+THRESHOLDS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.1)
+
+
+def gate(args: argparse.Namespace) -> None:
+    """The gate's threshold chosen inside the folds: from two rescores of the same decisions,
+    one with the article rules everywhere (``--plain``) and one gated at threshold 0
+    (``--typed``), each page's score under any threshold follows (the gated one where the
+    predicted type is not an article at that probability or more). Per fold, the threshold
+    with the best mean token F1 on the other folds' wcxb-dev and fundus-dev pages; the
+    evaluation-only sets take the one chosen on all of them."""
+    from scrapy_maintext.models.sources_report import F1, load, merged
+
+    kinds = merged(load(Path(args.out)))
+    plain, typed = kinds[args.plain], kinds[args.typed]
+    ids = [i for i in plain if i in typed and "predicted_type" in typed[i]]
+
+    def gated(i: str, t: float) -> bool:
+        name, probability = typed[i]["predicted_type"]
+        return name != "article" and probability >= t
+
+    def mean(pages: list[str], t: float) -> float:
+        return float(np.mean([(typed if gated(i, t) else plain)[i]["auto"][F1] for i in pages]))
+
+    folded = [i for i in ids if plain[i]["set"] in FOLDED]
+    fold = {i: domain_fold(plain[i]["site"], args.folds) for i in folded}
+    chosen = {}
+    for f in range(args.folds):
+        train = [i for i in folded if fold[i] != f]
+        chosen[f] = max(THRESHOLDS, key=lambda t: mean(train, t))
+    overall = max(THRESHOLDS, key=lambda t: mean(folded, t))
+    print(f"chosen per fold: {chosen}; on every folded page: {overall}")
+    for t in THRESHOLDS:
+        gates = sum(gated(i, t) for i in ids)
+        print(f"threshold {t}: folded mean token F1 {mean(folded, t):.4f}, {gates} pages gated")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -223,9 +262,14 @@ def main(argv: list[str] | None = None) -> None:
     make.add_argument("--data", default="../shared/data")
     make.add_argument("--cache", default="/tmp/page-types/page-features.npz")
     make.add_argument("--model", default=str(WEIGHTS))
+    choose = sub.add_parser("gate", help="the gate's threshold chosen inside the folds")
+    choose.add_argument("--out", required=True, help="a models.sources folder")
+    choose.add_argument("--plain", required=True, help="recipe rescored without types")
+    choose.add_argument("--typed", required=True, help="recipe rescored with types, at 0")
+    choose.add_argument("--folds", type=int, default=5)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    folds(args) if args.command == "folds" else train(args)
+    {"folds": folds, "train": train, "gate": gate}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -197,7 +197,11 @@ def page_record(ex: Example, texts: dict[str, str]) -> dict[str, Any]:
     record: dict[str, Any] = {"id": ex.id, "site": ex.site, "set": ex.dataset}
     record["type"] = ex.page_type
     for name, text in texts.items():
-        record[name] = [*prf(tokens(text), ex.gold_tokens), word_prf(text, view.gold)[2]]
+        record[name] = [
+            *prf(tokens(text), ex.gold_tokens),
+            word_prf(text, view.gold)[2],
+            len(text.strip()),
+        ]
     return record
 
 

@@ -16,13 +16,19 @@ from typing import Any
 import numpy as np
 from scrapy_maintext.models.dataset import registered_domain
 
-#: Columns of a page record's system entry: token P, R, F1, then WCXB's word F1.
-P, R, F1, WCXB = 0, 1, 2, 3
-SOURCES = ("fundus-dev", "wcxb-dev", "wcxb-dev/article", "readability", "cleaneval", "dragnet",
-           "l3s-gn1")  # fmt: skip
+#: Columns of a page record's system entry: token P, R, F1, WCXB's word F1, then the text's
+#: length in characters (runs before issue 39 lack it).
+P, R, F1, WCXB, CHARS = 0, 1, 2, 3, 4
+WCXB_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
+SOURCES = ("fundus-dev", "wcxb-dev", *(f"wcxb-dev/{t}" for t in WCXB_TYPES), "readability",
+           "cleaneval", "dragnet", "l3s-gn1")  # fmt: skip
+#: A page is empty for a system whose text is empty where trafilatura's holds this many
+#: characters; a system collapses on a page where its F1 is this far below the other's.
+EMPTY_OTHER_CHARS = 200
+COLLAPSE = 0.5
 LEGACY = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: Systems of the shipped models and trafilatura, as every run scores them.
-BASELINES = ("trafilatura", "v5:auto-raw", "v4.1:auto-raw")
+BASELINES = ("trafilatura", "v6:auto", "v5:auto-raw", "v4.1:auto-raw")
 Pages = dict[str, dict[str, Any]]
 
 #: Draws of whole registered domains behind every interval.
@@ -62,15 +68,15 @@ def merged(runs: list[dict[str, Any]]) -> dict[str, Pages]:
         for pid, records in pages.items():
             first = dict(records[0])
             for key, value in first.items():
-                if isinstance(value, list):
+                if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
                     first[key] = list(np.mean([r[key] for r in records], axis=0))
             out[kind][pid] = first
     return out
 
 
 def source_of(page: dict[str, Any], source: str) -> bool:
-    if source == "wcxb-dev/article":
-        return page["set"] == "wcxb-dev" and page["type"] == "article"
+    if source.startswith("wcxb-dev/"):
+        return page["set"] == "wcxb-dev" and page["type"] == source.split("/", 1)[1]
     return bool(page["set"] == source)
 
 
@@ -139,6 +145,33 @@ def paired_table(kind: str, pages: Pages, against: list[tuple[str, Pages, str]])
     return lines
 
 
+def failure_table(kind: str, pages: Pages, others: list[tuple[str, Pages, str]]) -> list[str]:
+    """Per source and system: pages empty where trafilatura keeps ``EMPTY_OTHER_CHARS``
+    characters, and collapses (token F1 ``COLLAPSE`` below trafilatura's / trafilatura's
+    below the system's)."""
+    recipe = recipe_of(kind)
+    lines = [
+        f"### {kind}: empty pages (trafilatura {EMPTY_OTHER_CHARS}+ characters) and "
+        f"collapses (token F1 {COLLAPSE} below trafilatura / trafilatura below it)",
+        "",
+        "| source | system | pages | empty | collapses | trafilatura collapses against it |",
+        "|---|---|---|---|---|---|",
+    ]
+    systems = [(f"{recipe} auto", pages, "auto"), *others]
+    for source in SOURCES:
+        ids = [i for i, p in pages.items() if source_of(p, source)]
+        for label, other, key in systems:
+            both = [i for i in ids if i in other and key in other[i]]
+            if not both or len(other[both[0]][key]) <= CHARS:
+                continue
+            pairs = [(other[i][key], pages[i]["trafilatura"]) for i in both]
+            empty = sum(m[CHARS] == 0 and t[CHARS] >= EMPTY_OTHER_CHARS for m, t in pairs)
+            down = sum(m[F1] <= t[F1] - COLLAPSE for m, t in pairs)
+            up = sum(t[F1] <= m[F1] - COLLAPSE for m, t in pairs)
+            lines.append(f"| {source} | {label} | {len(both)} | {empty} | {down} | {up} |")
+    return lines
+
+
 def report(out: Path) -> str:
     runs = load(out)
     kinds = merged(runs)
@@ -153,4 +186,7 @@ def report(out: Path) -> str:
             if other != kind and same_runs:
                 against.append((f"{other} auto", kinds[other], "auto"))
         lines += [*paired_table(kind, pages, against), ""]
+        failing = [(b, pages, b) for b in ("v6:auto",) if b in keys]
+        failing += [(label, other, key) for label, other, key in against if label.endswith(" auto")]
+        lines += [*failure_table(kind, pages, failing), ""]
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from tests.sites import SiteOptions, TestSiteServer, page_html
 from tests.test_cli import maintext as run_maintext
 
 #: The plots the issue names, by their figure's id (``plot-<key>``).
-PLOTS = ("funnel", "engines", "text-lengths", "languages", "dates", "statuses", "requests")
+PLOTS = ("funnel", "engines", "text-lengths", "languages", "page-types", "dates", "statuses", "requests")
 #: The issue's bar for the report of a 2,000-page, 50-site crawl.
 MAX_BYTES = 2_000_000
 
@@ -122,6 +122,8 @@ def test_html_report_of_a_crawl_holds_the_json_numbers_and_every_plot(
         assert site["mean_text_length"] == (round(chars / len(items)) if items else 0)
         languages = Counter(item.get("language") or "unknown" for item in items)
         assert Counter(site["languages"]) == languages
+        page_types = Counter(item.get("page_type") or "unknown" for item in items)
+        assert Counter(site["page_types"]) == page_types
         assert Counter(site["months"]) == Counter(month_of(item.get("date")) for item in items)
         assert sum(site["statuses"].values()) == site["fetched"]
         assert site["requests"] > site["fetched"]  # robots.txt and sitemaps too

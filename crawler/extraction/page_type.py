@@ -23,6 +23,7 @@ from typing import Any
 
 import lxml.html
 import numpy as np
+from lxml import etree
 
 PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
 #: The types on which the article rules of the text convention apply (headline aside, which
@@ -64,10 +65,17 @@ _CART = re.compile(
     r"add to (?:cart|bag|basket)|in den warenkorb|ajouter au panier|buy now|añadir al carrito",
     re.I,
 )
-_POST_WORDS = ("post", "reply", "replies", "comment", "thread", "topic", "message", "answer",
-               "vote", "votes", "avatar", "username", "postbody", "posts")  # fmt: skip
-_TOKEN = re.compile(r"[a-z]+")
+#: Class or id words of forum posts and of shop carts.
+_POST_MARK = re.compile(
+    r"(?<![a-z])(?:post|posts|reply|replies|comment|thread|topic|message|answer|votes?|avatar"
+    r"|username|postbody)(?![a-z])"
+)
+_CART_MARK = re.compile(r"cart|basket|add-to|addto|warenkorb|panier")
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg"})
+#: Children that are never a list's items (the options of a select, a head's links).
+_NOT_ITEMS = frozenset({"option", "script", "meta", "link", "br", "style"})
+#: Prices and cart buttons are short texts; longer ones are not searched.
+PRICE_TEXT_CHARS = 40
 _COUNTED = ("article", "time", "h1", "h2", "h3", "p", "li", "a", "pre", "code", "table",
             "form", "input", "button", "img", "nav", "aside", "section", "dl")  # fmt: skip
 LONG_WORDS = 25
@@ -136,44 +144,48 @@ def _url(url: str | None, values: dict[str, float]) -> None:
 
 def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
     counts: Counter[str] = Counter()
-    words = link_chars = text_chars = long = posts = prices = 0
+    link_chars = text_chars = prices = posts = carts = 0
+    paragraphs: list[int] = []
     repeat_max = repeat_items = repeat_groups = 0
-    for el in tree.iter():
-        tag = el.tag if isinstance(el.tag, str) else ""
-        if tag in _SKIP or not tag:
+    for el in tree.iter(etree.Element):
+        tag = el.tag
+        if tag in _SKIP:
             continue
         counts[tag] += 1
-        marks = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
-        if marks.strip() and any(w in _POST_WORDS for w in _TOKEN.findall(marks)):
-            posts += 1
+        marks = el.get("class") or el.get("id")
+        if marks:
+            marks = marks.lower()
+            posts += bool(_POST_MARK.search(marks))
+            carts += bool(_CART_MARK.search(marks))
         if el.get("itemprop") == "price":
             counts["itemprop_price"] += 1
-        text = el.text or ""
-        if text.strip():
+        text = el.text
+        if text:
             n = len(text)
             text_chars += n
             if tag == "a":
                 link_chars += n
-            prices += len(_PRICE.findall(text))
+            elif n < PRICE_TEXT_CHARS and _PRICE.search(text):
+                prices += 1
+            if tag == "button" and n < PRICE_TEXT_CHARS and _CART.search(text):
+                carts += 1
         if tag == "p":
-            w = len(el.text_content().split())
-            words += w
-            long += w >= LONG_WORDS
-        siblings = Counter((c.tag, c.get("class")) for c in el if isinstance(c.tag, str))
-        for (ctag, _), size in siblings.items():
-            if size >= REPEATED and ctag not in ("option", "script", "meta", "link", "br"):
-                repeat_max = max(repeat_max, size)
-                repeat_items += size
-                repeat_groups += 1
+            paragraphs.append(len(el.text_content().split()))
+        if len(el) >= REPEATED:
+            siblings = Counter(c.tag for c in el if c.tag not in _NOT_ITEMS)
+            for size in siblings.values():
+                if size >= REPEATED:
+                    repeat_max = max(repeat_max, size)
+                    repeat_items += size
+                    repeat_groups += 1
+    long = sum(w >= LONG_WORDS for w in paragraphs)
     for tag in _COUNTED:
         values[f"n:{tag}"] = math.log1p(counts[tag])
-    body = tree.find("body")
-    body_text = body.text_content() if body is not None else ""
     values["long"] = math.log1p(long)
-    values["words"] = math.log1p(words)
+    values["words"] = math.log1p(sum(paragraphs))
     values["link_share"] = link_chars / max(text_chars, 1)
     values["prices"] = math.log1p(prices)
-    values["cart"] = float(bool(_CART.search(body_text)))
+    values["cart"] = math.log1p(carts)
     values["posts"] = math.log1p(posts)
     values["itemprop_price"] = math.log1p(counts["itemprop_price"])
     values["repeat_max"] = math.log1p(repeat_max)
