@@ -59,6 +59,14 @@ def test_wheel_ships_the_convention_furniture_lines(wheel: Path) -> None:
     assert len(data["lines"]) > 100 and len(data["leads"]) > 10
 
 
+def test_wheel_ships_the_page_type_weights(wheel: Path) -> None:
+    from scrapy_maintext.extraction.page_type import TypeModel
+
+    with zipfile.ZipFile(wheel) as archive:
+        data = json.loads(archive.read("scrapy_maintext/extraction/page_type.json"))
+    assert len(TypeModel.from_json(data).types) == 7
+
+
 def test_wheel_ships_only_loaded_models(wheel: Path) -> None:
     prefix = "scrapy_maintext/neural/models/"
     names = zipfile.ZipFile(wheel).namelist()

@@ -29,7 +29,7 @@ from tests.schema import tei_errors
 
 FIXTURES = Path(__file__).parent / "fixtures" / "convention"
 LISTING = (FIXTURES / "listing.html").read_text("utf-8")
-LISTING_URL = "https://ferries.example/people/"
+LISTING_URL = "https://ferries.example/category/crew/"
 NEWS = (FIXTURES / "news.html").read_text("utf-8")
 NEWS_URL = "https://courier.example/news/ferry.html"
 MEMBERS = ("Anna Berg", "Carl Dahl", "Karl Lund", "Petra Quist")

@@ -34,7 +34,7 @@ ARTICLE_LIKE = frozenset({"article"})
 WEIGHTS = Path(__file__).with_name("page_type.json")
 #: A page predicted of a non-article type less sure than this keeps the article rules
 #: (``article_rules``; chosen inside the folds, models/CHANGELOG.md).
-ARTICLE_THRESHOLD = 0.0
+ARTICLE_THRESHOLD = 0.6
 
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([A-Za-z]+)"')
 _LD_GROUPS = {
