@@ -29,7 +29,16 @@ from tests.sites import SiteOptions, TestSiteServer, page_html
 from tests.test_cli import maintext as run_maintext
 
 #: The plots the issue names, by their figure's id (``plot-<key>``).
-PLOTS = ("funnel", "engines", "text-lengths", "languages", "page-types", "dates", "statuses", "requests")
+PLOTS = (
+    "funnel",
+    "engines",
+    "text-lengths",
+    "languages",
+    "page-types",
+    "dates",
+    "statuses",
+    "requests",
+)
 #: The issue's bar for the report of a 2,000-page, 50-site crawl.
 MAX_BYTES = 2_000_000
 
