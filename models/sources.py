@@ -237,14 +237,19 @@ def decisions(ex: Example, own: tuple[np.ndarray, bool], shipped: list[Shipped])
 
 
 def score(
-    ex: Example, made: Decisions, phrases: Phrases, typing: Typing | None = None
+    ex: Example,
+    made: Decisions,
+    phrases: Phrases,
+    typing: Typing | None = None,
+    others: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The page's record: every system's scores, and the decisions they came from (so that
     ``rescore`` applies a changed convention without training again). ``typing`` applies to
-    the scored system (key ""), not to the shipped models."""
+    the scored system (key ""), not to the shipped models; ``others``: texts of other
+    systems on the page by name (``readability-lxml``)."""
     view = ex.view
     assert view is not None
-    texts = {"trafilatura": output_text(view.fallback, None, view.facts, None)}
+    texts = {"trafilatura": output_text(view.fallback, None, view.facts, None), **(others or {})}
     for prefix, (kept, fallback) in made.items():
         keep = np.zeros(len(view.blocks), dtype=bool)
         keep[kept] = True
@@ -355,6 +360,14 @@ def rescore(args: argparse.Namespace) -> None:
     if args.name:
         own = re.compile(rf"{re.escape(args.base)}-(?:fold\d|loso-)")
         runs = [p for p in runs if own.match(p.name)]
+    others: dict[str, dict[str, str]] = {}
+    if args.readability:
+        from scrapy_maintext.models.systems import readability_texts
+
+        wanted = {p["id"] for path in runs for p in json.loads(path.read_text("utf-8"))["pages"]}
+        others = {
+            i: {"readability-lxml": t} for i, t in readability_texts(args.data, wanted).items()
+        }
     for path in runs:
         run = json.loads(path.read_text("utf-8"))
         phrases = run_phrases(run)
@@ -365,6 +378,7 @@ def rescore(args: argparse.Namespace) -> None:
                 {k: (v[0], v[1]) for k, v in p["decisions"].items()},
                 phrases,
                 typing,
+                others.get(p["id"]),
             )
             for p in run["pages"]
         ]
@@ -426,6 +440,7 @@ def main(argv: list[str] | None = None) -> None:
     again.add_argument("--second-opinion", action="store_true")
     again.add_argument("--base", default="news", help="the recipe whose runs are rescored")
     again.add_argument("--as", dest="name", default="", help="write them as this recipe")
+    again.add_argument("--readability", action="store_true", help="score readability-lxml too")
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     args = parser.parse_args(argv)

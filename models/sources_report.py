@@ -28,7 +28,7 @@ EMPTY_OTHER_CHARS = 200
 COLLAPSE = 0.5
 LEGACY = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: Systems of the shipped models and trafilatura, as every run scores them.
-BASELINES = ("trafilatura", "v6:auto", "v5:auto-raw", "v4.1:auto-raw")
+BASELINES = ("trafilatura", "readability-lxml", "v6:auto", "v5:auto-raw", "v4.1:auto-raw")
 Pages = dict[str, dict[str, Any]]
 
 #: Draws of whole registered domains behind every interval.

@@ -75,8 +75,10 @@ def trafilatura_system(**kwargs: bool) -> Callable[[], System]:
     def factory() -> System:
         import trafilatura
 
+        options: dict[str, Any] = dict(kwargs)
+
         def run(html: str, url: str | None) -> str:
-            return trafilatura.extract(html, url=url, **kwargs) or ""
+            return trafilatura.extract(html, url=url, **options) or ""
 
         return run
 
@@ -91,6 +93,23 @@ def readability_lxml() -> System:
         return str(parse_html(summary).text_content()) if summary.strip() else ""
 
     return run
+
+
+def readability_texts(data: str, ids: set[str]) -> dict[str, str]:
+    """readability-lxml's text of each labelled page of ``ids`` (``models.sources rescore
+    --readability``); a page it fails on gets an empty text."""
+    from scrapy_maintext.models.dataset import DATASETS, iter_pages
+
+    run = readability_lxml()
+    texts = {}
+    for page in iter_pages(data, tuple(d for d in DATASETS if d != "trafilatura")):
+        if page.id in ids:
+            try:
+                texts[page.id] = run(page.html, page.url)
+            except Exception as exc:  # a third-party parser's failure is one empty page
+                logger.info("readability-lxml failed on %s: %r", page.id, exc)
+                texts[page.id] = ""
+    return texts
 
 
 def justext_system() -> System:
