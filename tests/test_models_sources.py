@@ -165,3 +165,39 @@ def test_a_recipe_trains_only_on_its_sets_and_their_training_splits() -> None:
     assert not trains_on(_example("d.example", "dragnet", "train"), recipe)
     assert trains_on(_example("d.example", "dragnet", "train"), Recipe())
     assert not trains_on(_example("e.example", "wcxb-dev", "test"), Recipe())
+
+
+def test_the_report_has_every_wcxb_type_with_empty_pages_and_collapses(tmp_path: Path) -> None:
+    def page(i: int) -> dict[str, object]:
+        listing = i % 2 == 0
+        rec: dict[str, object] = {"id": f"p{i}", "site": f"s{i % 5}.example", "set": "wcxb-dev"}
+        rec["type"] = "listing" if listing else "article"
+        # On the listings ours is empty where trafilatura keeps 300 characters: an empty
+        # page and a collapse each; on the articles trafilatura collapses.
+        ours = [0.0, 0.0, 0.0, 0.0, 0] if listing else [0.9, 0.9, 0.9, 0.9, 900]
+        theirs = [0.8, 0.8, 0.8, 0.8, 300] if listing else [0.2, 0.2, 0.2, 0.2, 100]
+        for key in ("auto", "neural", "auto-raw"):
+            rec[key] = ours
+        rec["trafilatura"] = theirs
+        return rec
+
+    run = {"recipe": "news", "without": "", "pages": [page(i) for i in range(20)]}
+    (tmp_path / "news-fold0-seed1.json").write_text(json.dumps(run))
+    text = report(tmp_path)
+    assert "| wcxb-dev/listing | trafilatura | -80.0 [-80.0, -80.0] |" in text
+    assert "| wcxb-dev/article | trafilatura | +70.0 [+70.0, +70.0] |" in text
+    assert "| wcxb-dev/listing | news auto | 10 | 10 | 10 | 0 |" in text
+    assert "| wcxb-dev/article | news auto | 10 | 0 | 0 | 10 |" in text
+
+
+def test_ground_truths_of_non_article_pages_keep_their_bylines() -> None:
+    texts = ("By Anna Berg", "Harbour pilot on the northern quay.")
+    for page_type, kept in (("article", ["harbour"]), ("listing", ["by", "anna", "berg"])):
+        ex = _example("a.example", "wcxb-dev", texts=texts)
+        assert ex.view is not None
+        ex.page_type = page_type
+        ex.view.markup = [Markup(byline=True), Markup()]
+        ex.view.gold = "\n".join(texts)
+        ex.gold_tokens = tokens(ex.view.gold)
+        follow_convention(ex)
+        assert ex.gold_tokens[: len(kept)] == kept, page_type
