@@ -141,6 +141,11 @@ class Typing:
     #: The article rules apply unless a non-article type is predicted at least this sure.
     threshold: float = 0.0
     second_opinion: bool = False
+    #: Predicted types whose pages ``auto`` gives to trafilatura.
+    routed: frozenset[str] = frozenset()
+
+    def routes(self, page_id: str) -> bool:
+        return bool(self.types) and self.types[page_id][0] in self.routed
 
     def article(self, page_id: str) -> bool:
         if not self.types:
@@ -166,8 +171,9 @@ def system_texts(
     neural = output_text(blocks, kept_markup(ex, kept), view.facts, phrases, article)
     traf = output_text(view.fallback, None, view.facts, phrases, article)
     raw = output_text(view.fallback if fallback else blocks, None, view.facts, None)
-    auto = traf if fallback else neural
-    if typing and typing.second_opinion and not fallback:
+    handed = fallback or bool(typing and typing.routes(ex.id))
+    auto = traf if handed else neural
+    if typing and typing.second_opinion and not handed:
         page_chars = sum(len(b.text) for b in view.blocks)
         if wants_second_opinion(len(auto), page_chars):
             SECOND_OPINIONS[ex.id] = True
@@ -355,7 +361,8 @@ def rescore(args: argparse.Namespace) -> None:
     written beside the originals as recipe NAME (``report`` pairs the two)."""
     examples = {e.id: e for e in convention_examples(args.data)}
     types = json.loads(Path(args.page_types).read_text("utf-8")) if args.page_types else {}
-    typing = Typing(types, args.threshold, args.second_opinion)
+    routed = frozenset(t for t in args.route.split(",") if t)
+    typing = Typing(types, args.threshold, args.second_opinion, routed)
     runs = sorted(Path(args.out).glob("*.json"))
     if args.name:
         own = re.compile(rf"{re.escape(args.base)}-(?:fold\d|loso-)")
@@ -441,6 +448,7 @@ def main(argv: list[str] | None = None) -> None:
     again.add_argument("--base", default="news", help="the recipe whose runs are rescored")
     again.add_argument("--as", dest="name", default="", help="write them as this recipe")
     again.add_argument("--readability", action="store_true", help="score readability-lxml too")
+    again.add_argument("--route", default="", help="predicted types auto gives trafilatura")
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
     args = parser.parse_args(argv)

@@ -151,3 +151,16 @@ def test_features_of_an_empty_page_are_finite() -> None:
     tree = parse_page("<html><body></body></html>", ExtractOptions()).tree
     assert np.isfinite(pt.page_features(tree, None)).all()
     assert pt.predict(tree, None).name in pt.PAGE_TYPES
+
+
+def test_a_product_page_goes_to_trafilatura_in_auto() -> None:
+    """Shop pages are trafilatura's (``page_type.TRAFILATURA_TYPES``): the neural model is not
+    asked; ``engine="neural"`` still asks it, and without page types ``auto`` does."""
+    html = (FIXTURES / "product.html").read_text("utf-8")
+    url = "https://shop.ferries.example/products/harbour-wool-socks"
+    routed = extract(html, url)
+    assert routed.page_type == "product"
+    assert routed.extractor == "trafilatura" and routed.model_version is None
+    assert "Warm socks knitted" in routed.text
+    assert extract(html, url, ExtractOptions(engine="neural")).extractor == "neural"
+    assert extract(html, url, ExtractOptions(page_types=False)).model_version is not None

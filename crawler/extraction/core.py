@@ -170,8 +170,12 @@ def _extract_tree(
     """Fill ``doc``; returns what the engine made of the page and the body's verdicts."""
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
-    article = _page_type(doc, tree, options)
-    result = run_engine(tree, doc.url, options)
+    found = _page_type(doc, tree, options)
+    article = found is None or page_type.article_rules(found, page_type.ARTICLE_THRESHOLD)
+    if options.engine == "auto" and page_type.routes_to_trafilatura(found):
+        result = run_trafilatura(tree, doc.url, options)
+    else:
+        result = run_engine(tree, doc.url, options)
     body = settle_body(doc, tree, result, options.with_metadata, options.include_captions, article)
     if options.second_opinion and options.engine == "auto" and result.extractor == "neural":
         result, body = _second_opinion(doc, tree, result, body, options, article)
@@ -194,13 +198,15 @@ def _extract_tree(
     return result, body
 
 
-def _page_type(doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions) -> bool:
-    """Predict the page's type into ``doc``; whether the convention's article rules apply."""
+def _page_type(
+    doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions
+) -> page_type.PageType | None:
+    """The page's type, also put in ``doc`` (None when ``options`` ask for none)."""
     if not options.page_types:
-        return True
+        return None
     found = page_type.predict(tree, doc.url)
     doc.page_type, doc.page_type_probability = found.name, found.probability
-    return page_type.article_rules(found, page_type.ARTICLE_THRESHOLD)
+    return found
 
 
 def _second_opinion(

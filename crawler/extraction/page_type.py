@@ -32,6 +32,9 @@ PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collec
 #: authors are the text.
 ARTICLE_LIKE = frozenset({"article"})
 WEIGHTS = Path(__file__).with_name("page_type.json")
+#: Types whose pages the ``auto`` engine hands to trafilatura without asking the neural model
+#: (its shop pages keep too much: models/CHANGELOG.md, chosen inside the folds).
+TRAFILATURA_TYPES = frozenset({"product"})
 #: A page predicted of a non-article type less sure than this keeps the article rules
 #: (``article_rules``; chosen inside the folds, models/CHANGELOG.md).
 ARTICLE_THRESHOLD = 0.6
@@ -281,3 +284,8 @@ def describe(name: str | None, probability: float | None) -> str:
             "items' bylines, dates and captions stay"
         )
     return f"{name} (probability {probability:.2f}): {rules}"
+
+
+def routes_to_trafilatura(page_type: PageType | None) -> bool:
+    """Whether the ``auto`` engine gives a page of ``page_type`` to trafilatura."""
+    return page_type is not None and page_type.name in TRAFILATURA_TYPES
