@@ -283,6 +283,8 @@ def describe(name: str | None, probability: float | None) -> str:
             "article rules off: only the headline and furniture lines leave the text; the "
             "items' bylines, dates and captions stay"
         )
+    if name in TRAFILATURA_TYPES:
+        rules += "; the auto engine gives such pages to trafilatura"
     return f"{name} (probability {probability:.2f}): {rules}"
 
 
