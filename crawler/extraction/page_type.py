@@ -97,13 +97,16 @@ def feature_names() -> list[str]:
     return names
 
 
+_FEATURES = tuple(feature_names())
+
+
 def page_features(tree: lxml.html.HtmlElement, url: str | None) -> np.ndarray:
     """The features (``feature_names``) of a parsed page and its URL."""
     values: dict[str, float] = {}
     _declared(tree, values)
     _url(url, values)
     _structure(tree, values)
-    return np.array([values.get(n, 0.0) for n in feature_names()], dtype=np.float64)
+    return np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
 
 
 def _declared(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
@@ -146,32 +149,36 @@ def _url(url: str | None, values: dict[str, float]) -> None:
 
 
 def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
-    counts: Counter[str] = Counter()
+    counts: dict[str, int] = {}
     link_chars = text_chars = prices = posts = carts = 0
     paragraphs: list[int] = []
     repeat_max = repeat_items = repeat_groups = 0
+    # Local names: this loop visits every element of every page.
+    post_mark, cart_mark = _POST_MARK.search, _CART_MARK.search
+    price, cart = _PRICE.search, _CART.search
     for el in tree.iter(etree.Element):
         tag = el.tag
         if tag in _SKIP:
             continue
-        counts[tag] += 1
-        marks = el.get("class") or el.get("id")
-        if marks:
-            marks = marks.lower()
-            posts += bool(_POST_MARK.search(marks))
-            carts += bool(_CART_MARK.search(marks))
-        if el.get("itemprop") == "price":
-            counts["itemprop_price"] += 1
+        counts[tag] = counts.get(tag, 0) + 1
+        attrib = el.attrib
+        if attrib:
+            marks = attrib.get("class") or attrib.get("id")
+            if marks:
+                marks = marks.lower()
+                posts += post_mark(marks) is not None
+                carts += cart_mark(marks) is not None
+            if attrib.get("itemprop") == "price":
+                counts["itemprop_price"] = counts.get("itemprop_price", 0) + 1
         text = el.text
         if text:
             n = len(text)
             text_chars += n
             if tag == "a":
                 link_chars += n
-            elif n < PRICE_TEXT_CHARS and _PRICE.search(text):
-                prices += 1
-            if tag == "button" and n < PRICE_TEXT_CHARS and _CART.search(text):
-                carts += 1
+            elif n < PRICE_TEXT_CHARS:
+                prices += price(text) is not None
+                carts += tag == "button" and cart(text) is not None
         if tag == "p":
             paragraphs.append(len(el.text_content().split()))
         if len(el) >= REPEATED:
@@ -183,19 +190,20 @@ def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
                     repeat_groups += 1
     long = sum(w >= LONG_WORDS for w in paragraphs)
     for tag in _COUNTED:
-        values[f"n:{tag}"] = math.log1p(counts[tag])
+        values[f"n:{tag}"] = math.log1p(counts.get(tag, 0))
     values["long"] = math.log1p(long)
     values["words"] = math.log1p(sum(paragraphs))
     values["link_share"] = link_chars / max(text_chars, 1)
     values["prices"] = math.log1p(prices)
     values["cart"] = math.log1p(carts)
     values["posts"] = math.log1p(posts)
-    values["itemprop_price"] = math.log1p(counts["itemprop_price"])
+    values["itemprop_price"] = math.log1p(counts.get("itemprop_price", 0))
     values["repeat_max"] = math.log1p(repeat_max)
     values["repeat_items"] = math.log1p(repeat_items)
     values["repeat_groups"] = math.log1p(repeat_groups)
-    values["long_share"] = long / max(counts["p"], 1)
-    values["head_per_long"] = math.log1p((counts["h2"] + counts["h3"]) / max(long, 1))
+    values["long_share"] = long / max(counts.get("p", 0), 1)
+    heads = counts.get("h2", 0) + counts.get("h3", 0)
+    values["head_per_long"] = math.log1p(heads / max(long, 1))
 
 
 @dataclass(frozen=True)
