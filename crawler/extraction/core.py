@@ -13,6 +13,7 @@ from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.convention import Convention, PageFacts
 from scrapy_maintext.extraction.engines import EngineResult, NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
+from scrapy_maintext.extraction.images import article_images, picture_key
 from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata import (
     apply_metadata,
@@ -21,6 +22,7 @@ from scrapy_maintext.extraction.metadata import (
     page_title,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.people import split_authors
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
 
@@ -168,6 +170,9 @@ def _extract_tree(
     body = settle_body(doc, tree, result, options.with_metadata, options.include_captions)
     doc.body = body.blocks
     doc.text = blocks_to_text(doc.body)
+    doc.authors = split_authors(doc.author)
+    if options.images:
+        add_images(doc, tree, result, body)
     doc.comments = result.comments
     doc.extractor = result.extractor
     doc.confidence = result.confidence
@@ -217,6 +222,23 @@ def follow_convention(
     if metadata and doc.author is None and Convention.BYLINE in verdicts:
         doc.author = convention.byline_author(result.blocks, verdicts)
     return verdicts
+
+
+def add_images(
+    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, body: Body
+) -> None:
+    """The article's pictures (``extraction.images``), with the caption lines the convention
+    took out of the text; ``image`` is the first of them when the metadata gave no cover."""
+    captions = [
+        block
+        for block, verdict in zip(result.blocks, body.convention, strict=True)
+        if verdict is Convention.CAPTION
+    ]
+    doc.images = article_images(tree, doc.url, doc.body, doc.image, doc.title, captions)
+    cover = next((image.url for image in doc.images if image.cover), None)
+    if cover and not (doc.image and picture_key(doc.image) == picture_key(cover)):
+        # The page shows its cover in the article: that picture, not another crop of it.
+        doc.image = cover
 
 
 def apply_language(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:

@@ -35,6 +35,9 @@ class ExtractOptions:
     #: Keep the captions and photo credits the text convention leaves out
     #: (``extraction.convention``, ``EXTRACT_CAPTIONS``).
     include_captions: bool = False
+    #: Find the article's pictures with their captions and credits (``Document.images``,
+    #: ``EXTRACT_IMAGES``).
+    images: bool = True
     favor_precision: bool = False
     favor_recall: bool = False
     #: Extract title, author, date, ... (url and hostname are always set).
