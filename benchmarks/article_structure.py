@@ -43,16 +43,11 @@ from urllib.parse import urlsplit
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from scrapy_maintext.document import Document  # noqa: E402
-from scrapy_maintext.extraction.images import picture_key  # noqa: E402
+from scrapy_maintext.extraction.images import same_picture as is_rendition  # noqa: E402
 from scrapy_maintext.models.dataset import site_fold, site_of  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 #: Sizes, formats and rendition words that differ between renditions of one picture.
-_RENDITION = re.compile(
-    r"(?:\d{2,4}x\d{2,4}|w\d{2,4}|h\d{2,4}|\d{2,4}w|webp|jpe?g|png|avif|wide|free|"
-    r"alternates|small|medium|large|thumb|crop|resize|scaled)",
-    re.I,
-)
 CAPTION_F1 = 0.8
 
 
@@ -77,18 +72,7 @@ def name_key(name: str) -> str:
 
 def same_picture(url: str, gold_urls: list[str]) -> bool:
     """Whether ``url`` is a rendition of the picture whose renditions are ``gold_urls``."""
-    key = picture_key(url)
-    if any(key == picture_key(g) for g in gold_urls):
-        return True
-    stem = _stem(url)
-    return len(stem) >= 6 and any(stem == _stem(g) for g in gold_urls)
-
-
-def _stem(url: str) -> str:
-    """The file name without sizes, formats and rendition words."""
-    path = urlsplit(url).path.rstrip("/")
-    name = path.rsplit("/", 1)[-1]
-    return _RENDITION.sub("", name.rsplit(".", 1)[0]).strip("-_.").lower()
+    return any(is_rendition(url, gold) for gold in gold_urls)
 
 
 def instant(value: str | None) -> datetime.datetime | None:
@@ -166,8 +150,12 @@ def score_page(rec: dict[str, Any], got: dict[str, Any]) -> dict[str, float]:
             name_key(a) for a in gold_authors
         }
     gold_images = meta.get("images") or []
+    unused = list(got["images"])
     for image in gold_images:
-        match = next((g for g in got["images"] if same_picture(g[0], image["urls"])), None)
+        # One of ours stands for one picture of the label at most.
+        match = next((g for g in unused if same_picture(g[0], image["urls"])), None)
+        if match is not None:
+            unused.remove(match)
         out["recall_n"] += 1
         out["recall"] += match is not None
         if match is not None and image.get("caption"):

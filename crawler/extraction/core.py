@@ -13,7 +13,7 @@ from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.convention import Convention, PageFacts
 from scrapy_maintext.extraction.engines import EngineResult, NeuralEngineError, run_engine
 from scrapy_maintext.extraction.fingerprint import fingerprint
-from scrapy_maintext.extraction.images import article_images, picture_key
+from scrapy_maintext.extraction.images import article_images, same_picture
 from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata import (
     apply_metadata,
@@ -236,7 +236,7 @@ def add_images(
     ]
     doc.images = article_images(tree, doc.url, doc.body, doc.image, doc.title, captions)
     cover = next((image.url for image in doc.images if image.cover), None)
-    if cover and not (doc.image and picture_key(doc.image) == picture_key(cover)):
+    if cover and not (doc.image and same_picture(doc.image, cover)):
         # The page shows its cover in the article: that picture, not another crop of it.
         doc.image = cover
 

@@ -34,6 +34,9 @@ MIN_SIDE = 100
 CAPTION_REACH = 40
 #: Characters of a block's text used to find it in the page's text.
 BLOCK_KEY_CHARS = 40
+#: Digits a long run of letters and digits in a URL needs to be a picture's identifier (a
+#: site-wide token, "NvBQzQNjv4Bqq...", has a few).
+IDENTIFIER_DIGITS = 5
 MAX_CAPTION_CHARS = 600
 MAX_CREDIT_CHARS = 200
 
@@ -51,7 +54,11 @@ _FURNITURE_WORDS = re.compile(
     r"(?:$|[-_ ])",
     re.I,
 )
-_CAPTION_WORDS = re.compile(r"caption|legend|beschreibung|bildtext|subtitle|description", re.I)
+_CAPTION_WORDS = re.compile(
+    r"caption|legend|beschreibung|bildtext|bildunterschrift|subtitle|description|infotext|"
+    r"(?:img|image|media|photo|picture|foto|bild)[-_]?info",
+    re.I,
+)
 _CREDIT_WORDS = re.compile(
     r"credit|copyright|source|photographer|rights|quelle|fotograf|author|byline|agency", re.I
 )
@@ -68,16 +75,24 @@ _SIZE_IN_URL = re.compile(r"(?<![a-z])(?:w|width|s)?[=_/-]?(\d{2,4})(?:x\d{2,4})
 #: A credit written in the caption: "... (Foto: dpa)", "... Photo: AP", "... © Reuters".
 _CREDIT_IN_TEXT = re.compile(
     r"\s*(?:[|/\u2013\u2014-]\s*)?[(\[]?\s*"
-    r"((?:©|\(c\)|copyright\b|(?i:fotos?|photos?|photograph|bild|bilder|image|credit|"
+    r"((?:©|\(c\)|copyright\b|(?i:fotos?|photos?|photograph|bild|bilder|bildquelle|image|credit|"
     r"credits|quelle|source|foto ?credit|picture|pictures|imagem|imagen|immagine|kuva)\s*:)"
     r"\s*[^()\[\]]{1,120}?)[)\]]?\s*$"
 )
 _CREDIT_LEAD = re.compile(
-    r"^(?:©|\(c\)|copyright|(?i:fotos?|photos?|photograph|bild|bilder|image|credit|credits|"
+    r"^(?:©|\(c\)|copyright|(?i:fotos?|photos?|photograph|bild|bilder|bildquelle|image|credit|credits|"
     r"quelle|source|foto ?credit|picture|pictures|imagem|imagen|immagine|kuva))\s*:?\s*",
     re.I,
 )
 _NON_SPACE = re.compile(r"\s+")
+#: Sizes, formats and rendition words that differ between renditions of one picture.
+_RENDITION = re.compile(
+    r"(?:\d{2,4}x\d{0,4}|[wh]_?\d{2,4}|\d{2,4}[wh]|webp|jpe?g|png|avif|wide|free|alternates|"
+    r"small|medium|large|thumb|crop|resize|scaled|c_limit|master)",
+    re.I,
+)
+#: A long run of letters and digits in a path: an image id or a hash.
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]{12,}")
 
 
 @dataclass
@@ -144,9 +159,9 @@ def article_images(
 def _images(
     pictures: list[Found], starts: list[int | None], cover: str | None, base: str | None
 ) -> list[Image]:
-    cover_key = picture_key(urljoin(base or "", cover)) if cover else None
-    keys = [picture_key(p.url) for p in pictures]
-    cover_at = keys.index(cover_key) if cover_key in keys else (0 if pictures else -1)
+    cover_url = urljoin(base or "", cover) if cover else None
+    matches = [i for i, p in enumerate(pictures) if cover_url and same_picture(p.url, cover_url)]
+    cover_at = matches[0] if matches else (0 if pictures else -1)
     images = []
     for i, picture in enumerate(pictures):
         position = sum(1 for s in starts if s is not None and s < picture.offset)
@@ -283,6 +298,9 @@ def _is_furniture(
 
 
 def _tiny(element: lxml.html.HtmlElement) -> bool:
+    """An icon, a pixel or a decorative picture (``role="presentation"``, ``aria-hidden``)."""
+    if element.get("role") == "presentation" or element.get("aria-hidden") == "true":
+        return True
     for side in ("width", "height"):
         value = (element.get(side) or "").strip().removesuffix("px")
         if value.isdigit() and int(value) < MIN_SIDE:
@@ -352,6 +370,36 @@ def picture_key(url: str) -> str:
     return f"{parts.netloc.lower()}{parts.path}"
 
 
+def same_picture(url: str, other: str) -> bool:
+    """Whether two URLs are renditions of one picture: the same :func:`picture_key`, the same
+    file name once sizes, formats and rendition words are set aside, or the same long
+    identifier with digits in their paths (a CMS's image id or hash)."""
+    if picture_key(url) == picture_key(other):
+        return True
+    (folder, stem), (other_folder, other_stem) = _stem(url), _stem(other)
+    if len(stem) >= 6 or len(other_stem) >= 6:
+        if stem == other_stem:
+            return True
+    elif folder == other_folder:
+        return True
+    return bool(_identifiers(url) & _identifiers(other))
+
+
+def _stem(url: str) -> tuple[str, str]:
+    """A URL's folder and its file name without sizes, formats and rendition words."""
+    path = urlsplit(url).path.rstrip("/")
+    folder, _, name = path.rpartition("/")
+    return folder, _RENDITION.sub("", name.rsplit(".", 1)[0]).strip("-_.,=").lower()
+
+
+def _identifiers(url: str) -> set[str]:
+    return {
+        t
+        for t in _IDENTIFIER.findall(urlsplit(url).path)
+        if sum(c.isdigit() for c in t) >= IDENTIFIER_DIGITS
+    }
+
+
 def _base_url(tree: lxml.html.HtmlElement, url: str | None) -> str | None:
     for href in tree.xpath("//base/@href")[:1]:
         return urljoin(url or "", str(href).strip())
@@ -364,17 +412,8 @@ def _base_url(tree: lxml.html.HtmlElement, url: str | None) -> str | None:
 def caption_of(element: lxml.html.HtmlElement) -> tuple[str | None, str | None]:
     """The caption and credit the markup gives a picture: its figure's ``<figcaption>`` or an
     element named for captions or credits beside it (within the few elements that hold this
-    picture and no other)."""
-    container = element
-    for _ in range(4):
-        parent = container.getparent()
-        if parent is None or parent.tag in ("body", "article", "main"):
-            break
-        if sum(1 for _ in parent.iter(*_IMAGE_TAGS)) > 1 and parent.tag != "picture":
-            break
-        container = parent
-        if container.tag == "figure":
-            break
+    picture and no other), else its ``data-caption`` or ``title`` attribute."""
+    container = _own_container(element)
     caption_el = next(iter(container.iter("figcaption")), None)
     credit_els = [el for el in container.iter() if _named(el, _CREDIT_WORDS) and el is not element]
     if caption_el is None:
@@ -383,14 +422,38 @@ def caption_of(element: lxml.html.HtmlElement) -> tuple[str | None, str | None]:
             None,
         )
     credit = _first_text(credit_els)
-    caption = None
-    if caption_el is not None:
-        caption = _text_without(caption_el, credit_els)
+    caption = _text_without(caption_el, credit_els) if caption_el is not None else None
+    if caption is None:
+        caption = _clean(element.get("data-caption"))
     if caption and not credit:
         caption, credit = split_credit(caption)
     elif caption and credit:
         caption = split_credit(caption)[0] or caption
+    if not credit and element.get("title"):
+        credit = split_credit(" ".join(element.get("title", "").split()))[1]
     return _clip(caption, MAX_CAPTION_CHARS), _clip(_credit_text(credit), MAX_CREDIT_CHARS)
+
+
+def _own_container(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """The largest of the picture's few ancestors that shows no other picture (its renditions
+    and a lazy-loading placeholder do not count), up to its ``<figure>``."""
+    container = element
+    own = best_url(element, None)
+    for _ in range(4):
+        parent = container.getparent()
+        if parent is None or parent.tag in ("body", "article", "main"):
+            break
+        others = {
+            picture_key(u)
+            for el in parent.iter(*_IMAGE_TAGS)
+            if el is not element and (u := best_url(el, None)) and not (own and same_picture(u, own))
+        }
+        if others:
+            break
+        container = parent
+        if container.tag == "figure":
+            break
+    return container
 
 
 def _named(el: Any, pattern: re.Pattern[str]) -> bool:
