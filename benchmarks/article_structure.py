@@ -38,13 +38,12 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from scrapy_maintext.document import Document  # noqa: E402
-from scrapy_maintext.extraction.images import same_picture as is_rendition  # noqa: E402
-from scrapy_maintext.models.dataset import site_fold, site_of  # noqa: E402
+from scrapy_maintext.document import Document
+from scrapy_maintext.extraction.images import same_picture as is_rendition
+from scrapy_maintext.models.dataset import site_fold, site_of
 
 _WORD = re.compile(r"\w+")
 #: Sizes, formats and rendition words that differ between renditions of one picture.
@@ -115,7 +114,7 @@ def theirs(rec: dict[str, Any]) -> dict[str, Any]:
         include_images=True,
         date_extraction_params={"outputformat": "%Y-%m-%dT%H:%M:%S%z", "original_date": True},
     )
-    if doc is None:
+    if doc is None or isinstance(doc, dict):
         return {"authors": [], "cover": None, "images": [], "topics": [], "date": None}
     images = []
     body = getattr(doc, "body", None)
@@ -249,8 +248,9 @@ def _show(rec: dict[str, Any], got: dict[str, Any]) -> None:
 
 def wcxb_authors(data: Path, limit: int, folds: int) -> None:
     """Author on wcxb-dev: ours (held-out decision list, split into names) beside trafilatura's."""
-    from benchmarks.metadata import fit, labelled_page, read, right
     from scrapy_maintext.extraction.people import split_authors
+
+    from benchmarks.metadata import fit, labelled_page, read, right
 
     cache: dict[str, Any] = {}
     pages = [
@@ -272,8 +272,10 @@ def wcxb_authors(data: Path, limit: int, folds: int) -> None:
             ours_right += right("author", "; ".join(names), gold)
             theirs_right += right("author", page["trafilatura"]["author"], gold)
     print(f"\nwcxb-dev author, held-out site folds: {n} labelled pages")
-    print(f"ours {ours_right / max(n, 1):.3f}  trafilatura {theirs_right / max(n, 1):.3f}  "
-          f"difference {(ours_right - theirs_right) / max(n, 1) * 100:+.1f} points")
+    print(
+        f"ours {ours_right / max(n, 1):.3f}  trafilatura {theirs_right / max(n, 1):.3f}  "
+        f"difference {(ours_right - theirs_right) / max(n, 1) * 100:+.1f} points"
+    )
 
 
 def main() -> None:

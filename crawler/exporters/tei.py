@@ -17,8 +17,14 @@ from typing import Any, BinaryIO
 import scrapy_maintext
 from lxml import etree
 from scrapy.exporters import BaseItemExporter
-from scrapy_maintext.document import Block
-from scrapy_maintext.exporters.records import string_list, text_of, to_record, xml_safe
+from scrapy_maintext.document import Block, Image
+from scrapy_maintext.exporters.records import (
+    images_before,
+    string_list,
+    text_of,
+    to_record,
+    xml_safe,
+)
 
 TEI_NS = "http://www.tei-c.org/ns/1.0"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
@@ -27,6 +33,8 @@ DEFAULT_CORPUS_TITLE = "Web corpus"
 _WHEN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 _VERSION = re.compile(r"\d+(\.\d+){0,2}")
 _LANGUAGE = re.compile(r"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$")
+#: Characters an ``xsd:anyURI`` (``@url``) cannot hold as they are: percent-encoded.
+_URL_UNSAFE = re.compile(r"[\s<>\"{}|\\^`]")
 
 
 def _el(parent: etree._Element | None, tag: str, text: str | None = None, **attrs: str) -> Any:
@@ -205,15 +213,19 @@ def _build_profile(header: Any, record: dict[str, Any]) -> None:
 
 def _build_body(body: Any, record: dict[str, Any]) -> None:
     blocks = record["body"] or [Block("p", line) for line in text_of(record).splitlines()]
+    images: list[Image] = record["images"] if record["body"] else []
     div = None
     index = 0
     while index < len(blocks):
         block = blocks[index]
         if block.kind == "head" or div is None:
             div = _el(body, "div", type="section")
-        index = _add_block(div, blocks, index)
+        index = _add_block(div, blocks, index, images)
     if div is None:
-        _el(_el(body, "div", type="section"), "p")
+        div = _el(body, "div", type="section")
+        _el(div, "p")
+    for image in images_before(images, len(blocks), len(blocks), True):
+        _add_figure(div, image)
     comments = record.get("comments")
     if isinstance(comments, str) and comments.strip():
         section = _el(body, "div", type="comments")
@@ -222,16 +234,20 @@ def _build_body(body: Any, record: dict[str, Any]) -> None:
                 _el(section, "p", line)
 
 
-def _add_block(div: Any, blocks: list[Block], index: int) -> int:
-    """Append ``blocks[index]`` (with the run of list items or rows it starts) to ``div``."""
+def _add_block(div: Any, blocks: list[Block], index: int, images: list[Image]) -> int:
+    """Append ``blocks[index]`` (with the run of list items or rows it starts) to ``div``,
+    after the figures of the images that stand before it; returns the next block's index."""
     block = blocks[index]
+    end = index + 1
     if block.kind in ("item", "row"):
-        end = index
         while end < len(blocks) and blocks[end].kind == block.kind:
             end += 1
+    for image in images_before(images, index, end, False):
+        # A figure may open a section before its <head> (TEI's model.global).
+        _add_figure(div, image)
+    if block.kind in ("item", "row"):
         _add_group(div, blocks[index:end])
-        return end
-    if block.kind == "head":
+    elif block.kind == "head":
         head = _el(div, "head", block.text)
         if block.level:
             head.set("rend", f"h{block.level}")
@@ -241,7 +257,24 @@ def _add_block(div: Any, blocks: list[Block], index: int) -> int:
         _el(div, "quote", block.text)
     else:
         _el(div, "p", block.text)
-    return index + 1
+    return end
+
+
+def _add_figure(div: Any, image: Image) -> None:
+    """``<figure>``: the picture's ``<graphic url>``, its caption as ``<head>``, its alt text
+    as ``<figDesc>``, its credit as ``<note type="credit">``; ``type="cover"`` for the cover."""
+    figure = _el(div, "figure", type="cover") if image.cover else _el(div, "figure")
+    _el(figure, "graphic", url=_URL_UNSAFE.sub(_percent, image.url))
+    if image.caption:
+        _el(figure, "head", image.caption)
+    if image.alt:
+        _el(figure, "figDesc", image.alt)
+    if image.credit:
+        _el(figure, "note", image.credit, type="credit")
+
+
+def _percent(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode())
 
 
 def _add_group(div: Any, group: list[Block]) -> None:

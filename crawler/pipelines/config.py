@@ -58,6 +58,7 @@ class ExtractConfig:
             include_comments=setting(settings, "EXTRACT_INCLUDE_COMMENTS"),
             include_tables=setting(settings, "EXTRACT_INCLUDE_TABLES"),
             include_captions=setting(settings, "EXTRACT_CAPTIONS"),
+            images=setting(settings, "EXTRACT_IMAGES"),
             favor_precision=setting(settings, "EXTRACT_FAVOR_PRECISION"),
             favor_recall=setting(settings, "EXTRACT_FAVOR_RECALL"),
             max_bytes=setting(settings, "EXTRACT_MAX_BYTES"),

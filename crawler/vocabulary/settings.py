@@ -125,6 +125,12 @@ _OURS = [
         ("EXTRACT_INCLUDE_COMMENTS", False, bool, "Keep reader comments in the text."),
         ("EXTRACT_INCLUDE_TABLES", True, bool, "Keep tables in the text."),
         ("EXTRACT_CAPTIONS", False, bool, "Keep image captions and photo credits in the text."),
+        (
+            "EXTRACT_IMAGES",
+            True,
+            bool,
+            "Find the article's images with their captions and credits (the images field).",
+        ),
         ("EXTRACT_FAVOR_PRECISION", False, bool, "Prefer less text, less boilerplate."),
         ("EXTRACT_FAVOR_RECALL", False, bool, "Prefer more text, more boilerplate."),
         ("EXTRACT_URL_FIELD", "url", str, "Item field holding the page URL."),
