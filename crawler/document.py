@@ -99,8 +99,11 @@ class Document:
     author: str | None = None
     #: The authors' names, in the page's order (``extraction.people``).
     authors: list[str] = field(default_factory=list)
-    #: ISO 8601 publication date (YYYY-MM-DD).
+    #: ISO 8601 publication date: YYYY-MM-DD, with the time (and zone) where the page gives
+    #: them ("2025-04-02T09:15:00+02:00").
     date: str | None = None
+    #: When the page says it was last changed (ISO 8601, with the time where given).
+    date_modified: str | None = None
     sitename: str | None = None
     hostname: str | None = None
     description: str | None = None

@@ -23,6 +23,7 @@ HEADER_FIELDS = (
     ("URL", "url"),
     ("Author", "author"),
     ("Date", "date"),
+    ("Date-Modified", "date_modified"),
     ("Language", "language"),
     ("Language-Confidence", "language_confidence"),
 )

@@ -66,8 +66,7 @@ def _build_header(header: Any, record: dict[str, Any]) -> None:
     file_desc = _el(header, "fileDesc")
     title_stmt = _el(file_desc, "titleStmt")
     _el(title_stmt, "title", record.get("title") or record.get("url") or "Untitled")
-    if record.get("author"):
-        _el(title_stmt, "author", record["author"])
+    _authors(title_stmt, record)
     _build_publication(_el(file_desc, "publicationStmt"), record)
     if record.get("description"):
         _el(_el(file_desc, "notesStmt"), "note", record["description"], type="description")
@@ -87,12 +86,23 @@ def _build_publication(stmt: Any, record: dict[str, Any]) -> None:
         _el(_el(stmt, "availability"), "licence", record["license"])
 
 
-def _date(parent: Any, value: Any) -> None:
+def _date(parent: Any, value: Any, kind: str | None = None) -> None:
     if not value:
         return
-    date = _el(parent, "date", str(value))
-    if _is_iso_date(str(value)):
+    date = _el(parent, "date", str(value), **({"type": kind} if kind else {}))
+    if _is_iso_date(str(value)) or _is_moment(str(value)):
         date.set("when", str(value))
+
+
+def _is_moment(value: str) -> bool:
+    """Whether ``value`` is an ISO 8601 date and time (``@when`` takes ``xsd:dateTime``)."""
+    if not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(Z|[+-]\d{2}:\d{2})?$", value):
+        return False
+    try:
+        datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_iso_date(value: str) -> bool:
@@ -109,16 +119,23 @@ def _is_iso_date(value: str) -> bool:
 
 def _build_source(bibl: Any, record: dict[str, Any]) -> None:
     _el(bibl, "title", record.get("title") or record.get("url") or "Untitled")
-    if record.get("author"):
-        _el(bibl, "author", record["author"])
+    _authors(bibl, record)
     if record.get("sitename"):
         _el(bibl, "publisher", record["sitename"])
     _date(bibl, record.get("date"))
+    _date(bibl, record.get("date_modified"), "modified")
     if record.get("url"):
         _el(bibl, "idno", record["url"], type="URL")
     if record.get("image"):
         _el(bibl, "idno", record["image"], type="image")
     _build_provenance(bibl, record)
+
+
+def _authors(parent: Any, record: dict[str, Any]) -> None:
+    """One ``<author>`` per name of ``authors``; the ``author`` string when there are none."""
+    names = string_list(record.get("authors")) or string_list(record.get("author"))
+    for name in names:
+        _el(parent, "author", name)
 
 
 #: Provenance fields (WARC_OUTPUT, or ``maintext extract`` of a WARC) as ``<idno>`` types.

@@ -18,6 +18,8 @@ IMAGE_TAGS = frozenset({"img", "amp-img"})
 #: Digits a long run of letters and digits in a URL needs to be a picture's identifier (a
 #: site-wide token, "NvBQzQNjv4Bqq...", has a few).
 IDENTIFIER_DIGITS = 5
+#: ``<source>``s of one ``<picture>`` looked through (``_picture_of``).
+MAX_SOURCES = 12
 _URL_ATTRIBUTES = (
     "data-src", "data-lazy-src", "data-original", "data-url", "data-hi-res-src",
     "data-flickity-lazyload", "data-lazyload", "src",
@@ -49,9 +51,9 @@ def best_url(element: lxml.html.HtmlElement, base: str | None) -> str | None:
             if (meta.get("itemprop") or "").lower() in ("url", "contenturl"):
                 candidates.append((1.0, meta.get("content") or meta.get("href") or ""))
     elements = [element]
-    parent = element.getparent()
-    if parent is not None and parent.tag == "picture":
-        elements += [s for s in parent.iterchildren("source")]
+    picture = _picture_of(element)
+    if picture is not None:
+        elements += [s for s in picture.iter("source")]
     for el in elements:
         for name in _SRCSET_ATTRIBUTES:
             candidates += _srcset(el.get(name) or "")
@@ -69,6 +71,19 @@ def best_url(element: lxml.html.HtmlElement, base: str | None) -> str | None:
     value = max(candidates, key=lambda c: c[0])[1]
     absolute = urljoin(base or "", value.strip())
     return absolute if absolute.startswith(("http://", "https://", "//")) else None
+
+
+def _picture_of(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The ``<picture>`` a picture belongs to. libxml2's HTML parser does not know
+    ``<source>`` as empty: the ``<img>`` after sources ends up inside the last of them."""
+    parent = element.getparent()
+    for _ in range(MAX_SOURCES):
+        if parent is None or parent.tag not in ("picture", "source"):
+            return None
+        if parent.tag == "picture":
+            return parent
+        parent = parent.getparent()
+    return None
 
 
 def _srcset(value: str) -> list[tuple[float, str]]:
