@@ -18,6 +18,8 @@ IMAGE_TAGS = frozenset({"img", "amp-img"})
 #: Digits a long run of letters and digits in a URL needs to be a picture's identifier (a
 #: site-wide token, "NvBQzQNjv4Bqq...", has a few).
 IDENTIFIER_DIGITS = 5
+#: A file name this long, once sizes and formats are set aside, names one picture.
+MIN_STEM = 6
 #: ``<source>``s of one ``<picture>`` looked through (``_picture_of``).
 MAX_SOURCES = 12
 _URL_ATTRIBUTES = (
@@ -126,11 +128,10 @@ def same_picture(url: str, other: str) -> bool:
     if picture_key(url) == picture_key(other):
         return True
     (folder, stem), (other_folder, other_stem) = _stem(url), _stem(other)
-    if len(stem) >= 6 or len(other_stem) >= 6:
-        if stem == other_stem:
+    if stem == other_stem:
+        # A name that is all rendition ("wide__1000x562.jpg"): the folder names the picture.
+        if len(stem) >= MIN_STEM or folder == other_folder:
             return True
-    elif folder == other_folder:
-        return True
     return bool(_identifiers(url) & _identifiers(other))
 
 
