@@ -22,7 +22,7 @@ from scrapy_maintext.extraction.metadata import (
     page_title,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.people import split_authors
+from scrapy_maintext.extraction.people import is_publisher, split_authors
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
 
@@ -219,8 +219,9 @@ def follow_convention(
     title = doc.title if metadata else page_title(tree)
     facts = PageFacts.of(title, doc.author)
     verdicts = convention.judge(result.blocks, facts, result.markup, captions=captions)
-    if metadata and doc.author is None and Convention.BYLINE in verdicts:
-        doc.author = convention.byline_author(result.blocks, verdicts)
+    if metadata and Convention.BYLINE in verdicts:
+        if doc.author is None or is_publisher(doc.author, doc.sitename, doc.hostname):
+            doc.author = convention.byline_author(result.blocks, verdicts) or doc.author
     return verdicts
 
 

@@ -30,6 +30,11 @@ _SOCIAL = re.compile(
     r"\s+(?i:twitter|x|facebook|linkedin|instagram|email|e-mail|mail|bluesky|threads)$"
 )
 MAX_NAME_CHARS = 80
+#: A domain name in an author string ("mdr.de", "Deutsche Welle (www.dw.com)").
+_DOMAIN = re.compile(r"\b[\w-]+\.(?:[a-z]{2,3}|info|news|online)\b", re.I)
+_NON_WORD = re.compile(r"[\W_]+")
+#: Host name labels that name no publisher.
+_HOST_WORDS = frozenset({"www", "m", "amp", "news", "com", "co", "org", "net"})
 
 
 def split_authors(value: str | None) -> list[str]:
@@ -45,3 +50,24 @@ def split_authors(value: str | None) -> list[str]:
         if name.casefold() not in (n.casefold() for n in names):
             names.append(name)
     return names[:MAX_AUTHORS]
+
+
+def is_publisher(author: str | None, sitename: str | None, hostname: str | None) -> bool:
+    """Whether an author string names the site rather than a person: it holds a domain name,
+    or it and the site's name (or its host name's main label) contain one another."""
+    if not author:
+        return False
+    if _DOMAIN.search(author):
+        return True
+    name = _key(author)
+    if not name:
+        return False
+    site = _key(sitename or "")
+    if site and (site in name or name in site):
+        return True
+    labels = [w for w in (hostname or "").lower().split(".")[:-1] if w not in _HOST_WORDS]
+    return any(len(_key(label)) >= 2 and _key(label) in name for label in labels)
+
+
+def _key(text: str) -> str:
+    return _NON_WORD.sub("", text.casefold())
