@@ -219,9 +219,9 @@ def follow_convention(
     title = doc.title if metadata else page_title(tree)
     facts = PageFacts.of(title, doc.author)
     verdicts = convention.judge(result.blocks, facts, result.markup, captions=captions)
-    if metadata and Convention.BYLINE in verdicts:
-        if doc.author is None or is_publisher(doc.author, doc.sitename, doc.hostname):
-            doc.author = convention.byline_author(result.blocks, verdicts) or doc.author
+    unnamed = doc.author is None or is_publisher(doc.author, doc.sitename, doc.hostname)
+    if metadata and unnamed and Convention.BYLINE in verdicts:
+        doc.author = convention.byline_author(result.blocks, verdicts) or doc.author
     return verdicts
 
 

@@ -33,6 +33,7 @@ from scrapy_maintext.extraction.structured import (
     add_byline,
     page_candidates,
 )
+from scrapy_maintext.extraction.topics import page_keywords
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -90,7 +91,7 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
     doc.categories = split_terms(meta.categories)
-    doc.tags = split_terms(meta.tags)
+    doc.tags = page_keywords(tree) or split_terms(meta.tags)
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None

@@ -128,10 +128,9 @@ def same_picture(url: str, other: str) -> bool:
     if picture_key(url) == picture_key(other):
         return True
     (folder, stem), (other_folder, other_stem) = _stem(url), _stem(other)
-    if stem == other_stem:
-        # A name that is all rendition ("wide__1000x562.jpg"): the folder names the picture.
-        if len(stem) >= MIN_STEM or folder == other_folder:
-            return True
+    # A name that is all rendition ("wide__1000x562.jpg"): the folder names the picture.
+    if stem == other_stem and (len(stem) >= MIN_STEM or folder == other_folder):
+        return True
     return bool(_identifiers(url) & _identifiers(other))
 
 
