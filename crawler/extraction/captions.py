@@ -19,6 +19,9 @@ from scrapy_maintext.extraction.renditions import IMAGE_TAGS, best_url, picture_
 
 #: Characters of body text a caption line may stand after its picture and still be its own.
 CAPTION_REACH = 40
+#: Picture elements besides its own a picture's container may hold (a lazy-loading
+#: placeholder, the ``<noscript>`` copy, a rendition); more: other pictures.
+MAX_RENDITION_ELEMENTS = 3
 MAX_CAPTION_CHARS = 600
 MAX_CREDIT_CHARS = 200
 CAPTION_WORDS = re.compile(
@@ -58,11 +61,14 @@ class Picture:
     credit: str | None = None
 
 
-def caption_of(element: lxml.html.HtmlElement) -> tuple[str | None, str | None]:
+def caption_of(
+    element: lxml.html.HtmlElement, urls: dict[Any, str | None] | None = None
+) -> tuple[str | None, str | None]:
     """The caption and credit the markup gives a picture: its figure's ``<figcaption>`` or an
     element named for captions or credits beside it (within the few elements that hold this
-    picture and no other), else its ``data-caption`` or ``title`` attribute."""
-    container = _own_container(element)
+    picture and no other), else its ``data-caption`` or ``title`` attribute. ``urls``: the
+    pictures' URLs found so far (``best_url``), kept between calls on one page."""
+    container = _own_container(element, {} if urls is None else urls)
     caption_el = next(iter(container.iter("figcaption")), None)
     credit_els = [el for el in container.iter() if _named(el, _CREDIT_WORDS) and el is not element]
     if caption_el is None:
@@ -83,28 +89,34 @@ def caption_of(element: lxml.html.HtmlElement) -> tuple[str | None, str | None]:
     return _clip(caption, MAX_CAPTION_CHARS), _clip(credit_text(credit), MAX_CREDIT_CHARS)
 
 
-def _own_container(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+def _own_container(
+    element: lxml.html.HtmlElement, urls: dict[Any, str | None]
+) -> lxml.html.HtmlElement:
     """The largest of the picture's few ancestors that shows no other picture (its renditions
     and a lazy-loading placeholder do not count), up to its ``<figure>``."""
     container = element
-    own = best_url(element, None)
+    own = _url(element, urls)
     for _ in range(4):
         parent = container.getparent()
         if parent is None or parent.tag in ("body", "article", "main"):
             break
-        others = {
-            picture_key(u)
-            for el in parent.iter(*IMAGE_TAGS)
-            if el is not element
-            and (u := best_url(el, None))
-            and not (own and same_picture(u, own))
-        }
+        inside = [el for el in parent.iter(*IMAGE_TAGS) if el is not element]
+        if len(inside) > MAX_RENDITION_ELEMENTS:
+            break
+        found = (_url(el, urls) for el in inside)
+        others = {picture_key(u) for u in found if u and not (own and same_picture(u, own))}
         if others:
             break
         container = parent
         if container.tag == "figure":
             break
     return container
+
+
+def _url(element: lxml.html.HtmlElement, urls: dict[Any, str | None]) -> str | None:
+    if element not in urls:
+        urls[element] = best_url(element, None)
+    return urls[element]
 
 
 def _named(el: Any, pattern: re.Pattern[str]) -> bool:

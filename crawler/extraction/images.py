@@ -40,10 +40,15 @@ MIN_SIDE = 100
 #: Characters of a block's text used to find it in the page's text.
 BLOCK_KEY_CHARS = 40
 
-_SKIP_TAGS = frozenset({"script", "style", "template", "svg"})
-#: Elements whose text is no page text (a ``<noscript>``'s pictures still count: lazy-loading
-#: pages put the real ``<img>`` there).
-_NO_TEXT_TAGS = frozenset({"noscript"})
+#: The page's text nodes (not those of scripts, styles, templates, or a ``<noscript>``, whose
+#: pictures still count: lazy-loading pages put the real ``<img>`` there), its pictures and
+#: ``<h1>``s, in document order. ``parent::``, not ``ancestor::``: a test per node, not per
+#: level above it.
+_WALK = lxml.etree.XPath(
+    "//text()[not(parent::script or parent::style or parent::template or parent::noscript)]"
+    " | //img | //amp-img | //h1 | //*[contains(@itemtype, 'ImageObject')]",
+    smart_strings=False,
+)
 _FURNITURE_TAGS = frozenset({"header", "nav", "footer", "aside", "form", "button"})
 _FURNITURE_WORDS = re.compile(
     r"(?:^|[-_ ])(?:logo|avatar|icon|icons|ad|ads|advert|advertisement|banner|sponsor|"
@@ -53,7 +58,6 @@ _FURNITURE_WORDS = re.compile(
     r"(?:$|[-_ ])",
     re.I,
 )
-_NON_SPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -76,6 +80,8 @@ def article_images(
     """The article's pictures (see the module's doc); ``cover`` (``og:image``) marks the cover,
     ``captions`` are the caption lines the text convention took out of the body."""
     page = walk(tree)
+    if not page.pictures:
+        return []
     starts = block_offsets(page.text, body)
     found_starts = [s for s in starts if s is not None]
     if not found_starts:
@@ -83,11 +89,10 @@ def article_images(
     start = min(found_starts[0], _title_offset(page, title, found_starts[0]))
     end = max(found_starts) + len(_squash(body[starts.index(max(found_starts))].text))
     base = _base_url(tree, url)
-    linked = _linked_images(tree, url)
     pictures: list[Picture] = []
     seen: set[str] = set()
     for element, offset in page.pictures:
-        if not start <= offset <= end or _is_furniture(element, linked, url):
+        if not start <= offset <= end or _is_furniture(element, url):
             continue
         picture_url = best_url(element, base)
         if picture_url is None or picture_key(picture_url) in seen:
@@ -97,8 +102,9 @@ def article_images(
         pictures.append(Picture(element, picture_url, offset, alt))
         if len(pictures) >= MAX_IMAGES:
             break
+    urls: dict[lxml.html.HtmlElement, str | None] = {}
     for picture in pictures:
-        picture.caption, picture.credit = caption_of(picture.element)
+        picture.caption, picture.credit = caption_of(picture.element, urls)
     add_json_ld_captions(tree, base, pictures)
     add_convention_captions(pictures, captions, block_offsets(page.text, captions))
     return _images(pictures, starts, cover, base)
@@ -124,36 +130,27 @@ def _images(
 
 
 def walk(tree: lxml.html.HtmlElement) -> PageText:
-    """One pass in document order: the text without whitespace, pictures and ``<h1>``s."""
+    """One pass in document order (the nodes picked in C by one XPath): the text without
+    whitespace, the pictures and the ``<h1>``s. The text between two elements is joined and
+    squashed at once (a page has thousands of text nodes, and a few dozen pictures)."""
     page = PageText()
+    nodes = _WALK(tree)
+    elements = [i for i, node in enumerate(nodes) if not isinstance(node, str)]
     parts: list[str] = []
     length = 0
-    skipping: lxml.html.HtmlElement | None = None
-    for event, el in lxml.etree.iterwalk(tree, events=("start", "end")):
-        tag = el.tag if isinstance(el.tag, str) else ""
-        if event == "start":
-            if skipping is not None:
-                continue
-            if tag in _SKIP_TAGS:
-                skipping = el
-                continue
-            if tag in IMAGE_TAGS or _is_image_object(el):
-                page.pictures.append((el, length))
-            elif tag == "h1":
-                page.headings.append((_squash(el.text_content()), length))
-            if el.text and tag and tag not in _NO_TEXT_TAGS:
-                piece = _squash(el.text)
-                parts.append(piece)
-                length += len(piece)
-        else:
-            if skipping is el:
-                skipping = None
-            elif skipping is not None:
-                continue
-            if el.tail:
-                piece = _squash(el.tail)
-                parts.append(piece)
-                length += len(piece)
+    start = 0
+    for i in [*elements, len(nodes)]:
+        piece = "".join("".join(nodes[start:i]).split())
+        parts.append(piece)
+        length += len(piece)
+        start = i + 1
+        if i == len(nodes):
+            break
+        node = nodes[i]
+        if node.tag == "h1":
+            page.headings.append(("".join(node.text_content().split()), length))
+        elif node.tag in IMAGE_TAGS or _is_image_object(node):
+            page.pictures.append((node, length))
     page.text = "".join(parts)
     return page
 
@@ -166,7 +163,7 @@ def _is_image_object(el: lxml.html.HtmlElement) -> bool:
 
 
 def _squash(text: str) -> str:
-    return _NON_SPACE.sub("", text)
+    return "".join(text.split())
 
 
 def block_offsets(text: str, blocks: Sequence[Block]) -> list[int | None]:
@@ -198,22 +195,18 @@ def _title_offset(page: PageText, title: str | None, first: int) -> int:
 # -- Which pictures -----------------------------------------------------------------------------
 
 
-def _linked_images(tree: lxml.html.HtmlElement, url: str | None) -> set[lxml.html.HtmlElement]:
-    """Pictures inside a link to another page of the site (teasers); not links to the picture
-    itself, nor to other sites (a product's shop, a photo agency)."""
-    out: set[lxml.html.HtmlElement] = set()
+def _in_teaser(element: lxml.html.HtmlElement, url: str | None) -> bool:
+    """Whether a picture is inside a link to another page of the site (a teaser); not a link
+    to the picture itself, nor to another site (a product's shop, a photo agency)."""
+    link = next(element.iterancestors("a"), None)
+    href = (link.get("href") or "").strip() if link is not None else ""
+    if not href or href.startswith("#") or _looks_like_picture(href):
+        return False
     here = urlsplit(url or "")
-    for link in tree.iter("a"):
-        href = (link.get("href") or "").strip()
-        if not href or href.startswith("#") or _looks_like_picture(href):
-            continue
-        target = urlsplit(urljoin(url or "", href))
-        if target.netloc and here.netloc and _site(target.netloc) != _site(here.netloc):
-            continue
-        if target.path == here.path:
-            continue
-        out.update(el for el in link.iter(*IMAGE_TAGS))
-    return out
+    target = urlsplit(urljoin(url or "", href))
+    if target.netloc and here.netloc and _site(target.netloc) != _site(here.netloc):
+        return False
+    return target.path != here.path
 
 
 def _site(netloc: str) -> str:
@@ -226,10 +219,8 @@ def _looks_like_picture(href: str) -> bool:
     return path.endswith((".jpg", ".jpeg", ".png", ".webp", ".gif", ".avif"))
 
 
-def _is_furniture(
-    element: lxml.html.HtmlElement, linked: set[lxml.html.HtmlElement], url: str | None
-) -> bool:
-    if element in linked or _tiny(element):
+def _is_furniture(element: lxml.html.HtmlElement, url: str | None) -> bool:
+    if _tiny(element) or _in_teaser(element, url):
         return True
     ancestors = list(element.iterancestors())
     inside = next((i for i, el in enumerate(ancestors) if el.tag in ("article", "main")), None)

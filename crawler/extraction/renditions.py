@@ -18,6 +18,8 @@ IMAGE_TAGS = frozenset({"img", "amp-img"})
 #: Digits a long run of letters and digits in a URL needs to be a picture's identifier (a
 #: site-wide token, "NvBQzQNjv4Bqq...", has a few).
 IDENTIFIER_DIGITS = 5
+#: Longer attribute values are no picture's URL.
+MAX_URL_CHARS = 2_000
 #: A file name this long, once sizes and formats are set aside, names one picture.
 MIN_STEM = 6
 #: ``<source>``s of one ``<picture>`` looked through (``_picture_of``).
@@ -61,18 +63,23 @@ def best_url(element: lxml.html.HtmlElement, base: str | None) -> str | None:
             candidates += _srcset(el.get(name) or "")
     for name in _URL_ATTRIBUTES:
         value = (element.get(name) or "").strip()
-        if value and not _PLACEHOLDER.search(value):
+        if value and not value.startswith("data:"):
             candidates.append((_size_hint(value), value))
-    candidates = [
-        (size, value)
-        for size, value in candidates
-        if value and not _PLACEHOLDER.search(value) and not _NOT_PICTURE.search(value)
-    ]
-    if not candidates:
+    # Largest first; only the one kept is tested (placeholders are rare, candidates many).
+    candidates.sort(key=lambda c: c[0], reverse=True)
+    value = next((value for _, value in candidates if _usable(value)), None)
+    if value is None:
         return None
-    value = max(candidates, key=lambda c: c[0])[1]
     absolute = urljoin(base or "", value.strip())
     return absolute if absolute.startswith(("http://", "https://", "//")) else None
+
+
+def _usable(value: str) -> bool:
+    """A URL worth keeping: not inline data, a placeholder, an SVG or an icon. Inline data is
+    never searched (a base64 picture is megabytes)."""
+    if not value or len(value) > MAX_URL_CHARS or value.startswith("data:"):
+        return False
+    return not (_PLACEHOLDER.search(value) or _NOT_PICTURE.search(value))
 
 
 def _picture_of(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
@@ -92,7 +99,7 @@ def _srcset(value: str) -> list[tuple[float, str]]:
     out = []
     for entry in re.split(r",\s+(?=\S)", value.strip()):
         bits = entry.split()
-        if not bits:
+        if not bits or bits[0].startswith("data:") or len(bits[0]) > MAX_URL_CHARS:
             continue
         size = 0.0
         if len(bits) > 1:
