@@ -238,6 +238,9 @@ def _is_furniture(element: lxml.html.HtmlElement, url: str | None) -> bool:
     ancestors = list(element.iterancestors())
     inside = next((i for i, el in enumerate(ancestors) if el.tag in ("article", "main")), None)
     for el in ancestors[:inside]:
+        if el.tag in ("body", "html"):
+            # Their names say what kind of page it is ("single-post", "has-sidebar").
+            break
         if el.tag in _FURNITURE_TAGS and not (inside is not None and el.tag == "header"):
             return True
         words = f"{el.get('class', '')} {el.get('id', '')}"

@@ -35,7 +35,7 @@ _PLACEHOLDER = re.compile(
     r"^data:|blank\.|spacer\.|placeholder|pixel\.|1x1|transparent|lazy\.", re.I
 )
 _NOT_PICTURE = re.compile(r"\.(?:svg|ico)(?:$|\?)", re.I)
-_SIZE_IN_URL = re.compile(r"(?<![a-z])(?:w|width|s)?[=_/-]?(\d{2,4})(?:x\d{2,4})?(?![\d])", re.I)
+_SIZE_IN_URL = re.compile(r"(?<![a-z\d])(?:w|width|s)?[=_/-]?(\d{2,4})(?:x\d{2,4})?(?![\d])", re.I)
 #: Sizes, formats and rendition words that differ between renditions of one picture.
 _RENDITION = re.compile(
     r"(?:\d{2,4}x\d{0,4}|[wh]_?\d{2,4}|\d{2,4}[wh]|webp|jpe?g|png|avif|wide|free|alternates|"
@@ -65,6 +65,8 @@ def best_url(element: lxml.html.HtmlElement, base: str | None) -> str | None:
         value = (element.get(name) or "").strip()
         if value and not value.startswith("data:"):
             candidates.append((_size_hint(value), value))
+            # A lazy-loading attribute holds the picture; ``src`` (last) its placeholder.
+            break
     # Largest first; only the one kept is tested (placeholders are rare, candidates many).
     candidates.sort(key=lambda c: c[0], reverse=True)
     value = next((value for _, value in candidates if _usable(value)), None)
