@@ -39,6 +39,13 @@ _CREDIT_IN_TEXT = re.compile(
     r"credits|quelle|source|foto ?credit|picture|pictures|imagem|imagen|immagine|kuva)\s*:)"
     r"\s*[^()\[\]]{1,120}?)[)\]]?\s*$"
 )
+#: A credit in the caption's closing parentheses, checked by ``_is_agency``.
+_AGENCY_IN_TEXT = re.compile(r"\s*\(([^()]{1,80})\)\s*$")
+AGENCY_MAX_WORDS = 4
+_NOT_AGENCIES = frozenset((
+    "left", "right", "centre", "center", "file", "front", "back", "top", "bottom", "l", "r",
+    "m", "c", "archive", "archiv", "archivbild", "symbolbild", "illustration", "video",
+))  # fmt: skip
 _CREDIT_LEAD = re.compile(
     r"^(?:©|\(c\)|copyright|(?i:fotos?|photos?|photograph|bild|bilder|bildquelle|image|credit|credits|"
     r"quelle|source|foto ?credit|picture|pictures|imagem|imagen|immagine|kuva))\s*:?\s*",
@@ -70,13 +77,17 @@ def caption_of(
     pictures' URLs found so far (``best_url``), kept between calls on one page."""
     container = _own_container(element, {} if urls is None else urls)
     caption_el = next(iter(container.iter("figcaption")), None)
-    credit_els = [el for el in container.iter() if _named(el, _CREDIT_WORDS) and el is not element]
+    credit_els = [
+        el
+        for el in container.iter()
+        if el is not element and (el.tag == "cite" or _named(el, _CREDIT_WORDS))
+    ]
     if caption_el is None:
         caption_el = next(
             (el for el in container.iter() if _named(el, CAPTION_WORDS) and el is not element),
             None,
         )
-    credit = _first_text(credit_els)
+    credit = _credits(credit_els)
     caption = _text_without(caption_el, credit_els) if caption_el is not None else None
     if caption is None:
         caption = clean(element.get("data-caption"))
@@ -127,12 +138,18 @@ def _named(el: Any, pattern: re.Pattern[str]) -> bool:
     )
 
 
-def _first_text(elements: list[Any]) -> str | None:
+def _credits(elements: list[Any]) -> str | None:
+    """The texts of the credit elements ("GHULAM RASOOL", "AFP via Getty Images"), those
+    inside another one left out, joined by " / "."""
+    chosen = set(elements)
+    texts: list[str] = []
     for el in elements:
+        if any(a in chosen for a in el.iterancestors()):
+            continue
         text = clean(el.text_content())
-        if text:
-            return text
-    return None
+        if text and text not in texts:
+            texts.append(text)
+    return " / ".join(texts) or None
 
 
 def _text_without(el: Any, left_out: list[Any]) -> str | None:
@@ -156,12 +173,30 @@ def _text_without(el: Any, left_out: list[Any]) -> str | None:
 
 
 def split_credit(caption: str) -> tuple[str | None, str | None]:
-    """A caption and the credit written at its end ("Trams in Basel. Foto: Anna Maier")."""
+    """A caption and the credit written at its end ("Trams in Basel. Foto: Anna Maier", "...
+    in Gaza. (Mohamed El Saife/CBC)", "... (AP)")."""
     match = _CREDIT_IN_TEXT.search(caption)
-    if not match:
-        return caption, None
-    rest = caption[: match.start()].strip(" |/-\u2013\u2014")
-    return (rest or None), match.group(1)
+    if match:
+        rest = caption[: match.start()].strip(" |/-\u2013\u2014")
+        return (rest or None), match.group(1)
+    match = _AGENCY_IN_TEXT.search(caption)
+    if match and _is_agency(match.group(1)):
+        return (caption[: match.start()].strip() or None), match.group(1)
+    return caption, None
+
+
+def _is_agency(text: str) -> bool:
+    """Whether the words in a caption's closing parentheses credit someone: a name with a
+    slash ("Mohamed El Saife/CBC"), or a few capitalised words that are no stage direction
+    ("(left)", "(file)")."""
+    if "/" in text:
+        return True
+    words = text.split()
+    return (
+        len(words) <= AGENCY_MAX_WORDS
+        and all(w[:1].isupper() for w in words)
+        and words[0].casefold() not in _NOT_AGENCIES
+    )
 
 
 def credit_text(credit: str | None) -> str | None:
