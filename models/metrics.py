@@ -1,4 +1,4 @@
-"""Evaluation metrics shared by training (threshold tuning) and ``models.evaluate``."""
+"""Evaluation metrics shared by training (threshold tuning) and ``models.studies.evaluate``."""
 
 from __future__ import annotations
 

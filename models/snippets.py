@@ -26,8 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scrapy_maintext.models.dataset import Example, Page, iter_pages
-from scrapy_maintext.models.evaluate import MODERN, SNIPPETS, group_of, held_out_pages
+from scrapy_maintext.models.dataset import (
+    MODERN,
+    SNIPPETS,
+    Example,
+    Page,
+    group_of,
+    held_out_pages,
+    iter_pages,
+)
 from scrapy_maintext.models.metrics import prf, snippet_score, tokens
 from scrapy_maintext.models.systems import parse_html, trafilatura_system
 from scrapy_maintext.neural.features import featurize
@@ -99,7 +106,7 @@ def snippet_test_pages(data: str | Path) -> list[SnippetPage]:
             continue
         toks = [tokens(b.text) for b in raw]
         labels = np.zeros(len(raw), dtype=np.float32)
-        feats = featurize(raw, tree=True)
+        feats = featurize(raw)
         ex = Example(page.id, SNIPPETS, "test", page.site, feats, labels, toks, [])
         out.append(SnippetPage(ex, [b.text for b in raw], page.with_, page.without))
     return out

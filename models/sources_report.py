@@ -3,7 +3,7 @@
 A page scored by several runs of one recipe (an evaluation-only page, which every fold's model
 scores) counts once, with its scores averaged over those runs. Paired differences are taken
 page by page and their 95% interval comes from drawing whole registered domains (publishers,
-sites) with replacement (``protocol_report.interval``).
+sites) with replacement (``interval``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from scrapy_maintext.models.dataset import registered_domain
-from scrapy_maintext.models.protocol_report import interval
 
 #: Columns of a page record's system entry: token P, R, F1, then WCXB's word F1.
 P, R, F1, WCXB = 0, 1, 2, 3
@@ -25,6 +24,24 @@ LEGACY = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: Systems of the shipped models and trafilatura, as every run scores them.
 BASELINES = ("trafilatura", "v5:auto-raw", "v4.1:auto-raw")
 Pages = dict[str, dict[str, Any]]
+
+#: Draws of whole registered domains behind every interval.
+BOOTSTRAP = 2000
+
+
+def interval(diffs: np.ndarray, domains: list[str], seed: int = 0) -> str:
+    """ "mean [low, high]" in points: the page mean of ``diffs`` and its 95% interval when
+    whole registered domains (``domains``, one per page) are drawn with replacement."""
+    names = sorted(set(domains))
+    index = {d: i for i, d in enumerate(names)}
+    at = np.array([index[d] for d in domains])
+    sums = np.bincount(at, weights=diffs, minlength=len(names))
+    counts = np.bincount(at, minlength=len(names)).astype(np.float64)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(names), size=(BOOTSTRAP, len(names)))
+    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5]) * 100
+    return f"{sums.sum() / counts.sum() * 100:+.1f} [{lo:+.1f}, {hi:+.1f}]"
 
 
 def load(out: Path) -> list[dict[str, Any]]:

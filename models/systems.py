@@ -1,4 +1,4 @@
-"""The extraction systems compared by ``models.evaluate``: html (+url) in, plain text out."""
+"""The extraction systems compared by ``models.studies.evaluate``: HTML (+URL) in, text out."""
 
 from __future__ import annotations
 

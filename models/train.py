@@ -26,11 +26,11 @@ from scrapy_maintext.models.dataset import (
     follow_convention,
     is_validation,
     load_examples,
-    load_pack,
 )
 from scrapy_maintext.models.export import export_model
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.models.net import BlockNet, Ensemble, NetConfig
+from scrapy_maintext.models.pack import load_pack
 from scrapy_maintext.models.snippets import snippet_examples
 from scrapy_maintext.models.tune import predict_page, tune_decoding
 from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
@@ -76,7 +76,7 @@ class Recipe:
     #: ``snippet_weight``); empty: all. v5: only those whose licence allows commercial use.
     datasets: tuple[str, ...] = ()
     #: Sets trained on whole, their held-out sites included (v5: wcxb-dev, whose unseen-site
-    #: figures come from the site folds, ``models.folds``, instead).
+    #: figures come from the site folds, ``models.sources``, instead).
     whole: tuple[str, ...] = ()
     #: Loss weight of a labelled set's pages (times ``modern_weight`` for a modern set), so that
     #: no single source dominates: ``(("fundus-dev", 3.0),)``.
@@ -99,8 +99,6 @@ class Batch:
     labels: torch.Tensor
     weights: torch.Tensor
     pad_mask: torch.Tensor
-    #: Ancestor ids (``neural.features.tree_ids``; -1 on padding) when the pages carry them.
-    tree: torch.Tensor | None = None
 
 
 def block_weights(ex: Example, recipe: Recipe) -> np.ndarray:
@@ -139,7 +137,6 @@ def make_batch(examples: list[Example], rng: random.Random, recipe: Recipe) -> B
     labels = np.zeros((b, width), dtype=np.float32)
     weights = np.zeros((b, width), dtype=np.float32)
     pad = np.ones((b, width), dtype=bool)
-    tree = None if f0.tree is None else np.full((b, width, f0.tree.shape[1]), -1, dtype=np.int64)
     for i, (ex, lo, hi) in enumerate(crops):
         k = hi - lo
         dense[i, :k] = model_dense(ex, recipe.stack)[lo:hi]
@@ -148,13 +145,8 @@ def make_batch(examples: list[Example], rng: random.Random, recipe: Recipe) -> B
         labels[i, :k] = ex.labels[lo:hi]
         weights[i, :k] = block_weights(ex, recipe)[lo:hi]
         pad[i, :k] = False
-        if tree is not None and ex.features.tree is not None:
-            tree[i, :k] = ex.features.tree[lo:hi]
     arrays = (dense, struct, words, labels, weights, pad)
-    batch = Batch(*(torch.from_numpy(a).to(recipe.device) for a in arrays))
-    if tree is not None:
-        batch.tree = torch.from_numpy(tree).to(recipe.device)
-    return batch
+    return Batch(*(torch.from_numpy(a).to(recipe.device) for a in arrays))
 
 
 def batches(examples: list[Example], rng: random.Random) -> list[list[Example]]:
@@ -184,11 +176,7 @@ def train_epoch(
         batch = make_batch(group, rng, recipe)
         if not bool(batch.weights.sum() > 0):
             continue  # crops of partially labelled pages that hold no labelled block
-        # A net that reads the tree (``models.treenet``) takes the ancestor ids as well.
-        tree = (batch.tree,) if getattr(model, "reads_tree", False) else ()
-        logits = model(
-            batch.dense, batch.struct_ids, batch.word_ids, *tree, pad_mask=batch.pad_mask
-        )
+        logits = model(batch.dense, batch.struct_ids, batch.word_ids, pad_mask=batch.pad_mask)
         loss = (loss_fn(logits, batch.labels) * batch.weights).sum() / batch.weights.sum()
         total += optimizer_step(model, opt, sched, loss)
     return total
@@ -280,7 +268,7 @@ def main(argv: list[str] | None = None) -> None:
         "--stack", default="trafilatura", help=f"one of {REFERENCES}, or '' for v1 inputs"
     )
     parser.add_argument("--modern-weight", type=float, default=MODERN_WEIGHT)
-    parser.add_argument("--pack", default=None, help="examples from models.dataset.save_pack")
+    parser.add_argument("--pack", default=None, help="examples from models.pack.save_pack")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=SEED)

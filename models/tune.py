@@ -40,8 +40,6 @@ def predict_page(model: Any, ex: Example) -> np.ndarray:
 
     stacked = model.cfg.dense_size != feats.dense.shape[1]
     arrays = (feats.model_dense() if stacked else feats.dense, feats.struct_ids, feats.word_ids)
-    if getattr(model, "reads_tree", False):
-        arrays += (feats.tree,)
 
     device = next(model.parameters()).device
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from scrapy_maintext.discovery.dates import parse_since
+from scrapy_maintext.discovery.plan import PlanOptions
+from scrapy_maintext.spiders.sites import base_url_of, feed_url, split_list
 
 #: Accepted forms of each argument, as error messages and ``maintext crawl --help`` show them.
 ARGUMENT_FORMS: dict[str, str] = {
@@ -115,3 +118,52 @@ def read_list_file(
                 f"-a {name}={path}, line {number}: {value!r}: expected {forms[name]}"
             ) from None
     return values
+
+
+@dataclass(frozen=True)
+class SpiderArguments:
+    """The ``-a`` arguments of a discovery spider, parsed and checked."""
+
+    sites: tuple[str, ...]
+    feed_urls: tuple[str, ...]
+    plan: PlanOptions
+    subdomains: bool
+    explore: bool
+
+
+def _parsed(parse: Callable[[str], str], name: str, value: str, forms: Mapping[str, str]) -> str:
+    """``parse(value)``, or the error naming ``-a name=value`` and its accepted forms."""
+    try:
+        return parse(value)
+    except ValueError:
+        raise invalid(name, value, forms) from None
+
+
+def parse_arguments(
+    kwargs: Mapping[str, Any], forms: Mapping[str, str], name: str
+) -> SpiderArguments:
+    """The ``-a`` arguments of spider ``name`` parsed, or :class:`SpiderArgumentError` naming
+    the bad one (``forms``: the arguments it takes, with their accepted forms)."""
+    check_names(kwargs, forms, name)
+    get = kwargs.get
+    listed_sites = read_list_file("domains_file", get("domains_file"), forms, base_url_of)
+    listed_feeds = read_list_file("urls_file", get("urls_file"), forms, feed_url)
+    sites = [_parsed(base_url_of, "domain", v, forms) for v in split_list(get("domain"))]
+    sites += listed_sites
+    feed_urls = [_parsed(feed_url, "url", v, forms) for v in split_list(get("url"))]
+    feed_urls += listed_feeds
+    if not sites and not feed_urls:
+        needed = " or ".join(f"-a {arg}=..." for arg in ("domain", "url") if arg in forms)
+        raise SpiderArgumentError(f"the {name} spider needs {needed}: {forms['domain']}")
+    plan = PlanOptions(
+        since=parse_since_argument(kwargs.get("since"), forms),
+        max_pages=parse_max_pages(kwargs.get("max_pages"), forms),
+        lang=parse_lang(kwargs.get("lang"), forms),
+    )
+    return SpiderArguments(
+        sites=tuple(sites),
+        feed_urls=tuple(feed_urls),
+        plan=plan,
+        subdomains=parse_bool("subdomains", kwargs.get("subdomains"), forms),
+        explore=parse_bool("explore", kwargs.get("explore"), forms),
+    )

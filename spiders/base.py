@@ -6,52 +6,32 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
 import scrapy
-from scrapy import signals
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from scrapy.settings import BaseSettings
-from scrapy_maintext.discovery.dates import to_iso
-from scrapy_maintext.discovery.plan import Candidate, CrawlPlan, PlanOptions
+from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
 from scrapy_maintext.discovery.urls import UrlPolicy
-from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.logformatter import PROGRESS
-from scrapy_maintext.report.losses import write_failed
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
-    SpiderArgumentError,
-    check_names,
-    invalid,
-    parse_bool,
-    parse_lang,
-    parse_max_pages,
-    parse_since_argument,
-    read_list_file,
+    SpiderArguments,
+    parse_arguments,
 )
 from scrapy_maintext.spiders.failures import failure_reason
-from scrapy_maintext.spiders.pages import declares_encoding, is_html_response
-from scrapy_maintext.spiders.recrawl import RecrawlMixin
+from scrapy_maintext.spiders.page_flow import PageFlow
 from scrapy_maintext.spiders.sites import (
     DiscoverySettings,
     SiteState,
     base_url_of,
-    feed_url,
-    split_list,
 )
 from scrapy_maintext.state.page_journal import PageJournal
-from scrapy_maintext.state.schedule import changefreq_seconds
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import (
-    QUIET_SKIPS,
-    RECRAWL_SKIPS,
-    ExtractionInterrupted,
     NotModified,
     SkipReason,
-    left_undone,
 )
 from twisted.python.failure import Failure
 
@@ -71,26 +51,7 @@ DiscoveryStep = Callable[["SiteState", Response], Iterator[scrapy.Request]]
 PAGE_CONCURRENT_ITEMS = 8
 
 
-def _parsed(parse: Callable[[str], str], name: str, value: str, forms: Mapping[str, str]) -> str:
-    """``parse(value)``, or the error naming ``-a name=value`` and its accepted forms."""
-    try:
-        return parse(value)
-    except ValueError:
-        raise invalid(name, value, forms) from None
-
-
-@dataclass(frozen=True)
-class SpiderArguments:
-    """The ``-a`` arguments of a discovery spider, parsed and checked."""
-
-    sites: tuple[str, ...]
-    feed_urls: tuple[str, ...]
-    plan: PlanOptions
-    subdomains: bool
-    explore: bool
-
-
-class DiscoverySpider(RecrawlMixin, scrapy.Spider):
+class DiscoverySpider(PageFlow, scrapy.Spider):
     """Base: parses the common ``-a`` arguments and turns finished plans into page requests.
 
     Every site (``domain``, several comma-separated, or ``domains_file``) gets its own plan,
@@ -146,30 +107,7 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         Run by ``scrapy crawl``/``maintext crawl`` before the crawl starts (so a typo
         costs one line and no output file), and again by ``__init__``.
         """
-        forms = cls.argument_forms
-        check_names(kwargs, forms, cls.name)
-        get = kwargs.get
-        listed_sites = read_list_file("domains_file", get("domains_file"), forms, base_url_of)
-        listed_feeds = read_list_file("urls_file", get("urls_file"), forms, feed_url)
-        sites = [_parsed(base_url_of, "domain", v, forms) for v in split_list(get("domain"))]
-        sites += listed_sites
-        feed_urls = [_parsed(feed_url, "url", v, forms) for v in split_list(get("url"))]
-        feed_urls += listed_feeds
-        if not sites and not feed_urls:
-            needed = " or ".join(f"-a {name}=..." for name in ("domain", "url") if name in forms)
-            raise SpiderArgumentError(f"the {cls.name} spider needs {needed}: {forms['domain']}")
-        plan = PlanOptions(
-            since=parse_since_argument(kwargs.get("since"), forms),
-            max_pages=parse_max_pages(kwargs.get("max_pages"), forms),
-            lang=parse_lang(kwargs.get("lang"), forms),
-        )
-        return SpiderArguments(
-            sites=tuple(sites),
-            feed_urls=tuple(feed_urls),
-            plan=plan,
-            subdomains=parse_bool("subdomains", kwargs.get("subdomains"), forms),
-            explore=parse_bool("explore", kwargs.get("explore"), forms),
-        )
+        return parse_arguments(kwargs, cls.argument_forms, cls.name)
 
     @functools.cached_property
     def discovery(self) -> DiscoverySettings:
@@ -184,52 +122,6 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
         from scrapy_maintext.pipelines.config import takes_body_bytes
 
         return takes_body_bytes(self.settings)
-
-    def open_journal(self) -> None:
-        """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
-        self.journal = PageJournal(self.settings.get("JOBDIR"))
-        for base, site in self.sites.items():
-            site.scheduled |= self.journal.done[base]
-        connect = self.crawler.signals.connect
-        # Done once every output took the item (a failed output leaves it to the resume).
-        for signal in (exported_signal(self.crawler), signals.item_dropped, signals.item_error):
-            connect(self._item_finished, signal=signal)
-        connect(self.journal.close, signal=signals.spider_closed)
-        connect(self._request_dropped, signal=signals.request_dropped)
-        self.open_recrawl()
-
-    def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
-        """A page redirected to a URL this crawl already requested: the duplicate filter
-        drops the redirect, and the page would vanish without a word."""
-        chain = request.meta.get("redirect_urls")
-        if not chain or Meta.PAGE_URL not in request.meta:
-            return
-        seen = request.url in chain
-        reason = SkipReason.REDIRECT_LOOP if seen else SkipReason.REDIRECT_TO_SEEN
-        self.inc_stat(Stat.PAGE_ERRORS + reason)
-        logger.info("Page %s not fetched: %s (%s)", chain[0], reason, request.url)
-        self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
-
-    def _item_finished(
-        self, response: Response | Failure | None = None, exception: Any = None, **_: Any
-    ) -> None:
-        if left_undone(exception):
-            # Not written, or not extracted because the crawl stopped: the resumed crawl
-            # fetches it again.
-            if isinstance(exception, ExtractionInterrupted):
-                self.inc_stat(Stat.LEFT_FOR_RESUME)
-            return
-        meta = getattr(response, "meta", None)
-        if isinstance(response, Response) and meta and Meta.PAGE_URL in meta:
-            self._mark_done(meta[Meta.SITE], meta[Meta.PAGE_URL], response.url)
-
-    def _mark_done(self, site: str, *urls: str) -> None:
-        """The page journal's mark; a journal that cannot be written stops the crawl."""
-        try:
-            self.journal.mark(site, *urls)
-        except OSError as exc:
-            if write_failed(self.crawler, f"page journal {self.journal.path}", exc):
-                self.inc_stat(Stat.EXPORT_OUTPUTS_FAILED)
 
     @property
     def site_line(self) -> dict[str, Any]:
@@ -359,96 +251,3 @@ class DiscoverySpider(RecrawlMixin, scrapy.Spider):
     def all_sites_failed(self) -> bool:
         """No site of the crawl could be crawled (the crawl command then exits 1)."""
         return bool(self.sites) and all(s.failure is not None for s in self.sites.values())
-
-    def page_request(
-        self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
-    ) -> scrapy.Request:
-        site.scheduled.add(candidate.url)
-        self.inc_stat(Stat.PAGES_VIA + str(candidate.discovered_via))
-        meta.update(
-            {
-                Meta.DISCOVERED_VIA: candidate.discovered_via,
-                Meta.SOURCE_URL: candidate.source_url,
-                Meta.SOURCE_DATE: to_iso(candidate.date),
-                Meta.SOURCE_TITLE: candidate.title,
-            }
-        )
-        if candidate.changefreq and self.recrawl is not None:
-            meta[Meta.CHANGE_PERIOD] = changefreq_seconds(candidate.changefreq)
-        meta.update({Meta.SITE: site.base_url, Meta.RUN: self.run_id, Meta.PAGE_URL: candidate.url})
-        return scrapy.Request(
-            candidate.url,
-            callback=self.parse_page,
-            errback=self.page_error,
-            priority=priority,
-            meta=meta,
-            # A resumed crawl's unfinished pages were all "seen" by the killed run.
-            dont_filter=self.journal.resumed,
-        )
-
-    def parse_page(self, response: Response) -> Iterator[Any]:
-        if not is_html_response(response):
-            self.inc_stat(Stat.SKIPPED + SkipReason.NON_HTML)
-            self.report_skip(response.meta.get(Meta.SITE, ""), SkipReason.NON_HTML)
-            logger.info("Skipped non-HTML page %s", response.url)
-            self._item_finished(response)
-            return
-        assert isinstance(response, TextResponse)
-        yield self.page_item(response)
-
-    def page_item(self, response: TextResponse) -> dict[str, Any]:
-        meta = response.meta
-        return {
-            # The URL as discovered, before any redirect.
-            "url": (meta.get("redirect_urls") or [response.url])[0],
-            "final_url": response.url,
-            "status": response.status,
-            "discovered_via": meta.get(Meta.DISCOVERED_VIA),
-            "source_url": meta.get(Meta.SOURCE_URL),
-            "source_date": meta.get(Meta.SOURCE_DATE),
-            "source_title": meta.get(Meta.SOURCE_TITLE),
-            "fetched_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "content_type": (response.headers.get("Content-Type") or b"").decode("latin-1"),
-            "encoding": response.encoding,
-            "html": self.page_html(response),
-        }
-
-    def page_html(self, response: TextResponse) -> str | bytes:
-        """The body as fetched when the extraction pipeline takes it and its encoding is
-        declared: the worker decodes it as ``response.text`` would, and the crawl process
-        neither decodes nor pickles a str. Otherwise ``response.text``: items exported with
-        their HTML keep text, and a guessed encoding has decoded the body already (Scrapy
-        guesses by decoding, and its last resort, ASCII with U+FFFD, is its own)."""
-        if self.html_as_bytes and declares_encoding(response):
-            return response.body
-        return response.text
-
-    def page_error(self, failure: Failure) -> None:
-        request = failure.request  # type: ignore[attr-defined]
-        if self.is_stale(request):
-            return
-        reason = failure_reason(failure)
-        site = self.sites.get(request.meta.get(Meta.SITE, ""))
-        if reason in RECRAWL_SKIPS:
-            # Not modified, or gone: counted as recrawl/ outcomes, no failure.
-            self._page_decided(request, reason)
-            return
-        if site is not None:
-            self.page_not_final(site)
-        if reason == SkipReason.STOPPING:
-            # Not done: the journal leaves it for a resumed crawl.
-            self.inc_stat(Stat.LEFT_FOR_RESUME)
-            return
-        if Meta.PAGE_URL in request.meta:
-            self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
-        self.inc_stat(Stat.PAGE_ERRORS + reason)
-        self.report_skip(request.meta.get(Meta.SITE, ""), reason)
-        # Routine, or said once for the whole site (unreachable, stalled).
-        level = logging.INFO if reason in QUIET_SKIPS else self.site_warning
-        logger.log(level, "Page %s not fetched: %s", request.url, reason)
-
-    def _page_decided(self, request: scrapy.Request, reason: str) -> None:
-        if Meta.PAGE_URL in request.meta:
-            self._mark_done(request.meta[Meta.SITE], request.meta[Meta.PAGE_URL])
-        self.report_skip(request.meta.get(Meta.SITE, ""), reason)
-        logger.debug("Page %s: %s", request.url, reason)

@@ -115,7 +115,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         if lastmod is None and self.document_not_due(site, url, Stat.RECRAWL_SITEMAPS_NOT_DUE):
             self._remembered(site, url, depth)
             return
-        meta = {
+        meta: dict[str, Any] = {
             Meta.SITEMAP_DEPTH: depth,
             Meta.SITEMAP_LASTMOD: to_iso(lastmod),
             Meta.SOURCE_URL: parent,

@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, PROTOCOL_VERSION
+from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
 
 #: v2, stacked on trafilatura (its config names the ``"stack"`` reference); v4's cascade
 #: handed its unsure pages to it.
@@ -25,7 +25,7 @@ def damaged_model(directory: Path) -> Path:
 def cascade_model(directory: Path, spec: object) -> Path:
     """The shipped model in ``directory/first`` with the cascade entry ``spec`` (v4 was
     ``{"next": "v2", "gate": 0.8}``, with v2 beside it)."""
-    shipped = MODELS_DIR / PROTOCOL_VERSION  # v4's first model
+    shipped = MODELS_DIR / "v4.1"  # v4's first model
     folder = directory / "first"
     folder.mkdir()
     shutil.copy(shipped / "model.onnx", folder / "model.onnx")

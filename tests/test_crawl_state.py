@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 from scrapy_maintext.state.crawl_state import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
     CrawlState,
     CrawlStateError,
     check_state_file,
     url_key,
 )
 from scrapy_maintext.state.fingerprints import SeenFingerprints
+from scrapy_maintext.state.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
 from scrapy_maintext.state.validators import Validators, http_date_to_epoch, text_hash
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl

@@ -21,7 +21,6 @@ from scrapy_maintext.extraction.options import SHIPPED_MODELS, ExtractOptions
 from tests.model_folders import decoded_model
 from tests.sites import Route, SiteOptions, TestSiteServer, make_hostile
 from tests.test_cli import maintext
-from tests.test_neural_arbiter import _arbiter, _folder
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PAGES = sorted(
@@ -88,29 +87,15 @@ def test_the_trace_of_a_demo_page_keeps_the_text_extract_gives(path: str) -> Non
     _check_same_text(trace, DEMO_PAGES[path], options)
 
 
-@pytest.mark.parametrize("model", ["v4.1", "stacked", "union", "trafilatura"])
-def test_the_trace_keeps_the_text_with_other_models_and_the_arbiter(
-    model: str, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("model", ["v4.1", "stacked"])
+def test_the_trace_keeps_the_text_with_other_models(model: str) -> None:
     from tests.model_folders import STACKED_MODEL
 
-    folders = {
-        "v4.1": lambda: SHIPPED_MODELS / "v4.1",
-        "stacked": lambda: STACKED_MODEL,
-        "union": lambda: _folder(tmp_path, _arbiter(True, "union")),
-        "trafilatura": lambda: _folder(tmp_path, _arbiter(True, "trafilatura")),
-    }
-    options = ExtractOptions(model=str(folders[model]()))
+    folders = {"v4.1": SHIPPED_MODELS / "v4.1", "stacked": STACKED_MODEL}
+    options = ExtractOptions(model=str(folders[model]))
     for page in FIXTURE_PAGES:
         html = page.read_bytes()
-        trace = explain(html, URL, options)
-        _check_same_text(trace, html, options)
-        if trace.fallback in (Fallback.NOTHING_KEPT, Fallback.LOW_CONFIDENCE):
-            continue  # the model fell back: no arbiter
-        if model in ("union", "trafilatura"):
-            assert trace.arbiter_choice == model
-        if model == "trafilatura":
-            assert trace.fallback is Fallback.ARBITER and trace.engine_rows is not None
+        _check_same_text(explain(html, URL, options), html, options)
 
 
 def _verdicts(trace: Trace) -> list[tuple[Verdict, Convention | None]]:

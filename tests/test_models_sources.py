@@ -31,6 +31,7 @@ from scrapy_maintext.models.sources import (  # noqa: E402
     training_pages,
 )
 from scrapy_maintext.models.sources_report import report  # noqa: E402
+from scrapy_maintext.models.train import Recipe, trains_on  # noqa: E402
 from scrapy_maintext.neural.features import DENSE_SIZE, PageFeatures  # noqa: E402
 
 
@@ -152,3 +153,15 @@ def test_report_pairs_pages_with_intervals(tmp_path: Path) -> None:
     text = report(tmp_path)
     assert "| fundus-dev | trafilatura | +10.0 [+10.0, +10.0] |" in text
     assert "0.900 (0.90/0.90) w0.900" in text
+
+
+def test_a_recipe_trains_only_on_its_sets_and_their_training_splits() -> None:
+    # Issue 30: Dragnet, L3S-GN1 and CleanEval stay in the evaluation only; a set the recipe
+    # takes whole (wcxb-dev) trains on its test split too.
+    recipe = Recipe(datasets=("wcxb-dev", "readability"), whole=("wcxb-dev",))
+    assert trains_on(_example("a.example", "wcxb-dev", "test"), recipe)
+    assert trains_on(_example("b.example", "readability", "train"), recipe)
+    assert not trains_on(_example("c.example", "readability", "test"), recipe)
+    assert not trains_on(_example("d.example", "dragnet", "train"), recipe)
+    assert trains_on(_example("d.example", "dragnet", "train"), Recipe())
+    assert not trains_on(_example("e.example", "wcxb-dev", "test"), Recipe())

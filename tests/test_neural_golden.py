@@ -16,9 +16,8 @@ from typing import Any
 import lxml.html
 import numpy as np
 import pytest
-from scrapy_maintext.models.golden import arbiter_folder, arbiter_golden
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
-from scrapy_maintext.neural.features import TREE_LEVELS, featurize
+from scrapy_maintext.neural.features import featurize
 from scrapy_maintext.neural.inference import MODELS_DIR, OFFERED_VERSIONS
 from scrapy_maintext.neural.segment import segment
 
@@ -55,21 +54,6 @@ def test_blocks_and_features_match_golden(page: Path) -> None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
-def test_tree_position_matches_golden(page: Path) -> None:
-    # The tree position (issue 23's tree candidate) has golden files of its own
-    # (``models.golden --tree``); asking for it changes none of the shipped arrays.
-    tree, _ = _load(page)
-    golden = json.loads(page.with_suffix(".tree.json").read_text(encoding="utf-8"))
-    raw = segment(tree)
-    plain, with_tree = featurize(raw), featurize(raw, tree=True)
-    assert plain.tree is None and with_tree.tree is not None
-    assert list(TREE_LEVELS) == golden["levels"]
-    assert with_tree.tree.tolist() == golden["tree"]
-    for name in ("dense", "struct_ids", "word_ids"):
-        assert np.array_equal(getattr(plain, name), getattr(with_tree, name))
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
 def test_predictions_match_golden(page: Path) -> None:
     tree, golden = _load(page)
     extractor = default_extractor()
@@ -87,25 +71,6 @@ def test_predictions_match_golden(page: Path) -> None:
             next_probs, np.array(golden["next"]["probs"]), atol=RUN_TOLERANCE
         )
         assert result.escalated == golden["escalated"]
-
-
-@pytest.fixture(scope="module")
-def arbitrated(tmp_path_factory: pytest.TempPathFactory) -> NeuralExtractor:
-    return NeuralExtractor.load(arbiter_folder(tmp_path_factory.mktemp("arbiter")))
-
-
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
-def test_arbiter_matches_golden(page: Path, arbitrated: NeuralExtractor) -> None:
-    # The trained arbiter (``neural.arbiter``, ``models.protocol --arbiter-out``) beside the
-    # shipped model: its inputs, its two decisions and the auto engine's output on the page.
-    tree, _ = _load(page)
-    want = json.loads(page.with_suffix(".arbiter.json").read_text(encoding="utf-8"))
-    got = arbiter_golden(tree, arbitrated)
-    np.testing.assert_allclose(got["stats"], want["stats"], atol=RUN_TOLERANCE)
-    np.testing.assert_allclose(got["pair"], want["pair"], atol=1e-6)
-    assert abs(got["stage1"] - want["stage1"]) < 0.05
-    for key in ("worth_running", "choice", "extractor", "blocks"):
-        assert got[key] == want[key], key
 
 
 @pytest.mark.parametrize("version", OFFERED_VERSIONS)

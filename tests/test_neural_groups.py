@@ -63,7 +63,6 @@ def test_model_folder_with_groups_keeps_the_rows(tmp_path: Path) -> None:
     folder = tmp_path / "grouped"
     shutil.copytree(MODELS_DIR / DEFAULT_VERSION, folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    config.pop("arbiter", None)
     config["groups"] = {"min_rows": 3, "keep_share": 0.15, "min_page_share": 0.0}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     extractor = NeuralExtractor.load(folder)

@@ -17,7 +17,7 @@ from scrapy_maintext.commands.crawl import crawl_state_problem
 from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.discovery.feeds import parse_feed
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
-from scrapy_maintext.state.crawl_state import SCHEMA_VERSION, CrawlState, url_key
+from scrapy_maintext.state.crawl_state import CrawlState, url_key
 from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
 from scrapy_maintext.state.schedule import (
     DAY,
@@ -37,6 +37,7 @@ from scrapy_maintext.state.schedule import (
     ttl_seconds,
     update_period_seconds,
 )
+from scrapy_maintext.state.sqlite_schema import SCHEMA_VERSION
 from scrapy_maintext.state.validators import Validators
 
 from tests.crawl import NO_WAITS, run_crawl

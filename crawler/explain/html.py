@@ -24,7 +24,6 @@ LABELS = {
     Verdict.KEPT: "kept",
     Verdict.KEPT_BY_NEIGHBOURS: "kept: smoothing",
     Verdict.KEPT_WITH_GROUP: "kept: repeated structure",
-    Verdict.KEPT_BY_UNION: "kept: union",
     Verdict.KEPT_BY_TRAFILATURA: "kept by trafilatura",
     Verdict.BELOW_THRESHOLD: "below threshold",
     Verdict.DROPPED_BY_NEIGHBOURS: "dropped: smoothing",
@@ -150,8 +149,6 @@ def _engine(trace: Trace) -> str:
     if trace.fallback is not None:
         detail = f" ({trace.detail})" if trace.detail else ""
         return f"{engine}, because {trace.fallback.value}{detail}"
-    if trace.arbiter_choice:
-        return f"{engine} (the arbiter chose {trace.arbiter_choice})"
     return engine
 
 

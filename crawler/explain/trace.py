@@ -2,14 +2,14 @@
 
 :func:`explain` runs :func:`~scrapy_maintext.extraction.core.extract_page` (what
 ``extract()`` runs) and reads back what it decided: the model's probabilities and keep masks
-(``neural.NeuralResult``), the arbiter's choice, and the text convention's and the trailing
+(``neural.NeuralResult``), and the text convention's and the trailing
 headings' verdicts (``extraction.core.Body``). The verdicts are the extraction's own, not a
 second run of its rules: the blocks they keep are ``Document.text`` (``Trace.kept_text``).
 
-When trafilatura decided the page (``auto`` fell back, the arbiter chose it, or
-``--engine trafilatura``), its blocks are not the page's: ``Trace.engine_rows`` holds them
-with their exact verdicts, and each page block is marked by which of them covers its words
-(``neural.stack.covered_shares``, as the arbiter's union aligns them).
+When trafilatura decided the page (``auto`` fell back, or ``--engine trafilatura``), its
+blocks are not the page's: ``Trace.engine_rows`` holds them with their exact verdicts, and
+each page block is marked by which of them covers its words (``neural.stack.covered_shares``,
+at least ``ALIGN_SHARE`` of its tokens).
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from scrapy_maintext.extraction.engines import EngineResult, load_neural, neural
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.words import tokens
 
+#: A page block whose tokens trafilatura's text covers at least this much is marked by that
+#: text's verdict (the alignment the training labels use, ``models.dataset``).
+ALIGN_SHARE = 0.5
+
 
 class Decider(enum.Enum):
     """The part of the extractor that settled a block."""
@@ -34,7 +38,6 @@ class Decider(enum.Enum):
     MODEL = "model"
     GROUPS = "repeated structures"
     REPEATS = "repeated runs"
-    ARBITER = "arbiter"
     TRAFILATURA = "trafilatura"
     CONVENTION = "text convention"
     HEADINGS = "trailing headings"
@@ -46,7 +49,6 @@ class Verdict(enum.Enum):
     KEPT = "kept"
     KEPT_BY_NEIGHBOURS = "kept-by-neighbours"
     KEPT_WITH_GROUP = "kept-with-group"
-    KEPT_BY_UNION = "kept-by-union"
     KEPT_BY_TRAFILATURA = "kept-by-trafilatura"
     BELOW_THRESHOLD = "below-threshold"
     DROPPED_BY_NEIGHBOURS = "dropped-by-neighbours"
@@ -72,7 +74,6 @@ _DECIDERS = {
     Verdict.KEPT: Decider.MODEL,
     Verdict.KEPT_BY_NEIGHBOURS: Decider.MODEL,
     Verdict.KEPT_WITH_GROUP: Decider.GROUPS,
-    Verdict.KEPT_BY_UNION: Decider.ARBITER,
     Verdict.KEPT_BY_TRAFILATURA: Decider.TRAFILATURA,
     Verdict.BELOW_THRESHOLD: Decider.MODEL,
     Verdict.DROPPED_BY_NEIGHBOURS: Decider.MODEL,
@@ -86,7 +87,6 @@ _DESCRIPTIONS = {
     Verdict.KEPT_BY_NEIGHBOURS: "below the threshold, but both neighbours are kept and it "
     "is close (smoothing)",
     Verdict.KEPT_WITH_GROUP: "one row of a repeated structure the model mostly kept",
-    Verdict.KEPT_BY_UNION: "the arbiter joined trafilatura's text to the model's",
     Verdict.KEPT_BY_TRAFILATURA: "trafilatura decided the page and its text has these words",
     Verdict.BELOW_THRESHOLD: "the model's probability is below the threshold",
     Verdict.DROPPED_BY_NEIGHBOURS: "at the threshold, but both neighbours are dropped and it "
@@ -107,7 +107,6 @@ class Fallback(enum.Enum):
     NEURAL_ERROR = "the model failed on the page"
     NOTHING_KEPT = "the model kept no text"
     LOW_CONFIDENCE = "the model's page confidence is below its minimum"
-    ARBITER = "the arbiter chose trafilatura's text"
 
 
 @dataclass(frozen=True)
@@ -142,8 +141,6 @@ class Trace:
     fallback: Fallback | None = None
     #: The model's error on the page, or why it could not be loaded.
     detail: str | None = None
-    #: What the arbiter chose, when it compared the model's text with trafilatura's.
-    arbiter_choice: str | None = None
 
     @property
     def kept_text(self) -> str:
@@ -175,7 +172,7 @@ def explain(
     model = _deciding_model(options, engine)
     threshold = float(model.params.threshold) if model is not None else None
     verdicts = _model_verdicts(engine.decision, threshold, len(segments))
-    trace = Trace(result.doc, [], threshold=threshold, arbiter_choice=engine.arbiter_choice)
+    trace = Trace(result.doc, [], threshold=threshold)
     if engine.kept is not None and verdicts is not None:
         trace.rows = _page_rows(segments, engine, body, verdicts)
     else:
@@ -236,8 +233,6 @@ def _page_rows(
     rows = []
     for i, (segment, (model, prob)) in enumerate(zip(segments, verdicts, strict=True)):
         verdict = model
-        if kept[i] and not model.kept:  # the union only adds blocks
-            verdict = Verdict.KEPT_BY_UNION
         if i in conventions:
             verdict = Verdict.CONVENTION
         elif i in trailing:
@@ -269,7 +264,6 @@ def _aligned_rows(
     verdicts: list[tuple[Verdict, float]] | None,
 ) -> list[Row]:
     """Page blocks marked by the engine rows that cover their words (none: left out)."""
-    from scrapy_maintext.neural.arbiter import UNION_SHARE
     from scrapy_maintext.neural.stack import covered_shares
 
     groups: dict[tuple[Verdict, Convention | None], list[str]] = {}
@@ -277,7 +271,7 @@ def _aligned_rows(
         groups.setdefault((row.verdict, row.convention), []).append(row.block.text)
     ordered = sorted(groups.items(), key=lambda item: not item[0][0].kept)
     block_tokens = [tokens(segment.text) for segment in segments]
-    best = np.full(len(segments), UNION_SHARE - 1e-9)
+    best = np.full(len(segments), ALIGN_SHARE - 1e-9)
     chosen: list[tuple[Verdict, Convention | None]] = [(Verdict.NOT_IN_TRAFILATURA, None)] * len(
         segments
     )
@@ -303,8 +297,6 @@ def _fallback(
         return Fallback.MODEL_UNAVAILABLE
     if engine.neural_error or engine.decision is None:
         return Fallback.NEURAL_ERROR
-    if engine.arbiter_choice is not None:
-        return Fallback.ARBITER
     decided = getattr(engine.decision, "decided", None)
     if model is None or decided is None:
         return Fallback.NOTHING_KEPT

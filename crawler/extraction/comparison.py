@@ -8,14 +8,14 @@ extraction timeout, so a good article on such a page was lost. trafilatura's ``f
 skips the comparison and stays linear.
 
 The measure is the number of elements that jusText turns into paragraphs (its own tag list),
-counted up to the bound only. ``python -m benchmarks.comparison_bound --data ../shared/data``
-measures where the bound lies: on the 5,193 developer pages the count is at most 9,097 (99.9th
-percentile 4,127; 4 pages lie over 5,000, where trafilatura takes 0.2-1.3 s with or without the
-comparison); the pathological page's comparison takes 2.4-5.4 s at 5,000 short paragraphs on the
-shared 2-core machine (depending on its load) and 9.4-13 s at 10,000. Above the bound,
-trafilatura (the stacked model's reference, and the fallback) runs with ``fast=True``; past
-``neural.REFERENCE_MAX_BLOCKS`` blocks the stacked model gets no reference at all. Either way the
-page counts as ``extract/trafilatura_bounded/<why>`` (:class:`Bound`).
+counted up to the bound only. ``python -m benchmarks.studies.comparison_bound --data
+../shared/data`` measures where the bound lies: on the 5,193 developer pages the count is at
+most 9,097 (99.9th percentile 4,127; 4 pages lie over 5,000, where trafilatura takes 0.2-1.3 s
+with or without the comparison); the pathological page's comparison takes 2.4-5.4 s at 5,000
+short paragraphs on the shared 2-core machine (depending on its load) and 9.4-13 s at 10,000.
+Above the bound, trafilatura (the stacked model's reference, and the fallback) runs with
+``fast=True``; past ``neural.REFERENCE_MAX_BLOCKS`` blocks the stacked model gets no reference
+at all. Either way the page counts as ``extract/trafilatura_bounded/<why>`` (:class:`Bound`).
 """
 
 from __future__ import annotations

@@ -49,12 +49,9 @@ class EngineResult:
     #: The neural decision behind the result (a ``neural.NeuralResult``: probabilities and
     #: keep masks over ``segments``) when the model ran: what ``maintext explain`` shows.
     decision: Any | None = None
-    #: Which of ``segments`` ``blocks`` are, when they are page blocks (the model's keep mask
-    #: or the arbiter's union); None when they are trafilatura's.
+    #: Which of ``segments`` ``blocks`` are, when they are page blocks (the model's keep
+    #: mask); None when they are trafilatura's.
     kept: np.ndarray | None = None
-    #: What the arbiter chose (``neural.arbiter``: "neural", "trafilatura", "union") when it
-    #: compared the two outputs; None when it did not run or found trafilatura not worth it.
-    arbiter_choice: str | None = None
 
 
 class NeuralEngineError(RuntimeError):
@@ -109,20 +106,6 @@ def run_neural(
         return fallback
     blocks = list(result.blocks)
     kept = getattr(result, "keep", None)
-    choice = None
-    arbiter = getattr(extractor, "arbiter", None)
-    if arbiter is not None and options.engine == "auto" and not error:
-        choice, chosen = arbitrate(arbiter, result, tree, url, options, reference)
-        if isinstance(chosen, EngineResult):
-            chosen.confidence, chosen.model_version = confidence, version
-            chosen.segments, chosen.escalated = segments, result.escalated
-            chosen.trafilatura_bounded = chosen.trafilatura_bounded or bounded
-            chosen.decision, chosen.arbiter_choice = result, choice
-            return chosen
-        if chosen is not None:
-            kept = chosen
-            blocks = [b.to_block() for b, k in zip(segments or [], kept, strict=True) if k]
-        stacked = reference.stacked
     comments = None
     if options.include_comments:
         commented = stacked or run_trafilatura(tree, url, options)
@@ -139,7 +122,6 @@ def run_neural(
         markup=_kept_markup(result, len(blocks)),
         decision=result,
         kept=kept,
-        arbiter_choice=choice,
     )
 
 
@@ -154,52 +136,6 @@ def _kept_markup(result: Any, count: int) -> list[Any] | None:
     if len(kept) != count:
         return None
     return [block_markup(b) for b in kept]
-
-
-def arbitrate(
-    arbiter: Any,
-    result: Any,
-    tree: lxml.html.HtmlElement,
-    url: str | None,
-    options: ExtractOptions,
-    reference: _Reference,
-) -> tuple[str | None, EngineResult | np.ndarray | None]:
-    """The model folder's arbiter (``neural.arbiter``) on a page the model decided: its
-    choice (None when trafilatura was not worth running) and None to keep the neural blocks,
-    trafilatura's result, or the union's keep mask over the page's blocks."""
-    from scrapy_maintext.neural.arbiter import (
-        TRAFILATURA,
-        UNION,
-        page_stats,
-        pair_stats,
-        union_keep,
-    )
-    from scrapy_maintext.neural.groups import path_signatures
-    from scrapy_maintext.neural.stack import tokens
-
-    raw, keep, probs = result.segments, result.keep, result.probs
-    if not raw or keep is None or probs is None:
-        return None, None
-    chars = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
-    links = np.fromiter((b.link_chars for b in raw), dtype=np.float64, count=len(raw))
-    signatures = result.signatures or path_signatures(raw)
-    kinds = [b.kind for b in raw]
-    stats = page_stats(chars, links, kinds, signatures, probs, keep, result.confidence)
-    if not arbiter.worth_running(stats):
-        return None, None
-    # One trafilatura run serves the arbiter, the output and the comments (with the caller's
-    # options; the arbiter was trained on the defaults').
-    if reference.stacked is None:
-        reference.stacked = run_trafilatura(tree, url, options)
-    traf = reference.stacked
-    ref_tokens = tokens(blocks_to_lines(traf.blocks))
-    block_tokens = [tokens(b.text) for b in raw]
-    choice = arbiter.choose(stats, pair_stats(block_tokens, keep, ref_tokens, probs))
-    if choice == TRAFILATURA:
-        return choice, traf
-    if choice == UNION:
-        return choice, union_keep(block_tokens, keep, ref_tokens)
-    return choice, None
 
 
 class _Reference:

@@ -19,7 +19,6 @@ from typing import Any, ClassVar
 import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import comparison_pays
-from scrapy_maintext.neural.arbiter import Arbiter
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.groups import GroupParams, path_signatures
@@ -70,7 +69,7 @@ class NeuralResult:
     reference_skipped: bool = False
     #: The deciding model's block probabilities and final keep mask over ``segments`` (after
     #: the repeated structures and repeated runs), and the blocks' path signatures when the
-    #: model's decoding computed them: the arbiter's inputs (``neural.arbiter``).
+    #: model's decoding computed them (``maintext explain``).
     probs: np.ndarray | None = None
     keep: np.ndarray | None = None
     signatures: list[str] | None = None
@@ -108,8 +107,6 @@ class NeuralExtractor:
         self.cascade = _cascade(model, cfg.extra.get("cascade"))
         #: Repeated structures kept as a group (``neural.groups``), when the folder says so.
         self.groups = GroupParams.from_config(cfg.extra.get("groups"))
-        #: The page-level arbiter between this model and trafilatura (``neural.arbiter``).
-        self.arbiter = _arbiter(model, cfg.extra.get("arbiter"))
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -249,15 +246,6 @@ def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
     if keep_hidden(next_config.extra) != keep_hidden(model.config.extra):
         raise ValueError(f"model {name}: a cascade's models must agree on keep_hidden")
     return Cascade(NeuralExtractor.load(next_dir), float(gate))
-
-
-def _arbiter(model: BlockModel, spec: Any) -> Arbiter | None:
-    """The arbiter ``config.json`` names (a JSON file in the model folder), or None."""
-    if spec is None:
-        return None
-    if not isinstance(spec, str) or "/" in spec or "\\" in spec:
-        raise ValueError(f"model {model.config.version}: arbiter must name a file in its folder")
-    return Arbiter.load(model.directory / spec)
 
 
 def keep_hidden(extra: dict[str, Any]) -> bool:

@@ -7,10 +7,6 @@ Three arrays per page (N blocks):
   tag paths and the block kind (``N x STRUCT_SLOTS`` int64, 0 = padding);
 * ``word_ids``: hashed lowercased words of the block text (``N x WORD_SLOTS`` int64).
 
-and, only when asked (``featurize(tree=True)``: models that read the page's tree, issue 23's
-tree candidate), ``tree``: per block, for each of ``TREE_LEVELS``, the document-order index of
-its block-level ancestor that many levels up (``N x len(TREE_LEVELS)`` int64).
-
 Training (``models/dataset.py``) calls this very module, so run-time and training-time
 preprocessing cannot drift; golden files in ``tests/fixtures/neural`` pin it.
 """
@@ -71,8 +67,6 @@ class PageFeatures:
     word_ids: np.ndarray
     #: Stacking columns (``neural.stack``), for models trained with them; else None.
     stack: np.ndarray | None = None
-    #: Tree position (``tree_ids``), for models that read the tree; else None.
-    tree: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.dense.shape[0])
@@ -299,41 +293,8 @@ def _page_stats(block: RawBlock, index: int, n: int, before: int, total: int) ->
     ]
 
 
-#: Levels above a block's own element whose ancestor names the block's subtree in ``tree_ids``:
-#: 1 groups siblings, larger levels ever wider sections of the page.
-TREE_LEVELS = (1, 2, 3, 4, 6, 8)
-
-
-def tree_ids(blocks: list[RawBlock]) -> np.ndarray:
-    """(N, len(TREE_LEVELS)) document-order indices of each block's ancestors.
-
-    Column k holds the index (0 = the first block-level element of the walk, in order of
-    opening) of the block-level element ``TREE_LEVELS[k]`` levels above the block's own
-    element; a block less deep than that gets its outermost known ancestor (the root), so that
-    two blocks share a subtree at level k exactly when their ids in column k are equal. Only
-    equality matters: a model compares ids, it never embeds them.
-    """
-    index: dict[int, int] = {}
-    out = np.zeros((len(blocks), len(TREE_LEVELS)), dtype=np.int64)
-    for i, block in enumerate(blocks):
-        path = block.path
-        if not path:
-            out[i] = -1
-            continue
-        # Ancestors are opened before their descendants: number the unseen tail in order.
-        first_new = len(path)
-        while first_new > 0 and id(path[first_new - 1]) not in index:
-            first_new -= 1
-        for ctx in path[first_new:]:
-            index[id(ctx)] = len(index)
-        top = len(path) - 1
-        # setdefault: on pages deeper than MAX_PATH an earlier path may not cover this one's top.
-        out[i] = [index.setdefault(id(path[max(top - lv, 0)]), len(index)) for lv in TREE_LEVELS]
-    return out
-
-
-def featurize(blocks: list[RawBlock], tree: bool = False) -> PageFeatures:
-    """Model inputs for a page's blocks, in block order; ``tree`` adds ``tree_ids``."""
+def featurize(blocks: list[RawBlock]) -> PageFeatures:
+    """Model inputs for a page's blocks, in block order."""
     n = len(blocks)
     total = sum(len(b.text) for b in blocks)
     rows = _StructRows()
@@ -349,5 +310,4 @@ def featurize(blocks: list[RawBlock], tree: bool = False) -> PageFeatures:
         np.array(dense, dtype=np.float32).reshape(n, DENSE_SIZE),
         np.array(struct, dtype=np.int64).reshape(n, STRUCT_SLOTS),
         np.array(word, dtype=np.int64).reshape(n, WORD_SLOTS),
-        tree=tree_ids(blocks) if tree else None,
     )

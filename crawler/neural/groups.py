@@ -8,8 +8,8 @@ class/id words of every element from the root down to the block, numbers dropped
 block's kind) are one slot of a repeated structure; a slot with at least ``min_rows`` blocks
 is decided as a whole: kept entirely when the model kept at least ``keep_share`` of its
 blocks (by count), else left as the model decided. The parameters live in the model folder's
-``config.json`` (``"groups"``), chosen by site folds (``models.protocol``); a folder without
-them decodes as before.
+``config.json`` (``"groups"``), chosen by site folds (``models.protocol``, in git at
+bcbbc68); a folder without them decodes as before.
 """
 
 from __future__ import annotations

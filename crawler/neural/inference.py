@@ -26,9 +26,6 @@ DEFAULT_VERSION = "v6"
 #: also on research-only and AGPL-3.0 pages (its MODEL_CARD.md), with repeated-structure
 #: decoding.
 OFFERED_VERSIONS = ("v4.1",)
-#: The model the decision protocol, its decoding choices and the arbiter were measured on
-#: (``models.protocol``): pages its weights never saw exist only for it.
-PROTOCOL_VERSION = "v4.1"
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 

@@ -17,109 +17,25 @@ from typing import Any
 
 from lxml import etree
 from scrapy_maintext.document import Block
-
-#: Elements whose text is never page content.
-DROP_TAGS = frozenset(
-    [
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "svg",
-        "math",
-        "iframe",
-        "object",
-        "embed",
-        "canvas",
-        "head",
-        "title",
-        "meta",
-        "link",
-        "select",
-        "option",
-        "textarea",
-        "button",
-        "input",
-        "audio",
-        "video",
-        "source",
-        "track",
-        "map",
-        "area",
-        "applet",
-        "frame",
-        "frameset",
-        "datalist",
-        "dialog",
-    ]
+from scrapy_maintext.neural.tags import (
+    BLOCK_TAGS,
+    DROP_TAGS,
+    KIND_OF_TAG,
+    LIST_TAGS,
+    NESTED_IN_ROW,
+    tag_of,
 )
+from scrapy_maintext.neural.visibility import is_hidden, is_popup, reveal_wrappers
 
-#: Elements that start a new block.
-BLOCK_TAGS = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "center",
-        "dd",
-        "details",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "html",
-        "li",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-        "legend",
-        "caption",
-    ]
-)
-
-#: Block tags that may appear inside a simple data row without making it a layout row.
-_ROW_INNER_OK = frozenset({"td", "th"})
-_NESTED_IN_ROW = tuple(sorted(BLOCK_TAGS - _ROW_INNER_OK))
-
-#: Lists, whose nesting gives an item its depth.
-_LIST_TAGS = frozenset({"ul", "ol", "dl", "menu"})
-#: Tags that give their kind to the text below them.
-_KIND_OF_TAG = {
-    "li": "item",
-    "dd": "item",
-    "dt": "item",
-    "blockquote": "quote",
-    "pre": "code",
-    **{f"h{i}": "head" for i in range(1, 7)},
-}
+#: With a value below 1.0, a hidden element with more than this share of the page's text (its
+#: own plus the visible text) is read as visible: a wrapper that a script reveals when the page
+#: loads (age gates, "lockdown" and anti-flicker apps). Off (1.0) in the product: on the
+#: training sites 0.4-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites' did not
+#: move, and the pages it changes swing widely both ways (React's streamed ``<div hidden>``
+#: chunks and app shells' hidden error messages are not wrappers; ``models/CHANGELOG.md``).
+#: Compared with the former ``models.repeats --reveal-share S`` (figures in ``models/CHANGELOG.md``;
+#: ``git show cb1247c:models/repeats.py`` recovers the driver).
+REVEAL_SHARE = 1.0
 
 #: Limits against hostile pages: at most this many elements visited and blocks produced.
 #: Far above real pages (the largest training page has ~40k elements and ~6k blocks). A page
@@ -132,7 +48,6 @@ MAX_PATH = 64
 MAX_BLOCK_CHARS = 100_000
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 
 
 @dataclass
@@ -173,7 +88,7 @@ class RawBlock:
         if self.kind == "item":
             # An item's depth below the outermost list, for the output only (the features
             # read ``self.level``, 0 for items).
-            level = max(sum(1 for c in self.path if c.tag in _LIST_TAGS) - 1, 0)
+            level = max(sum(1 for c in self.path if c.tag in LIST_TAGS) - 1, 0)
         return Block(kind=self.kind, text=self.text, level=level, cells=self.cells)
 
 
@@ -195,56 +110,6 @@ def _attrs(el: Any) -> str:
     if cls is None and ident is None:
         return ""
     return f"{cls or ''} {ident or ''}"
-
-
-#: ARIA roles of pop-ups (cookie banners, newsletter and privacy modals): like <dialog>, never
-#: main content. On wcxb-dev training sites 1-9% of the text in such elements is ground truth;
-#: dropping them raised held-out wcxb-dev macro F1 by 0.6 points (collection pages +3.9).
-_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
-
-
-def _is_popup(el: Any) -> bool:
-    """An ARIA pop-up: a dialog role or ``aria-modal``."""
-    role, modal = el.get("role"), el.get("aria-modal")
-    if role is not None and role.strip().lower() in _DIALOG_ROLES:
-        return True
-    return modal is not None and modal.strip().lower() == "true"
-
-
-#: With a value below 1.0, a hidden element with more than this share of the page's text (its
-#: own plus the visible text) is read as visible: a wrapper that a script reveals when the page
-#: loads (age gates, "lockdown" and anti-flicker apps). Off (1.0) in the product: on the
-#: training sites 0.4-0.6 gained 0.2 points of wcxb-dev macro F1, the validation sites' did not
-#: move, and the pages it changes swing widely both ways (React's streamed ``<div hidden>``
-#: chunks and app shells' hidden error messages are not wrappers; ``models/CHANGELOG.md``).
-#: Compared with the former ``models.repeats --reveal-share S`` (figures in ``models/CHANGELOG.md``;
-#: ``git show cb1247c:models/repeats.py`` recovers the driver).
-REVEAL_SHARE = 1.0
-#: Elements that may be hidden by markup (``_is_hidden`` decides).
-_HIDDEN_CANDIDATES = etree.XPath("descendant-or-self::*[@hidden or @style]")
-
-
-def _is_hidden(el: Any) -> bool:
-    """Hidden by markup: the ``hidden`` attribute or an inline ``display:none`` or
-    ``visibility:hidden`` style."""
-    if el.get("hidden") is not None:
-        return True
-    style = el.get("style")
-    return bool(style and _HIDDEN_STYLE.search(style))
-
-
-_tag_names: dict[Any, str | None] = {}
-
-
-def _tag_of(el: Any) -> str | None:
-    """Lowercase local tag name; None for comments, processing instructions and entities."""
-    tag = el.tag
-    name = _tag_names.get(tag, "")
-    if name == "":
-        name = tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else None
-        if len(_tag_names) < 10_000:
-            _tag_names[tag] = name
-    return name
 
 
 class Segments(list[RawBlock]):
@@ -304,8 +169,8 @@ class _Segmenter:
 
     def push(self, el: Any, tag: str) -> None:
         parent = self.stack[-1] if self.stack else Context("", "p", 0)
-        kind = _KIND_OF_TAG.get(tag, parent.kind)
-        level = int(tag[1]) if kind == "head" and tag in _KIND_OF_TAG else parent.level
+        kind = KIND_OF_TAG.get(tag, parent.kind)
+        level = int(tag[1]) if kind == "head" and tag in KIND_OF_TAG else parent.level
         self.stack.append(Context(tag, kind, level if kind == "head" else 0, _attrs(el)))
         self.owners.append(el)
 
@@ -316,7 +181,7 @@ class _Segmenter:
 
 def _simple_row_cells(el: Any) -> tuple[str, ...] | None:
     """Cell texts of a data row (cells holding only inline content), else None."""
-    if next(el.iterdescendants(*_NESTED_IN_ROW), None) is not None:
+    if next(el.iterdescendants(*NESTED_IN_ROW), None) is not None:
         return None
     if next(el.iterdescendants(*DROP_TAGS), None) is not None:
         return None
@@ -375,46 +240,8 @@ def segment(root: Any, keep_hidden: bool = False) -> Segments:
     blocks = _walk(root, keep_hidden, frozenset())
     if keep_hidden or REVEAL_SHARE >= 1.0:
         return blocks
-    wrappers = _reveal_wrappers(root, sum(len(b.text) for b in blocks))
+    wrappers = reveal_wrappers(root, sum(len(b.text) for b in blocks), REVEAL_SHARE, MAX_ELEMENTS)
     return _walk(root, keep_hidden, wrappers) if wrappers else blocks
-
-
-def _reveal_wrappers(root: Any, visible_chars: int) -> frozenset[Any]:
-    """Hidden elements with more than ``REVEAL_SHARE`` of the text (theirs + the visible)."""
-    # n / (n + visible) > share  <=>  n > visible * share / (1 - share)
-    floor = visible_chars * REVEAL_SHARE / (1.0 - REVEAL_SHARE)
-    found: list[Any] = []
-    # An element inside a hidden one that was weighed has less text than it: not weighed again.
-    weighed: set[Any] = set()
-    for el in _HIDDEN_CANDIDATES(root)[:MAX_ELEMENTS]:
-        if not _is_hidden(el) or any(a in weighed for a in el.iterancestors()):
-            continue
-        weighed.add(el)
-        # string-length counts script text too: an upper bound, cheap, in C.
-        if el.xpath("string-length(string())") > floor and _text_chars(el) > floor:
-            found.append(el)
-    return frozenset(found)
-
-
-def _text_chars(el: Any) -> int:
-    """Characters of text in ``el`` that the walk would read if ``el`` were visible: none
-    from dropped elements, pop-ups or hidden elements inside it."""
-    chars = 0
-    walker = etree.iterwalk(el, events=("start", "end"))
-    for event, node in walker:
-        tag = _tag_of(node)
-        if event == "end":
-            chars += len((node.tail or "").strip()) if node is not el else 0
-        elif (
-            tag is None
-            or tag in DROP_TAGS
-            or _is_popup(node)
-            or (node is not el and _is_hidden(node))
-        ):
-            walker.skip_subtree()
-        else:
-            chars += len((node.text or "").strip())
-    return chars
 
 
 def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
@@ -423,7 +250,7 @@ def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     visited = 0
     for event, el in walker:
-        tag = _tag_of(el)
+        tag = tag_of(el)
         if event in ("comment", "pi"):
             seg.add_text(el.tail)
         elif event == "start":
@@ -431,8 +258,8 @@ def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
                 seg.blocks.cut = True
                 break
-            hidden = tag is not None and _is_hidden(el) and el not in revealed
-            if tag is None or tag in DROP_TAGS or _is_popup(el) or (hidden and not keep_hidden):
+            hidden = tag is not None and is_hidden(el) and el not in revealed
+            if tag is None or tag in DROP_TAGS or is_popup(el) or (hidden and not keep_hidden):
                 seg.skipping = True
                 walker.skip_subtree()
                 continue

@@ -42,6 +42,7 @@ from scrapy_maintext.report.broad import (
 from scrapy_maintext.report.files import check_report_path, write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
+from scrapy_maintext.report.table import format_report, format_seconds
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import DropReason, drop_reason, switched_off
 from scrapy_maintext.vocabulary.settings import setting
@@ -93,14 +94,6 @@ def _family(stats: Mapping[str, Any], prefix: str) -> dict[str, int]:
         for name, value in stats.items()
         if name.startswith(prefix) and isinstance(value, (int, float))
     }
-
-
-def format_seconds(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
 def site_of_request(request: Request | None, url: str = "") -> str:
@@ -393,38 +386,3 @@ class CrawlReport:
                 "(add -s JOBDIR=DIR to make a crawl resumable)",
                 left,
             )
-
-
-_COLUMNS = ("planned", "fetched", "extracted", "dropped", "skipped", "mean chars")
-
-
-def format_report(sites: dict[str, SiteReport], reason: str) -> str:
-    """The end-of-crawl table: one row per site, then its reasons on an indented line."""
-    width = max([len("site"), *(len(key) for key in sites)])
-    header = f"{'site':<{width}}  " + "  ".join(f"{c:>10}" for c in _COLUMNS)
-    lines = [f"Crawl report ({len(sites)} sites, finished: {reason})", header]
-    for key, r in sites.items():
-        numbers = (
-            r.planned,
-            r.fetched,
-            sum(r.extracted.values()),
-            sum(r.dropped.values()),
-            sum(r.skipped.values()),
-            r.mean_text_length(),
-        )
-        lines.append(f"{key:<{width}}  " + "  ".join(f"{n:>10}" for n in numbers))
-        details = [f"not crawled: {r.failure}"] if r.failure else []
-        for label, counter in (
-            ("by", r.extracted),
-            ("dropped", r.dropped),
-            ("skipped", r.skipped),
-            ("not planned", r.not_planned),
-            ("recrawl", r.recrawl),
-        ):
-            if counter:
-                details.append(
-                    f"{label} " + ", ".join(f"{k} {v}" for k, v in counter.most_common())
-                )
-        if details:
-            lines.append(" " * 4 + "; ".join(details))
-    return "\n".join(lines)

@@ -24,10 +24,22 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from scrapy_maintext.state.sqlite_file import (
+    SQLITE_MAGIC,
+    check_head,
+    open_file,
+    path_exists,
+    unreadable,
+)
+from scrapy_maintext.state.sqlite_schema import (
+    connect,
+    fingerprint_hex,
+    fingerprint_int,
+    prefix_length,
+)
 from scrapy_maintext.state.store import (
     CrawlStateError,
     StateUnavailable,
@@ -38,55 +50,9 @@ from scrapy_maintext.state.store import (
 from scrapy_maintext.state.validators import Validators
 from scrapy_maintext.writable import creation_problem
 
-#: ``PRAGMA application_id`` of our files ("mTxS"): a SQLite file of anything else is refused.
-APPLICATION_ID = 0x6D547853
-#: ``PRAGMA user_version``: the schema this code writes; a newer file is refused, an older
-#: one migrated when opened (:data:`_MIGRATIONS`).
-SCHEMA_VERSION = 3
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Rows looked up per query (below SQLite's limit of bound parameters).
 _CHUNK = 500
 
-#: When each URL is due again (:mod:`scrapy_maintext.state.schedule`), keyed as ``urls``.
-_SCHEDULE = """
-CREATE TABLE schedule (
-    key INTEGER PRIMARY KEY,
-    due INTEGER NOT NULL,
-    interval INTEGER NOT NULL,
-    checked INTEGER NOT NULL,
-    changed INTEGER,
-    digest INTEGER
-);
-"""
-_SCHEMA = """
-CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE urls (
-    key INTEGER PRIMARY KEY,
-    host INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    etag TEXT,
-    last_modified INTEGER,
-    listed INTEGER,
-    text_hash INTEGER,
-    first_export INTEGER,
-    last_export INTEGER,
-    revision INTEGER NOT NULL DEFAULT 0,
-    gone INTEGER NOT NULL DEFAULT 0,
-    document INTEGER NOT NULL DEFAULT 0,
-    source INTEGER,
-    fingerprint INTEGER
-);
-CREATE INDEX urls_source ON urls(source) WHERE source IS NOT NULL;
-"""
-#: The statements that bring schema ``n`` to ``n + 1``, by ``n``. Adding a column rewrites
-#: nothing: a large file migrates at once.
-_MIGRATIONS = {
-    # 2: the fingerprint of the exported text (the near-duplicate filter spans runs); files
-    # of schema 1 have none, so their pages count as duplicates only from their next export.
-    1: "ALTER TABLE urls ADD COLUMN fingerprint INTEGER;",
-    # 3: adaptive revisits; files of schema 2 have no schedule, so every URL is due once.
-    2: _SCHEDULE,
-}
 _COLUMNS = (
     "host, path, etag, last_modified, listed, text_hash, first_export, last_export, revision,"
     " gone, source, fingerprint"
@@ -104,7 +70,7 @@ class CrawlState:
         created = self._lock()
         try:
             self._check_header(created)
-            self.db = self._connect()
+            self.db = connect(self.path)
         except BaseException:
             if created:
                 # Nothing of ours in it: an empty file left behind would be refused later.
@@ -132,7 +98,7 @@ class CrawlState:
         """Refuse what is not a crawl state: another kind of file, or one emptied (a state
         file is never empty once created: an empty one lost what it held)."""
         try:
-            head = os.pread(self._lock_fd, len(_SQLITE_MAGIC), 0)
+            head = os.pread(self._lock_fd, len(SQLITE_MAGIC), 0)
         except OSError as exc:
             raise CrawlStateError(f"crawl state {self.path} cannot be read: {exc}") from None
         if head or not created:
@@ -146,7 +112,7 @@ class CrawlState:
 
     def _lock(self) -> bool:
         """Open and lock the file (created if missing); True if this call created it."""
-        self._lock_fd, created = _open_file(self.path)
+        self._lock_fd, created = open_file(self.path)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -162,63 +128,6 @@ class CrawlState:
             os.close(self._lock_fd)  # releases the flock
             self._lock_fd = -1
 
-    def _connect(self) -> sqlite3.Connection:
-        # Autocommit off in Python's sense: we open transactions ourselves.
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            app_id = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise CrawlStateError(f"crawl state {self.path} {unreadable(exc)}") from None
-        if app_id == 0 and tables == 0:
-            try:
-                self._create(db)
-            except sqlite3.DatabaseError as exc:
-                db.close()
-                raise CrawlStateError(f"crawl state {self.path} cannot be created: {exc}") from None
-        elif app_id != APPLICATION_ID:
-            db.close()
-            raise CrawlStateError(f"crawl state {self.path} is not a crawl state file")
-        elif version > SCHEMA_VERSION:
-            db.close()
-            raise CrawlStateError(
-                f"crawl state {self.path} has schema {version}, newer than this version "
-                f"of scrapy-maintext reads ({SCHEMA_VERSION}); upgrade, or start over with "
-                "another file"
-            )
-        elif version < SCHEMA_VERSION:
-            self._migrate(db, version)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("BEGIN")
-        return db
-
-    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
-        """Bring a file of an older schema to this one, in one transaction."""
-        steps = [_MIGRATIONS.get(v) for v in range(version, SCHEMA_VERSION)]
-        if version < 1 or None in steps:
-            db.close()
-            raise CrawlStateError(
-                f"crawl state {self.path} has schema {version}, which this version of "
-                "scrapy-maintext cannot migrate; start over with another file"
-            )
-        try:
-            db.executescript(
-                f"BEGIN; {' '.join(str(s) for s in steps)} "
-                f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
-            )
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise CrawlStateError(f"crawl state {self.path} cannot be migrated: {exc}") from None
-
-    def _create(self, db: sqlite3.Connection) -> None:
-        db.executescript(
-            f"BEGIN; {_SCHEMA} {_SCHEDULE} PRAGMA application_id={APPLICATION_ID}; "
-            f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
-        )
-
     # Reading.
 
     def get(self, url: str) -> UrlRecord | None:
@@ -229,7 +138,7 @@ class CrawlState:
 
     def _split(self, url: str) -> tuple[int, str]:
         """``url`` as (the ``names`` id of its scheme and host, the rest)."""
-        cut = _prefix_length(url)
+        cut = prefix_length(url)
         host = self._name_id(url[:cut])
         assert host is not None
         return host, url[cut:]
@@ -261,7 +170,7 @@ class CrawlState:
             revision,
             bool(gone),
             source_url,
-            _fingerprint_hex(fp),
+            fingerprint_hex(fp),
         )
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
@@ -297,7 +206,7 @@ class CrawlState:
         """The fingerprints (hex) of the last export of every page that has one."""
         rows = self.db.execute("SELECT fingerprint FROM urls WHERE fingerprint IS NOT NULL")
         for (value,) in rows:
-            yield _fingerprint_hex(value) or ""
+            yield fingerprint_hex(value) or ""
 
     def known_pages(self) -> int:
         """Pages remembered (discovery documents not counted), gone ones included."""
@@ -356,7 +265,7 @@ class CrawlState:
                 when,
                 when,
                 self._name_id(source),
-                _fingerprint_int(fingerprint),
+                fingerprint_int(fingerprint),
             ),
         )
         self._dirty += 1
@@ -449,93 +358,6 @@ class CrawlState:
         self.close()
 
 
-def _prefix_length(url: str) -> int:
-    """Length of ``scheme://host[:port]`` at the start of ``url`` (0 when it has none)."""
-    scheme_end = url.find("://")
-    if scheme_end < 0:
-        return 0
-    path_start = url.find("/", scheme_end + 3)
-    return len(url) if path_start < 0 else path_start
-
-
-def _fingerprint_int(fp: str | None) -> int | None:
-    """A 64-bit hex fingerprint as SQLite's signed integer (8 bytes instead of 17 of text)."""
-    if not fp:
-        return None
-    try:
-        value = int(fp, 16)
-    except ValueError:
-        return None
-    if not 0 <= value < 1 << 64:
-        return None
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _fingerprint_hex(value: int | None) -> str | None:
-    if value is None:
-        return None
-    return f"{value & 0xFFFFFFFFFFFFFFFF:016x}"
-
-
-def check_head(path: Path, head: bytes) -> None:
-    """Refuse a file whose first bytes are not a SQLite file's, or that is empty (a state
-    file is never empty once created: an empty one lost what it held)."""
-    if not head:
-        raise CrawlStateError(
-            f"crawl state {path} is empty (0 bytes): what it held is lost; delete it to "
-            "start a new state (the next run exports every page again)"
-        )
-    if head != _SQLITE_MAGIC:
-        raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
-
-
-def unreadable(exc: sqlite3.Error) -> str:
-    """What an error reading the file says of it: corrupt only when SQLite says so (a full
-    disk or a read-only folder is not a damaged file, and deleting it would lose it all)."""
-    name = getattr(exc, "sqlite_errorname", "")
-    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
-        return f"is corrupt: {exc}"
-    hint = " (is its disk full?)" if name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) else ""
-    return f"cannot be opened: {exc}{hint}"
-
-
-def _open_file(path: Path) -> tuple[int, bool]:
-    """``path`` opened for reading and writing (created if missing), and whether this
-    call created it; :class:`CrawlStateError` naming why it cannot be."""
-    if _exists(path) and path.is_dir():
-        raise CrawlStateError(f"crawl state {path} is a folder")
-    problem = None if path.exists() else creation_problem(path)
-    if problem:
-        raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
-        except FileExistsError:
-            fd, created = os.open(path, os.O_RDWR), False
-    except OSError as exc:
-        verb = "written" if path.exists() else "created"
-        raise CrawlStateError(
-            f"crawl state {path} cannot be {verb}: {exc.strerror or exc}"
-        ) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise CrawlStateError(f"crawl state {path} is not a regular file")
-    return fd, created
-
-
-def _exists(path: Path) -> bool:
-    """Whether ``path`` exists; :class:`CrawlStateError` when a folder on the way cannot
-    be entered (``Path.exists`` raises then)."""
-    try:
-        path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError as exc:
-        raise CrawlStateError(f"crawl state {path} cannot be read: {exc.strerror}") from None
-    return True
-
-
 #: States checked by a crawl command and kept open (and locked) for its crawl, by path.
 _HELD: dict[Path, CrawlState] = {}
 
@@ -546,7 +368,7 @@ def check_state_file(path: str | os.PathLike[str], hold: bool = False) -> None:
     with it, the state is opened (created if missing) and kept locked for
     :func:`open_state`: no other crawl can take it between the check and the crawl."""
     path = Path(path)
-    if not hold and not _exists(path):
+    if not hold and not path_exists(path):
         problem = creation_problem(path)
         if problem:
             raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")

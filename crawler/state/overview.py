@@ -18,16 +18,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from scrapy_maintext.state.crawl_state import (
-    APPLICATION_ID,
-    SCHEMA_VERSION,
-    CrawlState,
-    CrawlStateError,
-    check_head,
-    check_state_file,
-    unreadable,
-)
+from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check_state_file
 from scrapy_maintext.state.schedule import SchedulePolicy, due_at
+from scrapy_maintext.state.sqlite_file import check_head, unreadable
+from scrapy_maintext.state.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
 
 DAY = 86_400
 

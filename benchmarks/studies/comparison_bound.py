@@ -1,6 +1,6 @@
 """Where should trafilatura's readability/jusText comparison stop (``extraction.comparison``)?
 
-    python -m benchmarks.comparison_bound --data ../shared/data [--sizes 2000,5000,10000]
+    python -m benchmarks.studies.comparison_bound --data ../shared/data [--sizes 2000,5000,10000]
 
 Prints (1) how many paragraph elements (jusText's tags) the developer pages have: percentiles,
 the largest, and how many pages lie over ``MAX_COMPARED_PARAGRAPHS``; (2) for the largest pages,

@@ -1,6 +1,6 @@
 """Compare the neural extractor with other main-text extractors on held-out pages.
 
-    python -m scrapy_maintext.models.evaluate --data ../shared/data [--limit N] [--out FILE]
+    python -m scrapy_maintext.models.studies.evaluate --data ../shared/data [--limit N] [--out FILE]
         [--systems "neural v2,auto v2,trafilatura (default)"]
 
 Held-out pages only (see ``models.dataset``): dragnet's official test split, about 30% of the
@@ -25,14 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scrapy_maintext.models.dataset import Page, iter_pages, usable_for_f1
+from scrapy_maintext.models.dataset import MODERN, SNIPPETS, Page, group_of, held_out_pages
 from scrapy_maintext.models.metrics import prf, rouge_n, snippet_score, tokens
 from scrapy_maintext.models.systems import FACTORIES, System
 
 logger = logging.getLogger(__name__)
 
-SNIPPETS = "trafilatura"
-MODERN = "wcxb-dev"
 LEGACY = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: wcxb-dev page types, in the order of the table.
 PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
@@ -56,24 +54,6 @@ class Scores:
     def macro(self, groups: list[str], metric: str) -> float:
         values = [self.mean(g, metric) for g in groups if self.pages[g][metric]]
         return float(np.mean(values)) if values else float("nan")
-
-
-def group_of(page: Page) -> str:
-    if page.dataset == MODERN:
-        return f"{MODERN}/{page.page_type or 'unknown'}"
-    return page.dataset
-
-
-def held_out_pages(data: str, limit: int | None) -> list[Page]:
-    counts: dict[str, int] = defaultdict(int)
-    pages = []
-    for page in iter_pages(data):
-        if page.split != "test" or (limit is not None and counts[page.dataset] >= limit):
-            continue
-        if page.dataset == SNIPPETS or usable_for_f1(page):
-            counts[page.dataset] += 1
-            pages.append(page)
-    return pages
 
 
 def run_system(system: System, page: Page, scores: Scores) -> None:
@@ -202,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     result = evaluate(args.data, args.limit, wanted)
     print(result)
     if args.out:
-        command = "python -m scrapy_maintext.models.evaluate --data ../shared/data"
+        command = "python -m scrapy_maintext.models.studies.evaluate --data ../shared/data"
         if args.limit is not None:
             command += f" --limit {args.limit}"
         if wanted:

@@ -1,0 +1,74 @@
+"""The crawl state's file on disk: it exists, can be created, is a SQLite file, and what an
+error reading it says of it. Scrapy-free.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+from scrapy_maintext.state.store import CrawlStateError
+from scrapy_maintext.writable import creation_problem
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_head(path: Path, head: bytes) -> None:
+    """Refuse a file whose first bytes are not a SQLite file's, or that is empty (a state
+    file is never empty once created: an empty one lost what it held)."""
+    if not head:
+        raise CrawlStateError(
+            f"crawl state {path} is empty (0 bytes): what it held is lost; delete it to "
+            "start a new state (the next run exports every page again)"
+        )
+    if head != SQLITE_MAGIC:
+        raise CrawlStateError(f"crawl state {path} is not a crawl state file (not SQLite)")
+
+
+def unreadable(exc: sqlite3.Error) -> str:
+    """What an error reading the file says of it: corrupt only when SQLite says so (a full
+    disk or a read-only folder is not a damaged file, and deleting it would lose it all)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+        return f"is corrupt: {exc}"
+    hint = " (is its disk full?)" if name.startswith(("SQLITE_IOERR", "SQLITE_FULL")) else ""
+    return f"cannot be opened: {exc}{hint}"
+
+
+def open_file(path: Path) -> tuple[int, bool]:
+    """``path`` opened for reading and writing (created if missing), and whether this
+    call created it; :class:`CrawlStateError` naming why it cannot be."""
+    if path_exists(path) and path.is_dir():
+        raise CrawlStateError(f"crawl state {path} is a folder")
+    problem = None if path.exists() else creation_problem(path)
+    if problem:
+        raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            fd, created = os.open(path, os.O_RDWR), False
+    except OSError as exc:
+        verb = "written" if path.exists() else "created"
+        raise CrawlStateError(
+            f"crawl state {path} cannot be {verb}: {exc.strerror or exc}"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CrawlStateError(f"crawl state {path} is not a regular file")
+    return fd, created
+
+
+def path_exists(path: Path) -> bool:
+    """Whether ``path`` exists; :class:`CrawlStateError` when a folder on the way cannot
+    be entered (``Path.exists`` raises then)."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise CrawlStateError(f"crawl state {path} cannot be read: {exc.strerror}") from None
+    return True

@@ -1,0 +1,1 @@
+"""Studies still in use beside the release path (models/README.md)."""
