@@ -50,6 +50,8 @@ _WALK = lxml.etree.XPath(
     " | //img | //amp-img | //h1 | //*[@itemtype]",
     smart_strings=False,
 )
+#: The page's ``<base href>``: in ``<head>``, where the parser keeps it (not a whole-tree scan).
+_BASE = lxml.etree.XPath("/html/head/base/@href")
 _FURNITURE_TAGS = frozenset({"header", "nav", "footer", "aside", "form", "button"})
 _FURNITURE_WORDS = re.compile(
     r"(?:^|[-_ ])(?:logo|avatar|icon|icons|ad|ads|advert|advertisement|banner|sponsor|"
@@ -263,6 +265,6 @@ def _tiny(element: lxml.html.HtmlElement) -> bool:
 
 
 def _base_url(tree: lxml.html.HtmlElement, url: str | None) -> str | None:
-    for href in tree.xpath("//base/@href")[:1]:
+    for href in _BASE(tree)[:1]:
         return urljoin(url or "", str(href).strip())
     return url
