@@ -153,6 +153,27 @@ def redis_problem(settings: BaseSettings) -> str | None:
     return None
 
 
+def run_problem(settings: BaseSettings, spider: str) -> str | None:
+    """Why a worker of ``spider`` with these settings may not join the shared run under its
+    prefix (it belongs to another crawl state), in one line; None when it may."""
+    from redis.exceptions import RedisError
+    from scrapy_maintext.distributed.settings import DistributedSettings
+    from scrapy_maintext.distributed.state import foreign_run_message, run_owner
+
+    config = DistributedSettings.from_settings(settings)
+    prefix = config.prefix(spider)
+    client = redis_client(settings)
+    try:
+        owner = run_owner(client, prefix)
+    except RedisError:
+        return None  # said by the crawl that follows, as any failure of Redis
+    finally:
+        client.close()
+    if owner is None or owner == config.crawl_state:
+        return None
+    return foreign_run_message(prefix, owner, config.crawl_state)
+
+
 _BREAKERS: weakref.WeakKeyDictionary[Crawler, Breaker] = weakref.WeakKeyDictionary()
 
 

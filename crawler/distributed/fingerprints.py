@@ -58,7 +58,7 @@ class RedisFingerprints:
         config = DistributedSettings.from_settings(crawler.settings)
         spider = crawler.spider
         name = spider.name if spider is not None else "crawl"
-        prefix = (config.key_prefix % {"spider": name}) + ":fp"
+        prefix = config.prefix(name) + ":fp"
         state = setting(crawler.settings, "CRAWL_STATE")
         if state:
             # A recurring crawl: kept with its crawl state, so that the filter spans runs.

@@ -86,17 +86,23 @@ if owner then return 2 end
 return 1
 """
 
-#: KEYS: run id, finished marker, then the other keys of one run (cleared for the next).
-#: ARGV: proposed run id, '1' = a finished run is cleared and the next begins.
-#: Returns {the crawl's run id, 1 when this call began a new run}.
+#: KEYS: the run's crawl state (its owner), run id, finished marker, then the other keys of
+#: one run (cleared for the next). ARGV: proposed run id, '1' = a finished run is cleared and
+#: the next begins, this worker's crawl state ('' for none).
+#: Returns {the crawl's run id, 1 when this call began a new run}, or {the owner, -1} when
+#: the run belongs to another crawl state (nothing is changed). A run without an owner (of
+#: an older version) is this worker's.
 START_RUN = """
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[3] then return {owner, -1} end
+redis.call('SET', KEYS[1], ARGV[3])
 local renewed = 0
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('DEL', unpack(KEYS))
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('DEL', unpack(KEYS, 2))
   renewed = 1
 end
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return {redis.call('GET', KEYS[1]), renewed}
+redis.call('SET', KEYS[2], ARGV[1], 'NX')
+return {redis.call('GET', KEYS[2]), renewed}
 """
 
 #: KEYS: run id, finished marker. ARGV: the run this worker saw finish.
