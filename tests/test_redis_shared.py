@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.crawl import QUICK_DISCOVERY, run_crawl
+from tests.crawl import QUICK_DISCOVERY, CrawlResult, run_crawl
 from tests.distributed import Worker, news_site, redis_server_per_test, start_worker, wait_for
 from tests.recrawl_site import ChangingSite
 from tests.redis_server import RedisServer
@@ -103,3 +104,43 @@ def test_a_run_changed_hands_is_refused_at_join(redis_server: RedisServer) -> No
     with pytest.raises(ForeignRun, match="a crawl without CRAWL_STATE does not join"):
         CrawlState(client, "p", "w3", 60).start_run("run3", renew=True)
     assert first.run_id_now() == "run1"
+
+
+SITEMAP = "/sitemaps/posts.xml"
+
+
+def recurring(news: ChangingSite, redis: RedisServer, out: Path, **settings: Any) -> CrawlResult:
+    """The cron line of a recurring crawl of ``news`` in state ``news``."""
+    out.mkdir()
+    news.server.reset()
+    merged = {**QUICK_DISCOVERY, "REDIS_URL": redis.url, "CRAWL_STATE": "news", **settings}
+    return run_crawl(
+        "sitemap", out, {"domain": news.base}, {"RECRAWL_SCHEDULE": "every-run", **merged}
+    )
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_damaged_listing_is_skipped_never_a_hang(
+    fresh: bool, news: ChangingSite, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A ``:src:<sitemap>`` key that is no set: on a state whose sitemap answers 304, and on
+    a fresh state. Skipped and counted, no traceback, the crawl ends; its sitemap is read
+    whole by the next run, which finds every page."""
+    listing = f"maintext:state:news:src:{news.base}{SITEMAP}"
+    client = redis_client(redis_server)
+    if not fresh:
+        assert recurring(news, redis_server, tmp_path / "run0").returncode == 0
+    client.delete(listing)
+    client.set(listing, "garbage")
+    damaged = recurring(news, redis_server, tmp_path / "run1")
+    assert damaged.returncode == 0 and "Traceback" not in damaged.log, damaged.log[-3000:]
+    assert damaged.stats.get("recrawl/state_keys_skipped") == 1
+    assert f"{listing} is not a listing of a crawl state; skipped" in damaged.log
+    if fresh:
+        assert len(damaged.items) == len(news.stories)
+    again = recurring(news, redis_server, tmp_path / "run2")
+    assert again.returncode == 0 and "not a listing" not in again.log
+    assert again.stats.get(f"recrawl/{'not_modified' if fresh else 'not_modified'}")
+    assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
+    assert again.stats.get("recrawl/known") == len(news.stories)
+    assert f"0 new or changed of {len(news.stories)} known" in again.log

@@ -188,6 +188,9 @@ class Stat:
     RECRAWL_STATE_WRITES_LOST: Final = "recrawl/state_writes_lost"
     #: Rows of a crawl state in Redis that were no rows (damaged): skipped, their URLs new.
     RECRAWL_STATE_ROWS_SKIPPED: Final = "recrawl/state_rows_skipped"
+    #: Keys of a Redis state beside its rows (a sitemap's listing) that held something else:
+    #: skipped, written again.
+    RECRAWL_STATE_KEYS_SKIPPED: Final = "recrawl/state_keys_skipped"
     # What the outputs accepted (issue 29): a document is exported once every output took it.
     #: Outputs (feeds, DOCDIR_PATH, the page journal) whose writes failed.
     EXPORT_OUTPUTS_FAILED: Final = "export/outputs_failed"
