@@ -144,3 +144,56 @@ def test_a_damaged_listing_is_skipped_never_a_hang(
     assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
     assert again.stats.get("recrawl/known") == len(news.stories)
     assert f"0 new or changed of {len(news.stories)} known" in again.log
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        (
+            {"DISTRIBUTED_REDIS_TIMEOUT": "0"},
+            "DISTRIBUTED_REDIS_TIMEOUT=0: give a number of seconds",
+        ),
+        ({"DISTRIBUTED_REDIS_TIMEOUT": "soon"}, "DISTRIBUTED_REDIS_TIMEOUT=soon: give a number"),
+        (
+            {"REDIS_PARAMS": '{"socket_timeout": "x"}'},
+            "REDIS_PARAMS: socket_timeout='x' is no number",
+        ),
+        ({"REDIS_PARAMS": '{"colour": "blue"}'}, "REDIS_PARAMS: "),
+        ({"REDIS_PARAMS": "not json"}, "REDIS_PARAMS: not a JSON object"),
+    ],
+)
+@pytest.mark.parametrize("state", ["", "news"])
+def test_a_bad_setting_is_named_in_one_line(
+    settings: dict[str, str],
+    said: str,
+    state: str,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Not blamed on REDIS_URL, not called an unreachable Redis."""
+    merged = {**QUICK_DISCOVERY, "REDIS_URL": redis_server.url, "CRAWL_STATE": state, **settings}
+    result = run_crawl("sitemap", tmp_path, {"domain": "http://127.0.0.1:9"}, merged)
+    assert result.returncode == 2 and "Traceback" not in result.log
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("scrapy crawl: error: "), err
+    assert said in err and "REDIS_URL" not in err and "unreachable" not in err, err
+
+
+def test_a_full_redis_is_called_full(
+    news: ChangingSite,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Redis at its maxmemory answers, and refuses writes: it is not 'unreachable'."""
+    client = redis_client(redis_server)
+    client.config_set("maxmemory-policy", "noeviction")
+    client.config_set("maxmemory", 1)
+    refused = recurring(news, redis_server, tmp_path / "run")
+    client.config_set("maxmemory", 0)
+    assert refused.returncode == 2 and "Traceback" not in refused.log
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "unreachable" not in err, err
+    assert "Redis is full: it refuses writes at its maxmemory (" in err, err
+    assert not news.server.hits

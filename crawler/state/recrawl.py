@@ -296,7 +296,7 @@ def open_configured(
     try:
         client = crawl_client(crawler) if crawler is not None else redis_client(settings)
     except ValueError as exc:
-        raise CrawlStateError(f"crawl state {config.path}: REDIS_URL {where}: {exc}") from None
+        raise CrawlStateError(f"crawl state {config.path}: {exc}") from None
     return RedisCrawlState(client, config.path, where)
 
 

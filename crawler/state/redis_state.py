@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy_maintext.state import redis_scripts as lua
 from scrapy_maintext.state.redis_keys import (
@@ -346,6 +346,6 @@ def redis_cause(exc: RedisError) -> str:
     one that is full (``maxmemory``), or what it said."""
     if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
         return f"Redis unreachable ({exc})"
-    if str(exc).startswith("OOM"):
+    if isinstance(exc, OutOfMemoryError) or "maxmemory" in str(exc):
         return f"Redis is full: it refuses writes at its maxmemory ({exc})"
     return f"Redis refused a command ({exc})"
