@@ -197,3 +197,24 @@ def test_a_full_redis_is_called_full(
     assert len(err.splitlines()) == 1 and "unreachable" not in err, err
     assert "Redis is full: it refuses writes at its maxmemory (" in err, err
     assert not news.server.hits
+
+
+def test_a_sitemap_not_due_says_when_and_how_to_read_it_now(
+    news: ChangingSite, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """An adaptive rerun minutes after new articles appear: the undated sitemap index is not
+    due; the run says until when, and how to read it now (which then finds them)."""
+    first = recurring(news, redis_server, tmp_path / "run1", RECRAWL_SCHEDULE="adaptive")
+    assert first.returncode == 0 and len(first.items) == len(news.stories)
+    added = {news.base + news.path(news.add()) for _ in range(2)}
+    news.publish()
+    rerun = recurring(news, redis_server, tmp_path / "run2", RECRAWL_SCHEDULE="adaptive")
+    assert rerun.returncode == 0 and not rerun.items
+    said = [line for line in rerun.log.splitlines() if "Not due: " in line]
+    assert (
+        len(said) == 1
+        and f"{news.base}/sitemap_index.xml is read by a run started from 20" in said[0]
+    )
+    assert "To read it now: -s RECRAWL_SCHEDULE=every-run" in said[0]
+    now = recurring(news, redis_server, tmp_path / "run3", RECRAWL_SCHEDULE="every-run")
+    assert now.returncode == 0 and {item["url"] for item in now.items} == added
