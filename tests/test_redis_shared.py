@@ -3,6 +3,7 @@ run, a worker never joins another state's run, and the messages name their cause
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def test_a_damaged_listing_is_skipped_never_a_hang(
         assert len(damaged.items) == len(news.stories)
     again = recurring(news, redis_server, tmp_path / "run2")
     assert again.returncode == 0 and "not a listing" not in again.log
-    assert again.stats.get(f"recrawl/{'not_modified' if fresh else 'not_modified'}")
+    assert again.stats.get("recrawl/not_modified")
     assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
     assert again.stats.get("recrawl/known") == len(news.stories)
     assert f"0 new or changed of {len(news.stories)} known" in again.log
@@ -218,3 +219,79 @@ def test_a_sitemap_not_due_says_when_and_how_to_read_it_now(
     assert "To read it now: -s RECRAWL_SCHEDULE=every-run" in said[0]
     now = recurring(news, redis_server, tmp_path / "run3", RECRAWL_SCHEDULE="every-run")
     assert now.returncode == 0 and {item["url"] for item in now.items} == added
+
+
+def state_command(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from scrapy_maintext.cli import main
+
+    capsys.readouterr()
+    status = main(["state", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err.strip()
+
+
+NOW = "2026-10-01T00:00:00Z"
+
+
+def test_maintext_state_reads_a_redis_state_as_a_file(
+    news: ChangingSite,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same crawl into a state file and into Redis: the same table and JSON; --forget
+    refused while a crawl holds the state, then done."""
+    settings = {"RECRAWL_SCHEDULE": "adaptive", "RECRAWL_NOW": NOW}
+    assert recurring(news, redis_server, tmp_path / "redis", **settings).returncode == 0
+    sqlite = str(tmp_path / "news.sqlite")
+    out = tmp_path / "file"
+    out.mkdir()
+    merged = {**QUICK_DISCOVERY, "CRAWL_STATE": sqlite, **settings}
+    assert run_crawl("sitemap", out, {"domain": news.base}, merged).returncode == 0
+    redis_url = f"REDIS_URL={redis_server.url}"
+    for shown in (["--now", NOW], ["--now", NOW, "--json"]):
+        status, from_redis, err = state_command("news", "-s", redis_url, *shown, capsys=capsys)
+        assert status == 0, err
+        from_file = state_command(sqlite, *shown, capsys=capsys)[1]
+        if "--json" in shown:
+            from_redis, from_file = (
+                {k: v for k, v in json.loads(text).items() if k in ("sites", "total")}
+                for text in (from_redis, from_file)
+            )
+            assert from_redis["total"]["known"] == len(news.stories) + 2  # index, sitemap
+        assert from_redis == from_file
+    host = news.base.removeprefix("http://")
+    # A crawl holding the state (its site held at the gate): --forget is refused.
+    news.server.gate.clear()
+    held = {"REDIS_URL": redis_server.url, "CRAWL_STATE": "news", "RECRAWL_SCHEDULE": "every-run"}
+    worker = start_worker("held", tmp_path, "sitemap", {"domain": news.base}, held)
+    try:
+        assert wait_for(lambda: joined(worker), 60)
+        status, _, err = state_command("news", "-s", redis_url, "--forget", host, capsys=capsys)
+    finally:
+        news.server.gate.set()
+        worker.wait()
+    assert status == 2 and len(err.splitlines()) == 1 and "is in use by a crawl" in err, err
+    assert worker.returncode == 0, worker.log[-3000:]
+    status, _, err = state_command("news", "-s", redis_url, "--forget", host, capsys=capsys)
+    assert (
+        status == 0
+        and err
+        == f"Forgot {len(news.stories) + 2} URLs of {news.base} in news (Redis {redis_server.url})"
+    )
+    status, out, _ = state_command("news", "-s", redis_url, "--json", capsys=capsys)
+    assert status == 0 and json.loads(out)["sites"] == []
+    assert int(redis_client(redis_server).get("maintext:state:news:pages")) == 0
+    again = recurring(news, redis_server, tmp_path / "again")
+    assert again.returncode == 0 and len(again.items) == len(news.stories)
+
+
+def test_maintext_state_of_a_redis_state_that_is_not_there_is_one_line(
+    redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = state_command("nothing", "-s", f"REDIS_URL={redis_server.url}", capsys=capsys)
+    assert status == 2 and err == (
+        f"maintext state: error: crawl state nothing (Redis {redis_server.url}) does not exist"
+    )
+    status, _, err = state_command("news", "-s", "REDIS_URL=redis://127.0.0.1:1/0", capsys=capsys)
+    assert status == 2 and len(err.splitlines()) == 1 and "Redis unreachable" in err, err

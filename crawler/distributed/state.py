@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed import lua
+from scrapy_maintext.state.redis_keys import state_prefix
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -117,16 +118,24 @@ class CrawlState:
         return f"{self.prefix}:alive:{worker or self.worker_id}"
 
     # -- workers
+    def held_key(self) -> str:
+        """This worker holds its crawl state (``maintext state --forget`` refuses)."""
+        return f"{state_prefix(self.crawl_state)}:held:{self.worker_id}"
+
     def heartbeat(self) -> None:
         pipe = self.server.pipeline()
         pipe.sadd(self.key("workers"), self.worker_id)
         pipe.set(self.alive_key(), "1", px=self.timeout_ms)
+        if self.crawl_state:
+            pipe.set(self.held_key(), self.prefix, px=self.timeout_ms)
         pipe.execute()
 
     def leave(self) -> int:
         """Clean shutdown: leased requests go back to the queue; this worker is gone."""
         count = self._requeue_of(self.worker_id, force=True)
         self.server.delete(self.alive_key())
+        if self.crawl_state:
+            self.server.delete(self.held_key())
         return count
 
     def reap(self) -> int:
