@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from tests.crawl import QUICK_DISCOVERY, CrawlResult, run_crawl
-from tests.distributed import Worker, news_site, redis_server_per_test, start_worker, wait_for
+from tests.distributed import (
+    Worker,
+    news_site,
+    redis_or_skip,
+    redis_server_per_test,
+    start_worker,
+    wait_for,
+)
 from tests.recrawl_site import ChangingSite
 from tests.redis_server import RedisServer
 from tests.sites import TestSiteServer
@@ -295,3 +302,39 @@ def test_maintext_state_of_a_redis_state_that_is_not_there_is_one_line(
     )
     status, _, err = state_command("news", "-s", "REDIS_URL=redis://127.0.0.1:1/0", capsys=capsys)
     assert status == 2 and len(err.splitlines()) == 1 and "Redis unreachable" in err, err
+
+
+def test_a_row_damaged_before_the_first_run_is_counted_right(
+    news: ChangingSite, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A fresh state with one row key damaged: every page exported, the state knows them all
+    (``P:pages``), and the skip is in the report JSON beside the other recrawl counts."""
+    from scrapy_maintext.state.store import url_key
+
+    damaged = news.base + news.path(list(news.stories)[-1])
+    client = redis_client(redis_server)
+    client.set(f"maintext:state:news:u:{url_key(damaged)}", "garbage")
+    report = tmp_path / "report.json"
+    result = recurring(news, redis_server, tmp_path / "run", CRAWL_REPORT=str(report))
+    assert result.returncode == 0 and len(result.items) == len(news.stories)
+    count = len(news.stories)
+    assert f"{count} new or changed of {count} known" in result.log
+    assert int(client.get("maintext:state:news:pages")) == count
+    recrawl = json.loads(report.read_text())["recrawl"]
+    assert recrawl["state_rows_skipped"] == 1 and recrawl["known"] == count, recrawl
+
+
+def test_redis_lost_does_not_say_nothing_is_known(news: ChangingSite, tmp_path: Path) -> None:
+    """After Redis went away mid-crawl, the run's last line does not claim 0 pages known."""
+    servers = redis_or_skip(tmp_path)
+    server = next(servers)
+    settings = {"CRAWL_STATE": "news", "REDIS_URL": server.url, "DOWNLOAD_DELAY": "0.3"}
+    settings |= {"DISTRIBUTED_REDIS_TIMEOUT": "1", "SHUTDOWN_TIMEOUT": "6"}
+    worker = start_worker("w", tmp_path, "sitemap", {"domain": news.base}, settings)
+    assert wait_for(lambda: len(worker.items()) >= 2, 60), "the crawl did not start"
+    servers.close()
+    worker.wait(timeout=30)
+    assert worker.returncode == 1
+    said = [line for line in worker.log.splitlines() if "Recurring crawl: " in line]
+    assert len(said) == 1 and "of an unknown number known" in said[0], said
+    assert "recrawl/known" not in worker.stats

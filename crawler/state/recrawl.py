@@ -113,12 +113,8 @@ class Recrawl:
         #: could not record (``recrawl/state_writes_lost`` counts pages, not writes).
         self._window: set[str] = set()
         self._lost: set[str] = set()
-        #: Pages the state knows, as last read (None: never read), and whether that read
-        #: was at the last flush.
+        #: Pages the state knows, as read at the last flush (None: it could not be read).
         self.known: int | None = None
-        self.known_now = False
-        with contextlib.suppress(*WRITE_ERRORS):
-            self.known = state.known_pages()
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -134,8 +130,9 @@ class Recrawl:
         """Commit now and tell the crawl report every outcome so far (before it reports)."""
         self._commit_later.cancel()
         self._commit()
-        self.known_now = False
-        if not self.broken:
+        if self.broken:
+            self.known = None  # not asked again: what this run wrote is not all there
+        else:
             self._count_state()
 
     def _commit(self) -> None:
@@ -223,9 +220,9 @@ class Recrawl:
     def _count_state(self) -> None:
         """The ``recrawl/`` counts of the state itself (pages known, damaged keys skipped),
         set at each flush: the crawl report reads them before the state closes."""
+        self.known = None
         with contextlib.suppress(*WRITE_ERRORS):
             self.known = self.state.known_pages()
-            self.known_now = True
         stats = self.crawler.stats
         if stats is None:
             return
@@ -243,8 +240,7 @@ class Recrawl:
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
         get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
-        # Read last at a flush, or (Redis lost) before this run wrote: a floor.
-        known = f"{'' if self.known_now else 'at least '}{self.known or 0}"
+        known = "an unknown number" if self.known is None else str(self.known)
         fresh = get(Stat.RECRAWL_NEW) + get(Stat.RECRAWL_CHANGED)
         unchanged = (
             get(Stat.RECRAWL_UNCHANGED)
