@@ -35,6 +35,10 @@ The file is only read (a crawl may be running on it; a read-only folder or file 
 example.org or 127.0.0.1:8080, or a base URL such as https://example.org): its pages are new
 to the next run. --forget waits for no crawl: while one runs on the file it refuses.
 
+A state kept in Redis (CRAWL_STATE=NAME with REDIS_URL) is read by its name with the crawl's
+-s REDIS_URL (and REDIS_PARAMS, DISTRIBUTED_REDIS_TIMEOUT if it sets them): the same table,
+--json and --forget; --forget refuses while a worker of a crawl holds the state.
+
 exit status: 0 done, 2 a file that is missing, cannot be read, not a crawl state, corrupt,
 of an older or newer schema, in use or read-only (--forget), or an unknown site (one line
 says which; nothing is dropped).
@@ -44,6 +48,7 @@ examples:
   maintext state state/news.sqlite --json > state.json
   maintext state state/news.sqlite -s RECRAWL_MIN_INTERVAL=21600
   maintext state state/news.sqlite --forget example.org
+  maintext state news -s REDIS_URL=redis://redis-host:6379/0
 """
 #: The settings of the crawl that ``-s`` may give (what is due depends on them).
 _SCHEDULE = ("RECRAWL_SCHEDULE", "RECRAWL_MIN_INTERVAL", "RECRAWL_MAX_INTERVAL")
