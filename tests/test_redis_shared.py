@@ -338,3 +338,32 @@ def test_redis_lost_does_not_say_nothing_is_known(news: ChangingSite, tmp_path: 
     said = [line for line in worker.log.splitlines() if "Recurring crawl: " in line]
     assert len(said) == 1 and "of an unknown number known" in said[0], said
     assert "recrawl/known" not in worker.stats
+
+
+def test_a_damaged_listing_is_found_again_from_the_rows(redis_server: RedisServer) -> None:
+    """The store itself: a listing of another type is read from the rows (once a run),
+    counted, and written again at the next commit; a write that meets one replaces it."""
+    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.validators import Validators
+
+    client = redis_client(redis_server)
+    sitemap = "https://example.org/s.xml"
+    listing = f"maintext:state:rows:src:{sitemap}"
+    urls = [f"https://example.org/{i}.html" for i in range(3)]
+    with RedisCrawlState(client, "rows") as state:
+        for url in urls:
+            state.record_export(url, 1, 100, Validators(), None, sitemap)
+    client.delete(listing)
+    client.hset(listing, "x", "y")
+    with RedisCrawlState(client, "rows") as state:
+        assert sorted(state.listed_by(sitemap)) == urls
+        assert sorted(state.listed_by(sitemap, undated=True)) == urls
+        assert state.skipped_keys == {listing} and not state.skipped
+    assert client.type(listing) == b"set" and client.scard(listing) == 3
+    client.delete(listing)
+    client.set(listing, "garbage")
+    with RedisCrawlState(client, "rows") as state:
+        state.record_export(urls[0], 2, 200, Validators(), None, sitemap)
+        state.commit()
+        assert state.skipped_keys == {listing}
+    assert client.type(listing) == b"set" and client.scard(listing) == 3

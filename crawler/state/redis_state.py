@@ -92,6 +92,8 @@ class RedisCrawlState:
         #: Listings (``P:src:<sitemap>``) that are no set: skipped, written again.
         self.skipped_keys: set[str] = set()
         self._recounted = False
+        #: Listings found again from the rows in this run, by sitemap.
+        self._rebuilt: dict[str, list[str]] = {}
         #: Sitemaps whose listing held such a row: the next run reads them whole.
         self._reread: set[str] = set()
         self._pending: list[tuple[Any, list[str], list[str]]] = []
@@ -185,7 +187,9 @@ class RedisCrawlState:
 
     def _rebuild_listing(self, source_url: str) -> list[str]:
         """The listing of ``source_url`` found again from the rows (each names the sitemap
-        that listed it), and written again at the next commit."""
+        that listed it), and written again at the next commit (once a run)."""
+        if source_url in self._rebuilt:
+            return self._rebuilt[source_url]
         prefix = f"{self.prefix}:u:"
         keys = [
             key.removeprefix(prefix)
@@ -196,7 +200,8 @@ class RedisCrawlState:
         self._pending.append((self._drop, [listing], []))
         for start in range(0, len(keys), _CHUNK):
             self._pending.append((self._relist, [listing], keys[start : start + _CHUNK]))
-        return sorted(keys)
+        self._rebuilt[source_url] = sorted(keys)
+        return self._rebuilt[source_url]
 
     def _scan_rows(self) -> Iterator[tuple[str, dict[str, str] | None]]:
         """Every row key of the state, with its row (None: damaged)."""
