@@ -367,3 +367,28 @@ def test_a_damaged_listing_is_found_again_from_the_rows(redis_server: RedisServe
         state.commit()
         assert state.skipped_keys == {listing}
     assert client.type(listing) == b"set" and client.scard(listing) == 3
+
+
+def test_a_killed_run_is_finished_only_by_its_own_state(
+    two_sites: tuple[ChangingSite, ChangingSite], redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A worker of one state killed mid-run; a crawl of another state started next exports
+    only its own site; the first state's next worker finishes its run."""
+    first, second = two_sites
+    slow = {"REDIS_URL": redis_server.url, "DOWNLOAD_DELAY": "0.3"}
+    killed = start_worker(
+        "a1", tmp_path, "sitemap", {"domain": first.base}, {**slow, "CRAWL_STATE": "a"}
+    )
+    assert wait_for(lambda: len(killed.items()) >= 2, 60), "the crawl did not start"
+    killed.kill()
+    killed.wait()
+    other = {"REDIS_URL": redis_server.url, "CRAWL_STATE": "b"}
+    b = start_worker("b", tmp_path, "sitemap", {"domain": second.base}, other).wait()
+    assert b.returncode == 0, b.log[-3000:]
+    assert sorted(b.paths(second.base)) == sorted(second.path(s) for s in second.stories)
+    again = {"REDIS_URL": redis_server.url, "CRAWL_STATE": "a"}
+    a = start_worker("a2", tmp_path, "sitemap", {"domain": first.base}, again).wait()
+    assert a.returncode == 0, a.log[-3000:]
+    done = set(killed.paths(first.base)) | set(a.paths(first.base))
+    assert done == {first.path(s) for s in first.stories}
+    assert all(item["url"].startswith(first.base) for item in a.items() + killed.items())
