@@ -162,6 +162,8 @@ class Stat:
     DISTRIBUTED_REDIS_LOST: Final = "distributed/redis_lost"
     #: 1 when this worker started the next run of a finished recurring crawl.
     DISTRIBUTED_NEW_RUN: Final = "distributed/new_run"
+    #: Shared near-duplicate band keys or members that held no fingerprint: dropped.
+    DISTRIBUTED_FINGERPRINTS_SKIPPED: Final = "distributed/fingerprints_skipped"
     #: The shared run under this worker's prefix is another crawl state's (exit status 2).
     DISTRIBUTED_REFUSED: Final = "distributed/refused"
     # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``), and
