@@ -260,6 +260,8 @@ def test_maintext_state_reads_a_redis_state_as_a_file(
         status, from_redis, err = state_command("news", "-s", redis_url, *shown, capsys=capsys)
         assert status == 0, err
         from_file = state_command(sqlite, *shown, capsys=capsys)[1]
+        as_url = state_command(redis_server.url, "news", *shown, capsys=capsys)[1]
+        assert as_url == from_redis
         if "--json" not in shown:
             assert from_redis == from_file
             continue

@@ -49,6 +49,7 @@ examples:
   maintext state state/news.sqlite -s RECRAWL_MIN_INTERVAL=21600
   maintext state state/news.sqlite --forget example.org
   maintext state news -s REDIS_URL=redis://redis-host:6379/0
+  maintext state redis://redis-host:6379/0 news --json
 """
 #: The settings of the crawl that ``-s`` may give (what is due depends on them).
 _SCHEDULE = ("RECRAWL_SCHEDULE", "RECRAWL_MIN_INTERVAL", "RECRAWL_MAX_INTERVAL")
@@ -82,8 +83,11 @@ def main(argv: list[str]) -> int:
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", metavar="PATH", help="the CRAWL_STATE file (with -s REDIS_URL: a state's name)"
+        "path",
+        metavar="PATH",
+        help="the CRAWL_STATE file; with -s REDIS_URL, a state's name; or a redis:// URL",
     )
+    parser.add_argument("name", metavar="NAME", nargs="?", help="after a redis:// URL: the state")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--forget", metavar="SITE", help="drop the rows of this site")
     parser.add_argument(
@@ -146,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from scrapy_maintext.state.crawl_state import CrawlStateError
 
     try:
+        _redis_url_form(args)
         if args.forget:
             sites, dropped, where = _forget(args)
             print(f"Forgot {dropped} URLs of {', '.join(sites)} in {where}", file=sys.stderr)
@@ -160,6 +165,22 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `maintext state ... | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes it at exit
     return 0
+
+
+#: What a Redis URL starts with (redis-py's schemes).
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _redis_url_form(args: argparse.Namespace) -> None:
+    """``maintext state redis://host:port/db NAME`` as ``maintext state NAME -s REDIS_URL=...``."""
+    if not args.path.startswith(_REDIS_SCHEMES):
+        if args.name:
+            raise ValueError(f"one PATH ({args.path}); a NAME follows a redis:// URL only")
+        return
+    if not args.name:
+        raise ValueError(f"{args.path}: give the state's name after the Redis URL")
+    args.settings = [*args.settings, ("REDIS_URL", args.path)]
+    args.path = args.name
 
 
 def _forget(args: argparse.Namespace) -> tuple[list[str], int, str]:
