@@ -261,7 +261,12 @@ _OURS = [
     *_group(
         "Distributed crawl",
         ("REDIS_URL", "", str, "redis://host:port/db: this process joins a shared crawl."),
-        ("DISTRIBUTED_KEY_PREFIX", "maintext:%(spider)s", str, "Prefix of the crawl's Redis keys."),
+        (
+            "DISTRIBUTED_KEY_PREFIX",
+            "maintext:%(spider)s",
+            str,
+            "Prefix of the crawl's Redis keys; with CRAWL_STATE, :state:NAME follows (a run each).",
+        ),
         (
             "DISTRIBUTED_POLITENESS_PREFIX",
             "maintext:politeness",
@@ -275,7 +280,7 @@ _OURS = [
             "DISTRIBUTED_REDIS_TIMEOUT",
             5.0,
             float,
-            "Seconds a Redis call may take (at most SHUTDOWN_TIMEOUT / 3); then the crawl stops.",
+            "Seconds (above 0) a Redis call may take, at most SHUTDOWN_TIMEOUT / 3; then it stops.",
         ),
     ),
 ]
