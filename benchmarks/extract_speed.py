@@ -1,6 +1,7 @@
 """How long does extraction take per page against trafilatura, and where does the time go?
 
     python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1] [--model v5]
+        [--no-images]
     python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
 Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
@@ -16,6 +17,8 @@ Default: both systems get the same decoded HTML string and the URL, page by page
   metadata with its defaults;
 * with ``--model FOLDER`` (repeatable; a path or a shipped folder's name, as ``EXTRACT_MODEL``),
   also ``extract()`` with that model, in the same rotation.
+* with ``--no-images``, also ``extract()`` without the article's images
+  (``ExtractOptions(images=False)``, ``EXTRACT_IMAGES=False``): what finding them costs.
 
 Prints the median, p90 and mean per system and the ratios of the medians and of the means
 (extract / trafilatura; a corpus run pays the mean); a ratio <= 1.0 meets the speed target.
@@ -50,7 +53,9 @@ STAGES = ("parse", "segment", "features", "reference", "inference", "neural tota
 THEIRS = "trafilatura.bare_extraction(with_metadata=True)"
 
 
-def systems(models: tuple[str, ...] = ()) -> dict[str, Callable[[str, str | None], object]]:
+def systems(
+    models: tuple[str, ...] = (), no_images: bool = False
+) -> dict[str, Callable[[str, str | None], object]]:
     """The product's default ``extract()``, one ``extract()`` per model folder in ``models``
     (``EXTRACT_MODEL``: a path or a shipped folder's name), and trafilatura."""
     import trafilatura
@@ -64,6 +69,8 @@ def systems(models: tuple[str, ...] = ()) -> dict[str, Callable[[str, str | None
         return trafilatura.bare_extraction(html, url=url, with_metadata=True)
 
     funcs = {"extract() default": ours(ExtractOptions())}
+    if no_images:
+        funcs["extract() --no-images"] = ours(ExtractOptions(images=False))
     for model in models:
         funcs[f"extract() --model {model}"] = ours(ExtractOptions(model=model_folder(model)))
     return funcs | {THEIRS: theirs}
@@ -79,8 +86,10 @@ def pages(data: str, limit: int) -> list[Page]:
     return out
 
 
-def run(todo: list[Page], repeat: int, models: tuple[str, ...] = ()) -> dict[str, list[float]]:
-    funcs = systems(models)
+def run(
+    todo: list[Page], repeat: int, models: tuple[str, ...] = (), no_images: bool = False
+) -> dict[str, list[float]]:
+    funcs = systems(models, no_images)
     names = list(funcs)
     for page in todo[:WARMUP_PAGES]:
         for name in names:
@@ -140,6 +149,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--model", action="append", default=[], help="also extract() with this model folder"
     )
+    parser.add_argument(
+        "--no-images",
+        action="store_true",
+        help="also extract() without the article's images (what the image step costs)",
+    )
     args = parser.parse_args(argv)
     todo = pages(args.data, args.limit)
     if args.stages:
@@ -155,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
             v = np.array(timings[stage])
             print(f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} |")
         return
-    times = run(todo, args.repeat, tuple(args.model))
+    times = run(todo, args.repeat, tuple(args.model), args.no_images)
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")
     print("| system | median | p90 | mean |\n|---|---|---|---|")

@@ -60,7 +60,9 @@ WARM_UP = (WARM_UP_PAGE, "https://warm-up.invalid/")
 METADATA_FIELDS = (
     "title",
     "author",
+    "authors",
     "date",
+    "date_modified",
     "sitename",
     "hostname",
     "description",
@@ -112,10 +114,11 @@ class Maintext(BaseExtractor):
         """Text and metadata of one page (runs in the sandbox process)."""
         doc = extract(html, url or None, self.options)
         metadata = {name: getattr(doc, name) for name in METADATA_FIELDS}
+        metadata["images"] = [image.to_dict() for image in doc.images]
         if self.markdown:
             from scrapy_maintext.exporters.markdown import markdown_body
 
-            metadata["markdown"] = markdown_body(doc.body)
+            metadata["markdown"] = markdown_body(doc.body, images=doc.images)
         return {"text": doc.text, "metadata": metadata}
 
     def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:

@@ -43,6 +43,47 @@ class Block:
         )
 
 
+@dataclass(frozen=True)
+class Image:
+    """One picture of the article (``extraction.images``): never fetched, read from the page."""
+
+    #: Absolute URL of its largest rendition (``srcset``, ``<picture>``, lazy-loading attributes).
+    url: str
+    alt: str | None = None
+    caption: str | None = None
+    #: Photographer, agency or rights holder, as the page writes it.
+    credit: str | None = None
+    #: Whether it is the article's cover (``Document.image``).
+    cover: bool = False
+    #: Index in ``Document.body`` of the block it stands before (``len(body)``: after the last).
+    position: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "alt": self.alt,
+            "caption": self.caption,
+            "credit": self.credit,
+            "cover": self.cover,
+            "position": self.position,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Image:
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return str(value) if value not in (None, "") else None
+
+        return cls(
+            url=str(data["url"]),
+            alt=text("alt"),
+            caption=text("caption"),
+            credit=text("credit"),
+            cover=bool(data.get("cover", False)),
+            position=max(int(data.get("position") or 0), 0),
+        )
+
+
 def blocks_to_text(blocks: list[Block]) -> str:
     """Plain text, one block per line (what ``Document.text`` holds)."""
     return "\n".join(b.text for b in blocks if b.text)
@@ -54,9 +95,15 @@ class Document:
 
     url: str | None = None
     title: str | None = None
+    #: The authors as the page writes them (``authors`` joined), kept for compatibility.
     author: str | None = None
-    #: ISO 8601 publication date (YYYY-MM-DD).
+    #: The authors' names, in the page's order (``extraction.people``).
+    authors: list[str] = field(default_factory=list)
+    #: ISO 8601 publication date: YYYY-MM-DD, with the time (and zone) where the page gives
+    #: them ("2025-04-02T09:15:00+02:00").
     date: str | None = None
+    #: When the page says it was last changed (ISO 8601, with the time where given).
+    date_modified: str | None = None
     sitename: str | None = None
     hostname: str | None = None
     description: str | None = None
@@ -69,7 +116,10 @@ class Document:
     #: markup's word alone).
     language_confidence: float | None = None
     license: str | None = None
+    #: The cover image's URL (``og:image``, else the first of ``images``).
     image: str | None = None
+    #: The article's own pictures, each where it stands in ``body`` (``extraction.images``).
+    images: list[Image] = field(default_factory=list)
     #: Main text, one block per line.
     text: str = ""
     #: The same text as structured blocks (headings, lists, tables, code, quotes).
@@ -113,6 +163,8 @@ class Document:
         data = {name: getattr(self, name) for name in EXPORTED_FIELDS}
         data["categories"] = list(self.categories)
         data["tags"] = list(self.tags)
+        data["authors"] = list(self.authors)
+        data["images"] = [image.to_dict() for image in self.images]
         data["body"] = [b.to_dict() for b in self.body]
         return data
 

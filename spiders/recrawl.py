@@ -3,7 +3,9 @@ before requesting, and remember their sitemaps and feeds when a site ended clean
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import scrapy
@@ -29,6 +31,12 @@ if TYPE_CHECKING:
     _Base = scrapy.Spider
 else:
     _Base = object
+
+logger = logging.getLogger(__name__)
+
+
+def format_epoch(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class RecrawlMixin(_Base):
@@ -84,6 +92,15 @@ class RecrawlMixin(_Base):
             return False
         site.remembered += 1
         self.inc_stat(stat)
+        when = memory.requested_from(url)
+        logger.info(
+            "Not due: %s is read by a run started from %s (RECRAWL_SCHEDULE=adaptive, "
+            "RECRAWL_MIN_INTERVAL=%d); until then what it listed last is planned. To read it "
+            "now: -s RECRAWL_SCHEDULE=every-run",
+            url,
+            "now" if when is None else format_epoch(when),
+            memory.schedule.policy.min_interval,
+        )
         return True
 
     def _item_not_final(

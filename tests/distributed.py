@@ -190,6 +190,8 @@ def joined_workers(settings: dict[str, str], spider: str) -> int:
     import redis
 
     prefix = settings.get("DISTRIBUTED_KEY_PREFIX", DEFAULT_KEY_PREFIX) % {"spider": spider}
+    if settings.get("CRAWL_STATE"):
+        prefix += f":state:{settings['CRAWL_STATE']}"
     return int(redis.Redis.from_url(settings["REDIS_URL"]).scard(f"{prefix}:workers"))
 
 

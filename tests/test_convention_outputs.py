@@ -29,6 +29,8 @@ PAGE = Path(__file__).parent / "fixtures" / "convention" / "news.html"
 URL = "https://courier.example/news/ferry.html"
 TITLE = "Harbour ferry returns after winter repairs"
 AUTHOR = "Jane Doe"
+#: The page states the time of day and its zone: ``date`` keeps them.
+DATE = "2025-03-12T14:52:00+00:00"
 #: The body: paragraphs, the in-body h2, list items, a table row.
 BODY = (
     "The small ferry that links the two banks of the harbour",
@@ -49,6 +51,9 @@ NOT_TEXT = {
     "newsletter": "newsletter",
     "newsletter box": "in your inbox every morning",
 }
+#: The page's picture: its caption and credit go to ``images``.
+CAPTION = "The repaired ferry leaves the quay on its first crossing of the season."
+CREDIT = "Tom Reed"
 ENGINES = {"auto": "neural", "trafilatura": "trafilatura"}
 TEI = f"{{{TEI_NS}}}"
 
@@ -70,7 +75,7 @@ def doc(request: pytest.FixtureRequest) -> Document:
 
 def test_both_engines_give_the_body_as_text_and_the_rest_to_fields(doc: Document) -> None:
     check_text(doc.text, doc.extractor or "")
-    assert (doc.title, doc.author, doc.date) == (TITLE, AUTHOR, "2025-03-12")
+    assert (doc.title, doc.author, doc.date) == (TITLE, AUTHOR, DATE)
     kinds = {b.kind for b in doc.body}
     assert {"p", "head", "item", "row"} <= kinds
     assert [(b.text, b.level) for b in doc.body if b.kind == "head"] == [
@@ -88,7 +93,7 @@ def _export(exporter_class: Any, doc: Document) -> str:
 
 
 def check_json(record: dict[str, Any], where: str) -> None:
-    assert (record["title"], record["author"], record["date"]) == (TITLE, AUTHOR, "2025-03-12")
+    assert (record["title"], record["author"], record["date"]) == (TITLE, AUTHOR, DATE)
     check_text(record["text"], where)
     check_text("\n".join(block["text"] for block in record["body"]), where)
 
@@ -98,6 +103,12 @@ def check_tei(tei: Any, where: str) -> None:
     assert tei.findtext(f".//{TEI}titleStmt/{TEI}title") == TITLE, where
     assert tei.findtext(f".//{TEI}titleStmt/{TEI}author") == AUTHOR, where
     body = tei.find(f".//{TEI}text/{TEI}body")
+    figures = body.findall(f".//{TEI}figure")
+    # The caption and credit go with their picture, in a <figure>, never into the text.
+    assert [f.findtext(f"{TEI}head") for f in figures] == [CAPTION], where
+    assert [f.findtext(f"{TEI}note[@type='credit']") for f in figures] == [CREDIT], where
+    for figure in figures:
+        figure.getparent().remove(figure)
     lines = [
         " | ".join("".join(c.itertext()) for c in e) if e.tag == f"{TEI}row" else e.text or ""
         for e in body.iter(f"{TEI}p", f"{TEI}head", f"{TEI}item", f"{TEI}row", f"{TEI}quote")
@@ -119,6 +130,10 @@ def check_markdown(section: str, where: str) -> None:
     lines = section.strip("\n").splitlines()
     assert lines[0] == f"# {TITLE}", where
     assert f"Author: {AUTHOR}\\" in lines
+    # The picture in place: ``![alt](url "caption")``, its credit on the next line.
+    (image,) = [i for i, line in enumerate(lines) if line.startswith("![")]
+    assert f'"{CAPTION}")' in lines[image] and lines[image + 1] == f"*{CREDIT}*", where
+    del lines[image : image + 2]
     body = "\n".join(line for line in lines[1:] if not line.startswith(("URL:", "Author:")))
     assert "## What changed on board" in body
     check_text(body.replace("## ", "").replace("- ", ""), where)

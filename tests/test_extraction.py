@@ -58,7 +58,7 @@ def test_article_metadata(article: Document) -> None:
     assert article.url == URL
     assert article.title == "Tidal power plans approved for the estuary"
     assert article.author == "Mara Lindqvist"
-    assert article.date == "2024-03-05"
+    assert article.date == "2024-03-05T08:30:00+00:00"  # the page gives the time
     assert article.sitename == "Harbour Gazette"
     assert article.hostname == "gazette.example"
     assert article.description is not None and "tidal lagoon" in article.description

@@ -14,6 +14,7 @@ import pytest
 from scrapy_maintext.cli import main as maintext
 from scrapy_maintext.document import Block, Document
 from scrapy_maintext.exporters.markdown import markdown_body, markdown_document, section_starts
+from scrapy_maintext.exporters.records import images_of
 from scrapy_maintext.extraction import ExtractOptions, extract
 
 from tests.crawl import NO_WAITS, run_crawl
@@ -122,7 +123,9 @@ def test_crawl_markdown_has_one_section_per_document_with_its_headings(
         for heading in headings:
             if heading != item["title"]:
                 assert any(line.endswith(f" {heading}") for line in title_lines[1:]), heading
-        assert item["markdown"] == markdown_body([Block.from_dict(b) for b in item["body"]])
+        blocks = [Block.from_dict(b) for b in item["body"]]
+        images = images_of(item.get("images"))
+        assert item["markdown"] == markdown_body(blocks, images=images)
 
 
 def test_extract_writes_markdown_corpus_directory_and_resumes(tmp_path: Path) -> None:

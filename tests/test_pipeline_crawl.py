@@ -144,7 +144,7 @@ def test_items_get_text_and_keep_their_fields(crawled: tuple[Path, dict]) -> Non
         assert item["url"].endswith(name)
     (article,) = (items[name] for name in kept)
     assert "tidal lagoon" in article["text"]
-    assert article["date"] == "2024-03-05"
+    assert article["date"] == "2024-03-05T08:30:00+00:00"  # the page gives the time
     assert {"kind": "head", "text": "What the lagoon involves", "level": 2} in article["body"]
     # The page states no date: the item's feed date fills in.
     assert items["nodate.html"]["date"] == "2023-05-06"

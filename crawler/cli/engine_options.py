@@ -8,7 +8,8 @@ from scrapy_maintext.extraction.options import ENGINES, ExtractOptions, model_fo
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
-    """--engine, --model, --comments, --no-tables, --captions, --favor-precision, --favor-recall."""
+    """--engine, --model, --comments, --no-tables, --captions, --no-images, --favor-precision,
+    --favor-recall."""
     add = parser.add_argument
     add("--engine", choices=ENGINES, default="auto", help="extraction engine (default: auto)")
     add(
@@ -20,6 +21,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     add("--comments", action="store_true", help="also extract reader comments")
     add("--no-tables", action="store_true", help="leave tables out of the main text")
     add("--captions", action="store_true", help="keep image captions and photo credits")
+    add("--no-images", action="store_true", help="leave the article's images out (images)")
     add("--favor-precision", action="store_true", help="less text, less boilerplate")
     add("--favor-recall", action="store_true", help="more text, more boilerplate")
 
@@ -31,6 +33,7 @@ def engine_options(args: argparse.Namespace) -> ExtractOptions:
         include_comments=args.comments,
         include_tables=not args.no_tables,
         include_captions=args.captions,
+        images=not args.no_images,
         favor_precision=args.favor_precision,
         favor_recall=args.favor_recall,
         model=args.model,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -13,7 +14,10 @@ from typing import TYPE_CHECKING
 from scrapy_maintext.cli.subcommand import Subcommand
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy_maintext.state.overview import SiteOverview
+    from scrapy_maintext.state.redis_overview import RedisStateView
     from scrapy_maintext.state.schedule import SchedulePolicy
 
 _EPILOG = """\
@@ -31,6 +35,10 @@ The file is only read (a crawl may be running on it; a read-only folder or file 
 example.org or 127.0.0.1:8080, or a base URL such as https://example.org): its pages are new
 to the next run. --forget waits for no crawl: while one runs on the file it refuses.
 
+A state kept in Redis (CRAWL_STATE=NAME with REDIS_URL) is read by its name with the crawl's
+-s REDIS_URL (and REDIS_PARAMS, DISTRIBUTED_REDIS_TIMEOUT if it sets them): the same table,
+--json and --forget; --forget refuses while a worker of a crawl holds the state.
+
 exit status: 0 done, 2 a file that is missing, cannot be read, not a crawl state, corrupt,
 of an older or newer schema, in use or read-only (--forget), or an unknown site (one line
 says which; nothing is dropped).
@@ -40,10 +48,15 @@ examples:
   maintext state state/news.sqlite --json > state.json
   maintext state state/news.sqlite -s RECRAWL_MIN_INTERVAL=21600
   maintext state state/news.sqlite --forget example.org
+  maintext state news -s REDIS_URL=redis://redis-host:6379/0
+  maintext state redis://redis-host:6379/0 news --json
 """
 #: The settings of the crawl that ``-s`` may give (what is due depends on them).
-_SETTINGS = ("RECRAWL_SCHEDULE", "RECRAWL_MIN_INTERVAL", "RECRAWL_MAX_INTERVAL")
-_HELP = "show what a recurring crawl's state file (CRAWL_STATE) holds, per site"
+_SCHEDULE = ("RECRAWL_SCHEDULE", "RECRAWL_MIN_INTERVAL", "RECRAWL_MAX_INTERVAL")
+#: Where a state kept in Redis is (the crawl's own settings).
+_REDIS = ("REDIS_URL", "REDIS_PARAMS", "DISTRIBUTED_REDIS_TIMEOUT")
+_SETTINGS = _SCHEDULE + _REDIS
+_HELP = "show what a recurring crawl's state (CRAWL_STATE: a file, or in Redis) holds, per site"
 _DESCRIPTION = "What a crawl state file holds per site: known, due, changed, gone, revisions."
 _COLUMNS = (
     ("site", "site"),
@@ -69,7 +82,12 @@ def main(argv: list[str]) -> int:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="the CRAWL_STATE file")
+    parser.add_argument(
+        "path",
+        metavar="PATH",
+        help="the CRAWL_STATE file; with -s REDIS_URL, a state's name; or a redis:// URL",
+    )
+    parser.add_argument("name", metavar="NAME", nargs="?", help="after a redis:// URL: the state")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--forget", metavar="SITE", help="drop the rows of this site")
     parser.add_argument(
@@ -85,7 +103,8 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help=f"the crawl's schedule setting, for the due counts ({', '.join(_SETTINGS)})",
+        help=f"the crawl's setting: for the due counts, {', '.join(_SCHEDULE)}; for a state "
+        f"kept in Redis, {', '.join(_REDIS)}",
     )
 
 
@@ -108,7 +127,7 @@ def _setting(text: str) -> tuple[str, str]:
     name, equals, value = text.partition("=")
     if not equals or name not in _SETTINGS:
         raise argparse.ArgumentTypeError(f"{text!r}: give NAME=VALUE, NAME one of {_SETTINGS}")
-    if name != "RECRAWL_SCHEDULE" and not value.strip().isdigit():
+    if name in _SCHEDULE[1:] and not value.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{text!r}: seconds, a whole number")
     return name, value.strip()
 
@@ -119,7 +138,7 @@ def _policy(settings: list[tuple[str, str]]) -> SchedulePolicy:
     from scrapy_maintext.state.schedule import SchedulePolicy
     from scrapy_maintext.vocabulary.settings import default_of
 
-    values = {name: default_of(name) for name in _SETTINGS} | dict(settings)
+    values = {name: default_of(name) for name in _SCHEDULE} | dict(settings)
     return SchedulePolicy(
         str(values["RECRAWL_SCHEDULE"]),
         int(values["RECRAWL_MIN_INTERVAL"]),
@@ -129,17 +148,15 @@ def _policy(settings: list[tuple[str, str]]) -> SchedulePolicy:
 
 def run(args: argparse.Namespace) -> int:
     from scrapy_maintext.state.crawl_state import CrawlStateError
-    from scrapy_maintext.state.overview import forget, overview, reading
 
     try:
+        _redis_url_form(args)
         if args.forget:
-            sites, dropped = forget(args.path, args.forget)
-            print(f"Forgot {dropped} URLs of {', '.join(sites)} in {args.path}", file=sys.stderr)
+            sites, dropped, where = _forget(args)
+            print(f"Forgot {dropped} URLs of {', '.join(sites)} in {where}", file=sys.stderr)
             return 0
         now = int(args.now if args.now is not None else time.time())
-        policy = _policy(args.settings)
-        with reading(args.path) as db:
-            rows = overview(db, now, policy)
+        rows = _overview(args, now, _policy(args.settings))
     except (CrawlStateError, ValueError) as exc:
         print(f"maintext state: error: {exc}", file=sys.stderr)
         return 2
@@ -150,12 +167,79 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What a Redis URL starts with (redis-py's schemes).
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _redis_url_form(args: argparse.Namespace) -> None:
+    """``maintext state redis://host:port/db NAME`` as ``maintext state NAME -s REDIS_URL=...``."""
+    if not args.path.startswith(_REDIS_SCHEMES):
+        if args.name:
+            raise ValueError(f"one PATH ({args.path}); a NAME follows a redis:// URL only")
+        return
+    if not args.name:
+        raise ValueError(f"{args.path}: give the state's name after the Redis URL")
+    args.settings = [*args.settings, ("REDIS_URL", args.path)]
+    args.path = args.name
+
+
+def _forget(args: argparse.Namespace) -> tuple[list[str], int, str]:
+    """``--forget``: the sites matched, the URLs dropped, and the state's name for the line."""
+    from scrapy_maintext.state.overview import forget
+
+    redis = dict(args.settings).get("REDIS_URL")
+    if not redis:
+        return (*forget(args.path, args.forget), args.path)
+    with _redis_state(args) as view:
+        return (*view.forget(args.forget), view.path)
+
+
+def _overview(args: argparse.Namespace, now: int, policy: SchedulePolicy) -> list[SiteOverview]:
+    from scrapy_maintext.state.overview import overview, reading
+
+    if not dict(args.settings).get("REDIS_URL"):
+        with reading(args.path) as db:
+            return overview(db, now, policy)
+    with _redis_state(args) as view:
+        return view.overview(now, policy)
+
+
+@contextlib.contextmanager
+def _redis_state(args: argparse.Namespace) -> Iterator[RedisStateView]:
+    """The state named ``PATH`` in the crawl's Redis (``-s REDIS_URL``); a Redis that does
+    not answer, or refuses, is one line (:class:`CrawlStateError`)."""
+    from redis.exceptions import RedisError
+    from scrapy.settings import Settings
+    from scrapy_maintext.distributed.components import missing_dependency
+    from scrapy_maintext.distributed.connection import redis_client
+    from scrapy_maintext.state.crawl_state import CrawlStateError
+    from scrapy_maintext.state.recrawl import redact_url
+    from scrapy_maintext.state.redis_overview import RedisStateView
+    from scrapy_maintext.state.redis_state import redis_cause
+
+    missing = missing_dependency()
+    if missing is not None:
+        raise CrawlStateError(missing)
+    settings = Settings(dict(args.settings))
+    where = redact_url(settings["REDIS_URL"])
+    client = redis_client(settings)
+    try:
+        yield RedisStateView(client, args.path, where)
+    except RedisError as exc:
+        raise CrawlStateError(
+            f"crawl state {args.path} (Redis {where}): {redis_cause(exc)}"
+        ) from None
+    finally:
+        client.close()
+
+
 def _print(args: argparse.Namespace, now: int, rows: list[SiteOverview]) -> None:
     from scrapy_maintext.state.overview import total
 
     if args.json:
         data = {
             "path": args.path,
+            **({"redis": _where(args)} if _where(args) else {}),
             "now": _iso(now),
             "sites": [_jsonable(r.as_dict()) for r in rows],
             "total": _jsonable(total(rows).as_dict()),
@@ -171,6 +255,14 @@ def _print(args: argparse.Namespace, now: int, rows: list[SiteOverview]) -> None
         cells = [line[0].ljust(widths[0])]
         cells += [c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)]
         print("  ".join(cells).rstrip())
+
+
+def _where(args: argparse.Namespace) -> str:
+    """The Redis a state is kept in (without its password), '' for a file."""
+    from scrapy_maintext.state.recrawl import redact_url
+
+    url = dict(args.settings).get("REDIS_URL")
+    return redact_url(url) if url else ""
 
 
 def _jsonable(values: dict[str, object]) -> dict[str, object]:

@@ -34,6 +34,7 @@ from scrapy_maintext.report.losses import lost
 from scrapy_maintext.state.crawl_state import CrawlStateError, check_state_file
 from scrapy_maintext.state.page_journal import JOURNAL_FILE
 from scrapy_maintext.state.recrawl import WRITE_ERRORS, RecrawlSettings, open_configured
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class Command(ScrapyCrawlCommand):
         problem = (
             outputs_problem(self.settings)
             or limit_problem(self.settings)
-            or distributed_problem(self.settings)
+            or distributed_problem(self.settings, args[0])
             or crawl_state_problem(self.settings, hold=True)
         )
         if problem is not None:
@@ -124,7 +125,9 @@ class Command(ScrapyCrawlCommand):
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed or lost(crawler.stats):
+        if refused(crawler.stats):
+            self.exitcode = EXIT_USAGE
+        elif self.crawler_process.bootstrap_failed or lost(crawler.stats):
             self.exitcode = 1
         elif _no_site_crawled(crawler.spider):
             self.exitcode = EXIT_NO_SITE
@@ -180,6 +183,11 @@ def continue_feeds(settings: BaseSettings) -> None:
         ", ".join(map(str, replaced)),
         extra=PROGRESS,
     )
+
+
+def refused(stats: Any) -> bool:
+    """A worker refused to join a shared run of another crawl state (said in one line)."""
+    return bool(stats is not None and stats.get_value(Stat.DISTRIBUTED_REFUSED))
 
 
 def _no_site_crawled(spider: Any) -> bool:

@@ -40,17 +40,18 @@ def missing_dependency() -> str | None:
     return None
 
 
-def distributed_problem(settings: BaseSettings) -> str | None:
+def distributed_problem(settings: BaseSettings, spider: str = "") -> str | None:
     """Why this crawl cannot use its ``REDIS_URL`` (scrapy-redis missing, a malformed URL,
-    a Redis that does not answer), in one line; None when it can, or none is set."""
+    a Redis that does not answer; with the ``spider``'s name, a shared run of another crawl
+    state under its prefix), in one line; None when it can, or none is set."""
     if not setting(settings, "REDIS_URL"):
         return None
     missing = missing_dependency()
     if missing is not None:
         return missing
-    from scrapy_maintext.distributed.connection import redis_problem
+    from scrapy_maintext.distributed.connection import redis_problem, run_problem
 
-    return redis_problem(settings)
+    return redis_problem(settings) or (run_problem(settings, spider) if spider else None)
 
 
 def apply_distributed(settings: BaseSettings) -> None:

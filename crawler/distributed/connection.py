@@ -86,43 +86,75 @@ class _Guarded:
 
 def deadline(settings: BaseSettings) -> float:
     """Seconds a Redis call may take: ``DISTRIBUTED_REDIS_TIMEOUT``, at most a third of
-    ``SHUTDOWN_TIMEOUT`` (a stopping crawl waits for one call, then closes its files)."""
-    timeout = float(setting(settings, "DISTRIBUTED_REDIS_TIMEOUT"))
-    budget = float(setting(settings, "SHUTDOWN_TIMEOUT"))
+    ``SHUTDOWN_TIMEOUT`` (a stopping crawl waits for one call, then closes its files).
+    ValueError naming the setting when it is no number of seconds above 0 (0 would make
+    every call fail at once, as a Redis that cannot be reached)."""
+    timeout = _seconds(settings, "DISTRIBUTED_REDIS_TIMEOUT")
+    budget = _seconds(settings, "SHUTDOWN_TIMEOUT", zero=True)
     return min(timeout, budget / 3) if budget > 0 else timeout
+
+
+def _seconds(settings: BaseSettings, name: str, zero: bool = False) -> float:
+    given = settings.get(name)
+    try:
+        value = float(setting(settings, name))
+    except (TypeError, ValueError):
+        value = -1.0
+    if value > 0 or (zero and value == 0):
+        return value
+    above = "0 or more" if zero else "above 0"
+    raise ValueError(f"{name}={given}: give a number of seconds {above}")
 
 
 def client_params(settings: BaseSettings) -> dict[str, Any]:
     """scrapy-redis's client parameters (``REDIS_PARAMS``, ``REDIS_URL``), with the deadline
-    instead of its 30 s and without its retry on timeout."""
+    instead of its 30 s and without its retry on timeout; ValueError naming the setting
+    that is wrong."""
     from scrapy_redis import defaults
 
-    params: dict[str, Any] = {**defaults.REDIS_PARAMS, **settings.getdict("REDIS_PARAMS")}
+    try:
+        given = settings.getdict("REDIS_PARAMS")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"REDIS_PARAMS: not a JSON object of redis-py parameters ({exc})"
+        ) from None
+    params: dict[str, Any] = {**defaults.REDIS_PARAMS, **given}
     for name, param in _URL_SETTINGS.items():
         if settings.get(name):
             params[param] = settings.get(name)
     limit = deadline(settings)
     for name in ("socket_timeout", "socket_connect_timeout"):
-        given = params.get(name)
-        params[name] = min(float(given), limit) if given else limit
+        value = params.get(name)
+        try:
+            params[name] = min(float(value), limit) if value else limit
+        except (TypeError, ValueError):
+            raise ValueError(f"REDIS_PARAMS: {name}={value!r} is no number of seconds") from None
     params.pop("retry_on_timeout", None)
     params["retry"] = Retry(NoBackoff(), 0)
     return params
 
 
 def redis_client(settings: BaseSettings, breaker: Breaker | None = None) -> Redis:
-    """A client of the crawl's Redis (no connection yet); ValueError for a malformed
-    ``REDIS_URL`` or ``REDIS_PARAMS``. With ``breaker``, its calls trip and obey it."""
+    """A client of the crawl's Redis (no connection yet); ValueError naming the setting at
+    fault (a malformed ``REDIS_URL``, a bad ``REDIS_PARAMS`` or ``DISTRIBUTED_REDIS_TIMEOUT``).
+    With ``breaker``, its calls trip and obey it."""
     from scrapy.utils.misc import load_object
     from scrapy_redis.connection import get_redis
 
     params = client_params(settings)
     if isinstance(params.get("redis_cls"), str):
-        params["redis_cls"] = load_object(params["redis_cls"])
+        try:
+            params["redis_cls"] = load_object(params["redis_cls"])
+        except (ImportError, NameError, ValueError) as exc:
+            raise ValueError(f"REDIS_PARAMS: redis_cls: {exc}") from None
     try:
         client: Redis = get_redis(**params)
-    except (TypeError, IndexError) as exc:
-        raise ValueError(str(exc)) from None
+    except TypeError as exc:
+        # An argument redis-py does not take: it came from REDIS_PARAMS.
+        raise ValueError(f"REDIS_PARAMS: {exc}") from None
+    except (IndexError, ValueError) as exc:
+        where = redact_url(str(params.get("url", "")))
+        raise ValueError(f"REDIS_URL {where}: {exc}") from None
     if breaker is not None:
         pool = client.connection_pool
         base = pool.connection_class
@@ -141,16 +173,39 @@ def redis_problem(settings: BaseSettings) -> str | None:
     try:
         client = redis_client(settings)
     except ValueError as exc:
-        return f"REDIS_URL {where}: {exc}"
+        return str(exc)
     try:
         client.ping()
     except FAILURES as exc:
         return f"REDIS_URL {where}: Redis unreachable ({exc})"
+    except TypeError as exc:  # a connection argument redis-py does not take
+        return f"REDIS_PARAMS: {exc}"
     except Exception as exc:  # an answer that is not Redis's (a password asked, ...)
         return f"REDIS_URL {where}: {exc}"
     finally:
         client.close()
     return None
+
+
+def run_problem(settings: BaseSettings, spider: str) -> str | None:
+    """Why a worker of ``spider`` with these settings may not join the shared run under its
+    prefix (it belongs to another crawl state), in one line; None when it may."""
+    from redis.exceptions import RedisError
+    from scrapy_maintext.distributed.settings import DistributedSettings
+    from scrapy_maintext.distributed.state import foreign_run_message, run_owner
+
+    config = DistributedSettings.from_settings(settings)
+    prefix = config.prefix(spider)
+    client = redis_client(settings)
+    try:
+        owner = run_owner(client, prefix)
+    except RedisError:
+        return None  # said by the crawl that follows, as any failure of Redis
+    finally:
+        client.close()
+    if owner is None or owner == config.crawl_state:
+        return None
+    return foreign_run_message(prefix, owner, config.crawl_state)
 
 
 _BREAKERS: weakref.WeakKeyDictionary[Crawler, Breaker] = weakref.WeakKeyDictionary()

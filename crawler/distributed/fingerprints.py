@@ -21,6 +21,7 @@ from scrapy_maintext.distributed.connection import Breaker, breaker_of, crawl_cl
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.extraction.fingerprint import BITS
 from scrapy_maintext.state.redis_state import KEY_PREFIX
+from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from redis import Redis
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
@@ -52,18 +54,23 @@ class RedisFingerprints:
         self.prefix = prefix
         self.max_distance = max_distance
         self._check = server.register_script(lua.FINGERPRINT)
+        #: Damaged band keys and members dropped; the crawl's stats count them too.
+        self.skipped = 0
+        self.stats: StatsCollector | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, max_distance: int) -> Self:
         config = DistributedSettings.from_settings(crawler.settings)
         spider = crawler.spider
         name = spider.name if spider is not None else "crawl"
-        prefix = (config.key_prefix % {"spider": name}) + ":fp"
+        prefix = config.prefix(name) + ":fp"
         state = setting(crawler.settings, "CRAWL_STATE")
         if state:
             # A recurring crawl: kept with its crawl state, so that the filter spans runs.
             prefix = f"{KEY_PREFIX}{state}:near"
-        return cls(crawl_client(crawler), prefix, max_distance, breaker_of(crawler))
+        found = cls(crawl_client(crawler), prefix, max_distance, breaker_of(crawler))
+        found.stats = crawler.stats
+        return found
 
     def __len__(self) -> int:
         try:
@@ -77,16 +84,29 @@ class RedisFingerprints:
             return None
         keys = [*band_keys(self.prefix, fp, self.max_distance), f"{self.prefix}:count"]
         try:
-            found = self._check(keys, [fp, url or "", self.max_distance])
+            found, damaged = self._check(keys, [fp, url or "", self.max_distance])
         except RedisError as exc:
             # Never lose a page for want of Redis: keep it, even if it may be a duplicate
             # (a Redis that stopped answering is said once, and the crawl stops).
             if not self.breaker.down:
                 logger.warning("Shared fingerprints unavailable (%s): %s kept unchecked", exc, url)
             return None
-        if found is None:
-            return None
-        return found.decode() if isinstance(found, bytes) else str(found)
+        if damaged:
+            self._skipped(int(damaged))
+        found = found.decode() if isinstance(found, bytes) else str(found or "")
+        return found or None
+
+    def _skipped(self, count: int) -> None:
+        """Damaged band keys or members were dropped (said once, counted)."""
+        if not self.skipped:
+            logger.warning(
+                "Shared fingerprints %s: a key or member that is no fingerprint was dropped "
+                "(a near-duplicate of it may be kept once)",
+                self.prefix,
+            )
+        self.skipped += count
+        if self.stats is not None:
+            self.stats.inc_value(Stat.DISTRIBUTED_FINGERPRINTS_SKIPPED, count)
 
     def confirm(self, fp: Any) -> None:
         """Kept on check: a page re-fetched after a crash is recognised by its URL."""

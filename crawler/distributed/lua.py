@@ -86,17 +86,23 @@ if owner then return 2 end
 return 1
 """
 
-#: KEYS: run id, finished marker, then the other keys of one run (cleared for the next).
-#: ARGV: proposed run id, '1' = a finished run is cleared and the next begins.
-#: Returns {the crawl's run id, 1 when this call began a new run}.
+#: KEYS: the run's crawl state (its owner), run id, finished marker, then the other keys of
+#: one run (cleared for the next). ARGV: proposed run id, '1' = a finished run is cleared and
+#: the next begins, this worker's crawl state ('' for none).
+#: Returns {the crawl's run id, 1 when this call began a new run}, or {the owner, -1} when
+#: the run belongs to another crawl state (nothing is changed). A run without an owner (of
+#: an older version) is this worker's.
 START_RUN = """
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[3] then return {owner, -1} end
+redis.call('SET', KEYS[1], ARGV[3])
 local renewed = 0
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('DEL', unpack(KEYS))
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('DEL', unpack(KEYS, 2))
   renewed = 1
 end
-redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return {redis.call('GET', KEYS[1]), renewed}
+redis.call('SET', KEYS[2], ARGV[1], 'NX')
+return {redis.call('GET', KEYS[2]), renewed}
 """
 
 #: KEYS: run id, finished marker. ARGV: the run this worker saw finish.
@@ -167,7 +173,9 @@ return until_ms - now
 
 #: KEYS: the band sets of the fingerprint, then the counter of kept fingerprints.
 #: ARGV: fingerprint (16 hex digits), URL, maximum distance (bits).
-#: Returns the near-duplicate's fingerprint, or nil when the document is kept (and added).
+#: Returns {the near-duplicate's fingerprint, or '' when the document is kept (and added),
+#: how many damaged band keys and members were dropped}: a band key that is no set, or a
+#: member that is no ``fingerprint url``, is dropped (counted), never an error.
 #: A page never duplicates itself: a page fetched again after its worker died is kept.
 FINGERPRINT = """
 local function popcount(x)
@@ -178,24 +186,38 @@ local function popcount(x)
   end
   return c
 end
+local damaged = 0
+local function band(k)
+  local t = redis.call('TYPE', k).ok
+  if t == 'set' or t == 'none' then return redis.call('SMEMBERS', k) end
+  redis.call('DEL', k)
+  damaged = damaged + 1
+  return {}
+end
 local hi = tonumber(string.sub(ARGV[1], 1, 8), 16)
 local lo = tonumber(string.sub(ARGV[1], 9, 16), 16)
 local limit = tonumber(ARGV[3])
 local nbands = #KEYS - 1
 for i = 1, nbands do
-  for _, m in ipairs(redis.call('SMEMBERS', KEYS[i])) do
-    local d = popcount(bit.bxor(hi, tonumber(string.sub(m, 1, 8), 16)))
-      + popcount(bit.bxor(lo, tonumber(string.sub(m, 9, 16), 16)))
-    if d <= limit then
-      if string.sub(m, 18) == ARGV[2] then return false end
-      return string.sub(m, 1, 16)
+  for _, m in ipairs(band(KEYS[i])) do
+    local mh = tonumber(string.sub(m, 1, 8), 16)
+    local ml = tonumber(string.sub(m, 9, 16), 16)
+    if not mh or not ml or string.sub(m, 17, 17) ~= ' ' then
+      redis.call('SREM', KEYS[i], m)
+      damaged = damaged + 1
+    else
+      local d = popcount(bit.bxor(hi, mh)) + popcount(bit.bxor(lo, ml))
+      if d <= limit then
+        if string.sub(m, 18) == ARGV[2] then return {'', damaged} end
+        return {string.sub(m, 1, 16), damaged}
+      end
     end
   end
 end
 local member = ARGV[1] .. ' ' .. ARGV[2]
 for i = 1, nbands do redis.call('SADD', KEYS[i], member) end
 redis.call('INCR', KEYS[#KEYS])
-return false
+return {'', damaged}
 """
 
 #: KEYS: the site's "robots.txt read" key, its "robots.txt being fetched" key.

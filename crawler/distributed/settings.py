@@ -34,6 +34,15 @@ class DistributedSettings:
     worker_timeout: float
     poll_interval: float
     site_prefetch: int
+    #: ``CRAWL_STATE`` (a recurring crawl): its run is its own, under :meth:`prefix`.
+    crawl_state: str = ""
+
+    def prefix(self, spider: str) -> str:
+        """The prefix of this crawl's run keys: ``DISTRIBUTED_KEY_PREFIX`` with the
+        spider's name, and for a recurring crawl ``:state:NAME`` after it, so that two
+        crawls of two crawl states never share a run, whatever the prefix."""
+        prefix = self.key_prefix % {"spider": spider}
+        return f"{prefix}:state:{self.crawl_state}" if self.crawl_state else prefix
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> DistributedSettings:
@@ -45,4 +54,5 @@ class DistributedSettings:
             worker_timeout=timeout,
             poll_interval=min(setting(settings, "DISTRIBUTED_POLL_INTERVAL"), timeout / 3),
             site_prefetch=max(1, setting(settings, "DISTRIBUTED_SITE_PREFETCH")),
+            crawl_state=setting(settings, "CRAWL_STATE"),
         )

@@ -11,7 +11,10 @@ Key layout (``P`` is ``DISTRIBUTED_KEY_PREFIX`` with the spider's name filled in
   discoverer then does not remember their sitemaps);
 - ``P:finished`` the run id, once a worker saw the whole crawl finished. A recurring crawl's
   worker started later clears the run's keys (``seen``, ``discovery``, ``run``,
-  ``incomplete``, ``finished``, ``lease_seq``) and begins the next run.
+  ``incomplete``, ``finished``, ``lease_seq``) and begins the next run;
+- ``P:crawl_state`` the ``CRAWL_STATE`` of the crawl these keys belong to (empty: none). A
+  recurring crawl's ``P`` ends in ``:state:NAME``, so that two crawl states never share a
+  run; a worker of another state (a prefix set so) is refused (:class:`ForeignRun`).
 
 Calls are synchronous (redis-py), like scrapy-redis's own: each is one round trip to a
 server that answers in well under a millisecond on a LAN.
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed import lua
+from scrapy_maintext.state.redis_keys import state_prefix
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DONE = "done"
+#: The key naming the crawl state a run belongs to.
+OWNER = "crawl_state"
 #: A run's keys besides ``run`` and ``finished`` (the queue and leases are empty at its end).
 RUN_KEYS = ("seen", "discovery", "incomplete", "lease_seq")
 
@@ -45,6 +51,29 @@ class Lease:
     id: str
     data: bytes
     site: str
+
+
+class ForeignRun(Exception):
+    """The shared crawl under a prefix belongs to another crawl state: one line (exit 2)."""
+
+    def __init__(self, prefix: str, owner: str, mine: str) -> None:
+        super().__init__(foreign_run_message(prefix, owner, mine))
+
+
+def foreign_run_message(prefix: str, owner: str, mine: str) -> str:
+    """Why a worker of crawl state ``mine`` may not join the run of ``owner``."""
+    theirs = f"crawl state {owner!r}" if owner else "a crawl without CRAWL_STATE"
+    ours = f"CRAWL_STATE={mine}" if mine else "a crawl without CRAWL_STATE"
+    return (
+        f"the shared crawl {prefix} in Redis belongs to {theirs}; {ours} does not join it "
+        "(set another DISTRIBUTED_KEY_PREFIX)"
+    )
+
+
+def run_owner(server: Redis, prefix: str) -> str | None:
+    """The crawl state whose run ``prefix`` holds ('' for none), None when no crawl does."""
+    value = server.get(f"{prefix}:{OWNER}")
+    return None if value is None else text(value)
 
 
 def text(value: Any) -> str:
@@ -59,9 +88,13 @@ def new_worker_id() -> str:
 class CrawlState:
     """One worker's handle on the shared crawl."""
 
-    def __init__(self, server: Redis, prefix: str, worker_id: str, timeout: float) -> None:
+    def __init__(
+        self, server: Redis, prefix: str, worker_id: str, timeout: float, crawl_state: str = ""
+    ) -> None:
         self.server = server
         self.prefix = prefix
+        #: This worker's ``CRAWL_STATE`` ('' for none): the run it joins must be of it.
+        self.crawl_state = crawl_state
         self.worker_id = worker_id
         self.timeout_ms = int(timeout * 1000)
         self._enqueue = server.register_script(lua.ENQUEUE)
@@ -85,16 +118,24 @@ class CrawlState:
         return f"{self.prefix}:alive:{worker or self.worker_id}"
 
     # -- workers
+    def held_key(self) -> str:
+        """This worker holds its crawl state (``maintext state --forget`` refuses)."""
+        return f"{state_prefix(self.crawl_state)}:held:{self.worker_id}"
+
     def heartbeat(self) -> None:
         pipe = self.server.pipeline()
         pipe.sadd(self.key("workers"), self.worker_id)
         pipe.set(self.alive_key(), "1", px=self.timeout_ms)
+        if self.crawl_state:
+            pipe.set(self.held_key(), self.prefix, px=self.timeout_ms)
         pipe.execute()
 
     def leave(self) -> int:
         """Clean shutdown: leased requests go back to the queue; this worker is gone."""
         count = self._requeue_of(self.worker_id, force=True)
         self.server.delete(self.alive_key())
+        if self.crawl_state:
+            self.server.delete(self.held_key())
         return count
 
     def reap(self) -> int:
@@ -165,9 +206,14 @@ class CrawlState:
 
     def start_run(self, proposed: str, renew: bool) -> tuple[str, bool]:
         """The run id, and whether this call began a new run: with ``renew``, a finished
-        run's keys are cleared first (atomically: of workers started together, one clears)."""
-        keys = [self.key("run"), self.key("finished"), *(self.key(k) for k in RUN_KEYS)]
-        run, renewed = self._start_run(keys, [proposed, "1" if renew else "0"])
+        run's keys are cleared first (atomically: of workers started together, one clears).
+        :class:`ForeignRun` when the run belongs to another crawl state."""
+        keys = [self.key(OWNER), self.key("run"), self.key("finished")]
+        keys += [self.key(k) for k in RUN_KEYS]
+        args = [proposed, "1" if renew else "0", self.crawl_state]
+        run, renewed = self._start_run(keys, args)
+        if renewed == -1:
+            raise ForeignRun(self.prefix, text(run), self.crawl_state)
         return text(run), bool(renewed)
 
     def run_id_now(self) -> str | None:

@@ -21,7 +21,7 @@ from scrapy.extensions.feedexport import FeedExporter
 from scrapy.utils.defer import deferred_from_coro
 from scrapy_maintext.distributed.connection import breaker_of, crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
-from scrapy_maintext.distributed.state import CrawlState, new_worker_id
+from scrapy_maintext.distributed.state import CrawlState, ForeignRun, new_worker_id
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import switched_off
 from scrapy_maintext.vocabulary.settings import setting
@@ -69,6 +69,8 @@ class DistributedWorker:
         self.claimed: set[str] = set()
         self.stopping = False
         self.joined = False
+        #: Why this worker did not join (the run is another crawl state's), if so.
+        self.refused = ""
         self._loop = LoopingCall(self._tick)
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
@@ -84,15 +86,22 @@ class DistributedWorker:
     def state(self) -> CrawlState:
         spider = self.crawler.spider
         assert spider is not None, "the shared crawl's keys need the spider's name"
-        prefix = self.config.key_prefix % {"spider": spider.name}
-        return CrawlState(self.server, prefix, self.worker_id, self.config.worker_timeout)
+        prefix = self.config.prefix(spider.name)
+        timeout = self.config.worker_timeout
+        return CrawlState(self.server, prefix, self.worker_id, timeout, self.config.crawl_state)
 
     # -- lifecycle
     def join(self, spider: Spider) -> None:
         """Called by the scheduler when it opens, before the spider's start requests."""
         # Closed from spider_opened when this fails (said once by the breaker): Scrapy cannot
         # close a spider whose scheduler failed to open.
-        self.joined = bool(self.ask(self._join, spider))
+        try:
+            self.joined = bool(self.ask(self._join, spider))
+        except ForeignRun as exc:
+            # Checked by the crawl command first; here when the run changed hands since.
+            self.refused = str(exc)
+            logger.error("%s", exc)
+            self._inc(Stat.DISTRIBUTED_REFUSED)
 
     def _join(self, spider: Spider) -> bool:
         self.server.ping()
@@ -135,6 +144,8 @@ class DistributedWorker:
             return default
 
     def spider_opened(self, spider: Spider) -> None:
+        if self.refused:
+            raise CloseSpider("shared_run_of_another_state")
         if not self.joined:
             raise CloseSpider("redis_unreachable")
         self._loop.start(self.config.poll_interval, now=False)

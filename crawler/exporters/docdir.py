@@ -69,6 +69,7 @@ def render(item: Any, fmt: str) -> bytes:
         return markdown_document(item).encode("utf-8")
     record = to_record(item)
     record["body"] = [block.to_dict() for block in record["body"]]
+    record["images"] = [image.to_dict() for image in record["images"]]
     return json.dumps(record, ensure_ascii=False, indent=2, default=str).encode("utf-8") + b"\n"
 
 

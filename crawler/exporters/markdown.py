@@ -10,10 +10,12 @@ or a quote; ``|`` in a table cell), not inline ``*`` or ``_``, which corpora wan
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from scrapy_maintext.document import Block
-from scrapy_maintext.exporters.records import text_of, to_record
+from scrapy_maintext.document import Block, Image
+from scrapy_maintext.exporters.records import images_before, text_of, to_record
 from scrapy_maintext.exporters.txt import TxtItemExporter
 
 #: Metadata lines of a document's header: (label, record key).
@@ -21,6 +23,7 @@ HEADER_FIELDS = (
     ("URL", "url"),
     ("Author", "author"),
     ("Date", "date"),
+    ("Date-Modified", "date_modified"),
     ("Language", "language"),
     ("Language-Confidence", "language_confidence"),
 )
@@ -51,11 +54,13 @@ def markdown_document(item: Any) -> str:
         # Backslash line ends: hard breaks, so the lines stay lines when rendered.
         lines += ["\\\n".join(meta), ""]
     blocks = record["body"] or [Block("p", line) for line in text_of(record).splitlines()]
+    images: list[Image] = record["images"] if record["body"] else []
     if blocks and blocks[0].kind == "head" and _one_line(blocks[0].text) == title:
         blocks = blocks[1:]  # the page's own h1 is the section's title already
+        images = [replace(image, position=max(image.position - 1, 0)) for image in images]
     # The body's top headings one level below the title: ``##``.
     levels = [block.level or 2 for block in blocks if block.kind == "head"]
-    body = markdown_body(blocks, heading_offset=max(0, 2 - min(levels, default=2)))
+    body = markdown_body(blocks, max(0, 2 - min(levels, default=2)), images)
     if body:
         lines += [body, ""]
     comments = record.get("comments")
@@ -65,23 +70,52 @@ def markdown_document(item: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown_body(blocks: list[Block], heading_offset: int = 0) -> str:
-    """The blocks as Markdown; headings ``heading_offset`` levels deeper (at most 6)."""
+def markdown_body(
+    blocks: list[Block], heading_offset: int = 0, images: Sequence[Image] = ()
+) -> str:
+    """The blocks as Markdown, each image before the block it stands before (one inside a
+    list or table before it); headings ``heading_offset`` levels deeper (at most 6)."""
     parts: list[str] = []
     index = 0
     while index < len(blocks):
         block = blocks[index]
+        end = index + 1
         if block.kind in ("item", "row"):
-            end = index
             while end < len(blocks) and blocks[end].kind == block.kind:
                 end += 1
-            group = blocks[index:end]
-            parts.append(_list(group) if block.kind == "item" else _table(group))
-            index = end
-            continue
-        parts.append(_block(block, heading_offset))
-        index += 1
+        parts += [markdown_image(image) for image in images_before(images, index, end, False)]
+        group = blocks[index:end]
+        if block.kind == "item":
+            parts.append(_list(group))
+        elif block.kind == "row":
+            parts.append(_table(group))
+        else:
+            parts.append(_block(block, heading_offset))
+        index = end
+    last = images_before(images, len(blocks), len(blocks), True)
+    parts += [markdown_image(image) for image in last]
     return "\n\n".join(part for part in parts if part)
+
+
+def markdown_image(image: Image) -> str:
+    """``![alt](url "caption")``, and the credit in italics on the next line."""
+    alt = _one_line(image.alt or "").replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    title = ""
+    if image.caption:
+        caption = _one_line(image.caption).replace("\\", "\\\\").replace('"', '\\"')
+        title = f' "{caption}"'
+    url = _autolink(image.url)
+    if "(" in url or ")" in url:
+        url = f"<{url}>"
+    line = f"![{alt}]({url}{title})"
+    if image.credit:
+        line += f"\\\n*{_escape_inline(_one_line(image.credit))}*"
+    return line
+
+
+def _escape_inline(text: str) -> str:
+    """Text inside ``*...*``: its own ``*``, ``_`` and backslashes escaped."""
+    return re.sub(r"([\\*_])", r"\\\1", text)
 
 
 def _block(block: Block, heading_offset: int) -> str:

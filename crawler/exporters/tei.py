@@ -1,281 +1,24 @@
-"""TEI P5 output: one ``<TEI>`` per document, a ``<teiCorpus>`` feed of them.
-
-Every document validates against ``tei_all`` (tests check it): the header holds title,
-author, date, URL, site, licence, language, keywords and the extractor (with model
-version); the body keeps headings (as ``<div>`` sections), paragraphs, lists, tables,
-quotes and code.
-"""
+"""TEI P5 output: a ``<teiCorpus>`` feed of one ``<TEI>`` per document
+(:mod:`.tei_document` builds each)."""
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
-import re
 from typing import Any, BinaryIO
 
 import scrapy_maintext
 from lxml import etree
 from scrapy.exporters import BaseItemExporter
-from scrapy_maintext.document import Block
-from scrapy_maintext.exporters.records import string_list, text_of, to_record, xml_safe
-
-TEI_NS = "http://www.tei-c.org/ns/1.0"
-XML_NS = "http://www.w3.org/XML/1998/namespace"
-DEFAULT_CORPUS_TITLE = "Web corpus"
-
-_WHEN = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-_VERSION = re.compile(r"\d+(\.\d+){0,2}")
-_LANGUAGE = re.compile(r"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$")
-
-
-def _el(parent: etree._Element | None, tag: str, text: str | None = None, **attrs: str) -> Any:
-    name = f"{{{TEI_NS}}}{tag}"
-    if parent is None:
-        element = etree.Element(name, nsmap={None: TEI_NS})
-    else:
-        element = etree.SubElement(parent, name)
-    for key, value in attrs.items():
-        element.set(key, xml_safe(value))
-    if text:
-        element.text = xml_safe(text)
-    return element
-
-
-def build_tei(item: Any) -> etree._Element:
-    """A standalone ``<TEI>`` element for one exported item."""
-    record = to_record(item)
-    tei = _el(None, "TEI")
-    language = record.get("language")
-    if isinstance(language, str) and _LANGUAGE.match(language):
-        tei.set(f"{{{XML_NS}}}lang", language)
-    _build_header(_el(tei, "teiHeader"), record)
-    _build_body(_el(_el(tei, "text"), "body"), record)
-    return tei
-
-
-def _build_header(header: Any, record: dict[str, Any]) -> None:
-    file_desc = _el(header, "fileDesc")
-    title_stmt = _el(file_desc, "titleStmt")
-    _el(title_stmt, "title", record.get("title") or record.get("url") or "Untitled")
-    if record.get("author"):
-        _el(title_stmt, "author", record["author"])
-    _build_publication(_el(file_desc, "publicationStmt"), record)
-    if record.get("description"):
-        _el(_el(file_desc, "notesStmt"), "note", record["description"], type="description")
-    _build_source(_el(_el(file_desc, "sourceDesc"), "bibl"), record)
-    _build_encoding(_el(header, "encodingDesc"), record)
-    _build_profile(header, record)
-
-
-def _build_publication(stmt: Any, record: dict[str, Any]) -> None:
-    _el(stmt, "publisher", record.get("sitename") or record.get("hostname") or "unknown")
-    if record.get("url"):
-        _el(stmt, "idno", record["url"], type="URL")
-    if record.get("fingerprint"):
-        _el(stmt, "idno", record["fingerprint"], type="fingerprint")
-    _date(stmt, record.get("date"))
-    if record.get("license"):
-        _el(_el(stmt, "availability"), "licence", record["license"])
-
-
-def _date(parent: Any, value: Any) -> None:
-    if not value:
-        return
-    date = _el(parent, "date", str(value))
-    if _is_iso_date(str(value)):
-        date.set("when", str(value))
-
-
-def _is_iso_date(value: str) -> bool:
-    """Whether ``value`` is a real YYYY, YYYY-MM or YYYY-MM-DD date (what @when accepts)."""
-    if not _WHEN.match(value):
-        return False
-    padded = value + "-01" * (2 - value.count("-"))
-    try:
-        datetime.date.fromisoformat(padded)
-    except ValueError:
-        return False
-    return True
-
-
-def _build_source(bibl: Any, record: dict[str, Any]) -> None:
-    _el(bibl, "title", record.get("title") or record.get("url") or "Untitled")
-    if record.get("author"):
-        _el(bibl, "author", record["author"])
-    if record.get("sitename"):
-        _el(bibl, "publisher", record["sitename"])
-    _date(bibl, record.get("date"))
-    if record.get("url"):
-        _el(bibl, "idno", record["url"], type="URL")
-    if record.get("image"):
-        _el(bibl, "idno", record["image"], type="image")
-    _build_provenance(bibl, record)
-
-
-#: Provenance fields (WARC_OUTPUT, or ``maintext extract`` of a WARC) as ``<idno>`` types.
-PROVENANCE_IDNOS = (
-    ("warc_file", "WARC-file"),
-    ("warc_offset", "WARC-offset"),
-    ("warc_record_id", "WARC-Record-ID"),
-    ("payload_digest", "WARC-Payload-Digest"),
+from scrapy_maintext.exporters.tei_document import (
+    DEFAULT_CORPUS_TITLE,
+    TEI_NS,
+    build_tei,
+    el,
+    tei_bytes,
 )
 
-
-def _build_provenance(bibl: Any, record: dict[str, Any]) -> None:
-    """Where the document came from: its WARC record, the fetch time and HTTP status."""
-    for key, kind in PROVENANCE_IDNOS:
-        if record.get(key) not in (None, ""):
-            _el(bibl, "idno", str(record[key]), type=kind)
-    fetched = record.get("fetched_at")
-    if isinstance(fetched, str) and fetched:
-        date = _el(bibl, "date", fetched, type="fetched")
-        if _is_datetime(fetched):
-            date.set("when", fetched)
-    if record.get("status") not in (None, ""):
-        _el(bibl, "note", str(record["status"]), type="http-status")
-
-
-def _is_datetime(value: str) -> bool:
-    try:
-        moment = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return moment.tzinfo is not None and "T" in value
-
-
-def _build_encoding(desc: Any, record: dict[str, Any]) -> None:
-    app_info = _el(desc, "appInfo")
-    crawler_app = _el(
-        app_info, "application", ident="scrapy-maintext", version=scrapy_maintext.__version__
-    )
-    _el(crawler_app, "label", "scrapy-maintext")
-    extractor = record.get("extractor") or "unknown"
-    version = record.get("model_version") or _engine_version(extractor)
-    engine = _el(app_info, "application", ident=_ident(extractor), version=_version(version))
-    _el(engine, "label", extractor)
-    if _version(version) != version:
-        _el(engine, "desc", version, type="version")
-    if record.get("confidence") is not None:
-        _el(engine, "desc", f"confidence {float(record['confidence']):.3f}")
-
-
-def _engine_version(extractor: str) -> str:
-    if extractor == "trafilatura":
-        import trafilatura
-
-        return str(trafilatura.__version__)
-    return "unknown"
-
-
-def _version(version: str) -> str:
-    """``@version`` must be digits and dots (teidata.versionNumber); the full string, when
-    different, goes into a ``<desc type="version">``."""
-    match = _VERSION.search(version)
-    return match.group(0) if match else "0"
-
-
-def _ident(name: str) -> str:
-    """A valid ``xsd:Name`` from an extractor name."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", name)
-    return cleaned if cleaned[:1].isalpha() else f"x-{cleaned}"
-
-
-def _build_profile(header: Any, record: dict[str, Any]) -> None:
-    language = record.get("language")
-    categories, tags = string_list(record.get("categories")), string_list(record.get("tags"))
-    has_language = isinstance(language, str) and bool(_LANGUAGE.match(language))
-    page_type = record.get("page_type")
-    if not isinstance(page_type, str) or not page_type:
-        page_type = None
-    if not (has_language or categories or tags or page_type):
-        return
-    profile = _el(header, "profileDesc")
-    if has_language:
-        language_el = _el(_el(profile, "langUsage"), "language", str(language), ident=str(language))
-        confidence = record.get("language_confidence")
-        if isinstance(confidence, int | float) and 0 <= confidence <= 1:
-            # TEI's @cert takes a probability: the language detector's.
-            language_el.set("cert", f"{float(confidence):.4g}")
-    if categories or tags or page_type:
-        text_class = _el(profile, "textClass")
-        if page_type:
-            _page_type_code(text_class, page_type, record.get("page_type_probability"))
-        for scheme, terms in (("categories", categories), ("tags", tags)):
-            if terms:
-                keywords = _el(text_class, "keywords", scheme=f"#{scheme}")
-                for term in terms:
-                    _el(keywords, "term", term)
-
-
-def _page_type_code(text_class: Any, page_type: str, probability: Any) -> None:
-    """The page type (``extraction.page_type``) as a ``<classCode scheme="#page-type">``,
-    the model's probability as its ``@cert``."""
-    code = _el(text_class, "classCode", page_type, scheme="#page-type")
-    if isinstance(probability, int | float) and 0 <= probability <= 1:
-        code.set("cert", f"{float(probability):.4g}")
-
-
-def _build_body(body: Any, record: dict[str, Any]) -> None:
-    blocks = record["body"] or [Block("p", line) for line in text_of(record).splitlines()]
-    div = None
-    index = 0
-    while index < len(blocks):
-        block = blocks[index]
-        if block.kind == "head" or div is None:
-            div = _el(body, "div", type="section")
-        index = _add_block(div, blocks, index)
-    if div is None:
-        _el(_el(body, "div", type="section"), "p")
-    comments = record.get("comments")
-    if isinstance(comments, str) and comments.strip():
-        section = _el(body, "div", type="comments")
-        for line in comments.splitlines():
-            if line.strip():
-                _el(section, "p", line)
-
-
-def _add_block(div: Any, blocks: list[Block], index: int) -> int:
-    """Append ``blocks[index]`` (with the run of list items or rows it starts) to ``div``."""
-    block = blocks[index]
-    if block.kind in ("item", "row"):
-        end = index
-        while end < len(blocks) and blocks[end].kind == block.kind:
-            end += 1
-        _add_group(div, blocks[index:end])
-        return end
-    if block.kind == "head":
-        head = _el(div, "head", block.text)
-        if block.level:
-            head.set("rend", f"h{block.level}")
-    elif block.kind == "code":
-        _el(div, "ab", block.text, type="code").set(f"{{{XML_NS}}}space", "preserve")
-    elif block.kind == "quote":
-        _el(div, "quote", block.text)
-    else:
-        _el(div, "p", block.text)
-    return index + 1
-
-
-def _add_group(div: Any, group: list[Block]) -> None:
-    if group[0].kind == "item":
-        listing = _el(div, "list")
-        for block in group:
-            _el(listing, "item", block.text)
-        return
-    table = _el(div, "table")
-    for block in group:
-        row = _el(table, "row")
-        for cell in block.cells or (block.text,):
-            _el(row, "cell", cell)
-
-
-def tei_bytes(item: Any) -> bytes:
-    """One document as a standalone, pretty-printed TEI file."""
-    return etree.tostring(
-        build_tei(item), xml_declaration=True, encoding="utf-8", pretty_print=True
-    )
-
+__all__ = ["CORPUS_END", "TEI_NS", "TeiItemExporter", "build_tei", "tei_bytes"]
 
 CORPUS_END = b"</teiCorpus>\n"
 
@@ -353,17 +96,15 @@ class TeiItemExporter(BaseItemExporter):
         self.file.flush()
 
     def _corpus_header(self) -> Any:
-        header = _el(None, "teiHeader")
-        file_desc = _el(header, "fileDesc")
-        _el(_el(file_desc, "titleStmt"), "title", self.corpus_title)
-        _el(
-            _el(file_desc, "publicationStmt"),
+        header = el(None, "teiHeader")
+        file_desc = el(header, "fileDesc")
+        el(el(file_desc, "titleStmt"), "title", self.corpus_title)
+        el(
+            el(file_desc, "publicationStmt"),
             "p",
             f"Built with scrapy-maintext {scrapy_maintext.__version__}",
         )
-        _el(
-            _el(file_desc, "sourceDesc"), "p", "Web pages crawled with Scrapy; main text extracted."
-        )
+        el(el(file_desc, "sourceDesc"), "p", "Web pages crawled with Scrapy; main text extracted.")
         return header
 
 

@@ -17,6 +17,7 @@ HEADER_FIELDS = (
     ("Title", "title"),
     ("Author", "author"),
     ("Date", "date"),
+    ("Date-Modified", "date_modified"),
     ("Site", "sitename"),
     ("Host", "hostname"),
     ("Language", "language"),

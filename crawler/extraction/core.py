@@ -18,6 +18,7 @@ from scrapy_maintext.extraction.engines import (
     run_trafilatura,
 )
 from scrapy_maintext.extraction.fingerprint import fingerprint
+from scrapy_maintext.extraction.images import article_images, same_picture
 from scrapy_maintext.extraction.language import detect
 from scrapy_maintext.extraction.metadata import (
     apply_metadata,
@@ -26,6 +27,7 @@ from scrapy_maintext.extraction.metadata import (
     page_title,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.people import is_publisher, split_authors
 from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
@@ -181,6 +183,9 @@ def _extract_tree(
         result, body = _second_opinion(doc, tree, result, body, options, article)
     doc.body = body.blocks
     doc.text = blocks_to_text(doc.body)
+    doc.authors = split_authors(doc.author)
+    if options.images:
+        add_images(doc, tree, result, body)
     doc.comments = result.comments
     doc.extractor = result.extractor
     doc.confidence = result.confidence
@@ -268,9 +273,27 @@ def follow_convention(
     verdicts = convention.judge(
         result.blocks, facts, result.markup, captions=captions, article=article
     )
-    if metadata and doc.author is None and Convention.BYLINE in verdicts:
-        doc.author = convention.byline_author(result.blocks, verdicts)
+    unnamed = doc.author is None or is_publisher(doc.author, doc.sitename, doc.hostname)
+    if metadata and unnamed and Convention.BYLINE in verdicts:
+        doc.author = convention.byline_author(result.blocks, verdicts) or doc.author
     return verdicts
+
+
+def add_images(
+    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, body: Body
+) -> None:
+    """The article's pictures (``extraction.images``), with the caption lines the convention
+    took out of the text; ``image`` is the first of them when the metadata gave no cover."""
+    captions = [
+        block
+        for block, verdict in zip(result.blocks, body.convention, strict=True)
+        if verdict is Convention.CAPTION
+    ]
+    doc.images = article_images(tree, doc.url, doc.body, doc.image, doc.title, captions)
+    cover = next((image.url for image in doc.images if image.cover), None)
+    if cover and not (doc.image and same_picture(doc.image, cover)):
+        # The page shows its cover in the article: that picture, not another crop of it.
+        doc.image = cover
 
 
 def apply_language(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:

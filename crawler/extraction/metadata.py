@@ -33,6 +33,7 @@ from scrapy_maintext.extraction.structured import (
     add_byline,
     page_candidates,
 )
+from scrapy_maintext.extraction.topics import page_keywords
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -83,12 +84,14 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
         return
     doc.title = RULES["title"].pick(found.title)[0]
     doc.author = RULES["author"].pick(found.author)[0]
-    doc.date = RULES["date"].pick(found.date)[0]
+    day, source = RULES["date"].pick(found.date)
+    doc.date = with_time(day, source, found.moments)
+    doc.date_modified = modified_date(found)
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
     doc.categories = split_terms(meta.categories)
-    doc.tags = split_terms(meta.tags)
+    doc.tags = page_keywords(tree) or split_terms(meta.tags)
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None
     doc.language = page_language(tree) or meta.language or None
@@ -116,6 +119,37 @@ def gather(
     date = real_date(meta.date, tree, url) if "date" not in skip else None
     add_fallback(found, url, meta.title, meta.author, date)
     return meta, found
+
+
+#: Date sources of a publication time, in the order one is taken for a day another source
+#: chose; and the sources of the last modification.
+TIME_SOURCES = (
+    "jsonld_published", "article_published", "microdata_date", "time_first", "meta_date",
+    "dc_date", "jsonld_created",
+)  # fmt: skip
+MODIFIED_SOURCES = ("modified", "meta_updated")
+
+
+def with_time(day: str | None, source: str | None, moments: dict[str, str]) -> str | None:
+    """The chosen day with the time the page gives it: the chosen source's own, else that of
+    the first source in ``TIME_SOURCES`` on the same day."""
+    if not day:
+        return day
+    sources = (source, *TIME_SOURCES) if source not in MODIFIED_SOURCES else TIME_SOURCES
+    for name in sources:
+        moment = moments.get(name or "")
+        if moment and moment[:10] == day:
+            return moment
+    return day
+
+
+def modified_date(found: Candidates) -> str | None:
+    """When the page says it was last changed: with its time where it gives one."""
+    for source in MODIFIED_SOURCES:
+        value = found.moments.get(source) or found.date.get(source)
+        if value:
+            return value
+    return None
 
 
 def add_fallback(

@@ -41,6 +41,9 @@ class ExtractOptions:
     #: Ask trafilatura too when the neural text is empty or a sliver of the page
     #: (``extraction.second_opinion``, ``EXTRACT_SECOND_OPINION``).
     second_opinion: bool = True
+    #: Find the article's pictures with their captions and credits (``Document.images``,
+    #: ``EXTRACT_IMAGES``).
+    images: bool = True
     favor_precision: bool = False
     favor_recall: bool = False
     #: Extract title, author, date, ... (url and hostname are always set).

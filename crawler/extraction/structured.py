@@ -14,6 +14,7 @@ the walk visits at most :data:`MAX_JSON_LD_NODES` nodes, and a value longer than
 
 from __future__ import annotations
 
+import datetime
 import html
 import itertools
 import json
@@ -92,6 +93,10 @@ MAX_BYLINES = 50
 MAX_BYLINE_CHARS = 120
 _URL_DATE = re.compile(r"/((?:19|20)\d{2})[/-](0?[1-9]|1[0-2])[/-](0?[1-9]|[12]\d|3[01])(?:/|\b)")
 _ISO_DATE = re.compile(r"((?:19|20)\d{2})-(\d{2})-(\d{2})")
+_ISO_MOMENT = re.compile(
+    r"((?:19|20)\d{2}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:[.,]\d+)?\s*"
+    r"(Z|z|[+-]\d{2}:?\d{2})?(?!\d)"
+)
 
 #: Meta tags (``name`` or ``property``, lower case) read as each source.
 META_SOURCES: dict[str, tuple[str, str]] = {
@@ -145,6 +150,8 @@ class Candidates:
     author: dict[str, str] = field(default_factory=dict)
     date: dict[str, str] = field(default_factory=dict)
     sitename: dict[str, str] = field(default_factory=dict)
+    #: Per date source, its date with the time and zone the page writes (``iso_moment``).
+    moments: dict[str, str] = field(default_factory=dict)
 
     def add(self, name: str, source: str, value: Any) -> None:
         if not isinstance(value, str):
@@ -156,11 +163,32 @@ class Candidates:
         if not value:
             return
         if name == "date":
+            moment = iso_moment(value)
             value = iso_day(value) or ""
             if not value:
                 return
+            if moment and moment.startswith(value):
+                self.moments.setdefault(source, moment)
         values: dict[str, str] = getattr(self, name)
         values.setdefault(source, value)
+
+
+def iso_moment(value: str) -> str | None:
+    """An ISO 8601 date with its time ("2025-04-02T09:15:00+02:00", the zone when given,
+    "Z" as "+00:00") from the start of ``value``, or None when it has no valid time."""
+    match = _ISO_MOMENT.match(value.strip())
+    if not match:
+        return None
+    day, hour, minute, second, zone = match.groups()
+    zone = "+00:00" if zone in ("Z", "z") else zone
+    if zone and ":" not in zone:
+        zone = f"{zone[:3]}:{zone[3:]}"
+    text = f"{day}T{hour}:{minute}:{second or '00'}{zone or ''}"
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return text
 
 
 def iso_day(value: str) -> str | None:

@@ -60,6 +60,7 @@ class ExtractConfig:
             include_captions=setting(settings, "EXTRACT_CAPTIONS"),
             page_types=setting(settings, "EXTRACT_PAGE_TYPES"),
             second_opinion=setting(settings, "EXTRACT_SECOND_OPINION"),
+            images=setting(settings, "EXTRACT_IMAGES"),
             favor_precision=setting(settings, "EXTRACT_FAVOR_PRECISION"),
             favor_recall=setting(settings, "EXTRACT_FAVOR_RECALL"),
             max_bytes=setting(settings, "EXTRACT_MAX_BYTES"),

@@ -36,8 +36,9 @@ def merge_document(
     adapter = ItemAdapter(item)
     values = {**_document_fields(adapter, doc, config), **(extra or {})}
     if config.markdown:
-        # The body only, headings at their own levels (title and URL are fields already).
-        values[MARKDOWN_FIELD] = markdown_body(doc.body)
+        # The body and its pictures in place, headings at their own levels (title and URL
+        # are fields already).
+        values[MARKDOWN_FIELD] = markdown_body(doc.body, images=doc.images)
     if not isinstance(item, dict) and not set(values) <= set(adapter.field_names()):
         # A typed item (scrapy.Item, dataclass) without the Document fields cannot
         # hold them; a dict keeps every field the item had.

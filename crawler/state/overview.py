@@ -181,7 +181,7 @@ def overview(
         "due", 3, lambda due, checked, at: due_at(policy, due, checked, at), deterministic=True
     )
     rows = db.execute(_QUERY, {"now": now}).fetchall()
-    return [_site(row[0], [int(n or 0) for n in row[1:8]], row[8]) for row in rows]
+    return [site_overview(row[0], [int(n or 0) for n in row[1:8]], row[8]) for row in rows]
 
 
 def total(sites: list[SiteOverview]) -> SiteOverview:
@@ -189,10 +189,10 @@ def total(sites: list[SiteOverview]) -> SiteOverview:
     names = [f.name for f in fields(SiteOverview)][1:-1]
     sums = [sum(getattr(s, name) for s in sites) for name in names]
     last = max((s.last_visit for s in sites if s.last_visit is not None), default=None)
-    return _site(f"total ({len(sites)} site{'' if len(sites) == 1 else 's'})", sums, last)
+    return site_overview(f"total ({len(sites)} site{'' if len(sites) == 1 else 's'})", sums, last)
 
 
-def _site(name: str, counts: list[int], last: int | None) -> SiteOverview:
+def site_overview(name: str, counts: list[int], last: int | None) -> SiteOverview:
     known, documents, due_now, due_24h, changed, gone, revisions = counts
     return SiteOverview(name, known, documents, due_now, due_24h, changed, gone, revisions, last)
 

@@ -50,6 +50,11 @@ logger = logging.getLogger(__name__)
 _OPEN: weakref.WeakKeyDictionary[Crawler, Recrawl] = weakref.WeakKeyDictionary()
 #: What a failed write of either backend raises.
 WRITE_ERRORS = (sqlite3.Error, StateUnavailable)
+#: Stats of the damaged keys a state skipped, and the state's attribute holding them.
+_SKIPPED = {
+    Stat.RECRAWL_STATE_ROWS_SKIPPED: "skipped",
+    Stat.RECRAWL_STATE_KEYS_SKIPPED: "skipped_keys",
+}
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,8 @@ class Recrawl:
         #: could not record (``recrawl/state_writes_lost`` counts pages, not writes).
         self._window: set[str] = set()
         self._lost: set[str] = set()
+        #: Pages the state knows, as read at the last flush (None: it could not be read).
+        self.known: int | None = None
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -123,6 +130,10 @@ class Recrawl:
         """Commit now and tell the crawl report every outcome so far (before it reports)."""
         self._commit_later.cancel()
         self._commit()
+        if self.broken:
+            self.known = None  # not asked again: what this run wrote is not all there
+        else:
+            self._count_state()
 
     def _commit(self) -> None:
         if self.broken:
@@ -206,21 +217,30 @@ class Recrawl:
         if self.crawler.stats is not None and count:
             self.crawler.stats.set_value(Stat.RECRAWL_STATE_WRITES_LOST, count)
 
+    def _count_state(self) -> None:
+        """The ``recrawl/`` counts of the state itself (pages known, damaged keys skipped),
+        set at each flush: the crawl report reads them before the state closes."""
+        self.known = None
+        with contextlib.suppress(*WRITE_ERRORS):
+            self.known = self.state.known_pages()
+        stats = self.crawler.stats
+        if stats is None:
+            return
+        if self.known is not None:
+            stats.set_value(Stat.RECRAWL_KNOWN, self.known)
+        for name, attribute in _SKIPPED.items():
+            skipped = len(getattr(self.state, attribute, ()))
+            if skipped:
+                stats.set_value(name, skipped)
+
     def _closed(self, spider: Any = None, reason: str = "") -> None:
         self.flush()
-        known = 0
-        with contextlib.suppress(*WRITE_ERRORS):
-            known = self.state.known_pages()
         with contextlib.suppress(*WRITE_ERRORS):
             self.state.close()
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
         get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
-        if stats is not None:
-            stats.set_value(Stat.RECRAWL_KNOWN, known)
-            skipped = len(getattr(self.state, "skipped", ()))
-            if skipped:
-                stats.set_value(Stat.RECRAWL_STATE_ROWS_SKIPPED, skipped)
+        known = "an unknown number" if self.known is None else str(self.known)
         fresh = get(Stat.RECRAWL_NEW) + get(Stat.RECRAWL_CHANGED)
         unchanged = (
             get(Stat.RECRAWL_UNCHANGED)
@@ -228,7 +248,7 @@ class Recrawl:
             + get(Stat.RECRAWL_SKIPPED_BY_DATE)
         )
         logger.info(
-            "Recurring crawl: %d new or changed of %d known; %d unchanged, %d gone, "
+            "Recurring crawl: %d new or changed of %s known; %d unchanged, %d gone, "
             "%d not due (state %s)",
             fresh,
             known,
@@ -272,7 +292,7 @@ def open_configured(
     try:
         client = crawl_client(crawler) if crawler is not None else redis_client(settings)
     except ValueError as exc:
-        raise CrawlStateError(f"crawl state {config.path}: REDIS_URL {where}: {exc}") from None
+        raise CrawlStateError(f"crawl state {config.path}: {exc}") from None
     return RedisCrawlState(client, config.path, where)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from scrapy_maintext.state.schedule import NO_HINTS, Hints, Schedule
+from scrapy_maintext.state.schedule import NO_HINTS, Hints, Schedule, requested_from
 from scrapy_maintext.state.store import StateStore
 from scrapy_maintext.state.validators import Validators, iso_to_epoch
 
@@ -71,6 +71,11 @@ class DiscoveryMemory:
     def due(self, url: str) -> bool:
         """Whether the sitemap or feed ``url`` is read in this run."""
         return self.schedule.due(url)
+
+    def requested_from(self, url: str) -> int | None:
+        """When a run starts late enough to read the sitemap or feed ``url`` (None: now)."""
+        visit = self.schedule.get(url)
+        return None if visit is None else requested_from(self.schedule.policy, visit)
 
     def child_unchanged(self, url: str, lastmod: str | None) -> bool:
         """A child sitemap listed with the same ``lastmod`` as when it was last read."""

@@ -154,6 +154,14 @@ def is_due(policy: SchedulePolicy, visit: Visit | None, now: int) -> bool:
     return due_at(policy, visit.due, visit.checked, now)
 
 
+def requested_from(policy: SchedulePolicy, visit: Visit) -> int:
+    """The earliest start of a run that requests the URL of ``visit`` (by :func:`due_at`)."""
+    due = (
+        visit.due if visit.checked is None else min(visit.due, visit.checked + policy.max_interval)
+    )
+    return due - policy.min_interval // 2
+
+
 def due_at(policy: SchedulePolicy, due: int | None, checked: int | None, now: int) -> bool:
     """The rule of :func:`is_due` on a schedule row's ``due`` and ``checked`` (last visit),
     None when the URL has none: what a run requests, and what ``maintext state`` counts.

@@ -162,6 +162,10 @@ class Stat:
     DISTRIBUTED_REDIS_LOST: Final = "distributed/redis_lost"
     #: 1 when this worker started the next run of a finished recurring crawl.
     DISTRIBUTED_NEW_RUN: Final = "distributed/new_run"
+    #: Shared near-duplicate band keys or members that held no fingerprint: dropped.
+    DISTRIBUTED_FINGERPRINTS_SKIPPED: Final = "distributed/fingerprints_skipped"
+    #: The shared run under this worker's prefix is another crawl state's (exit status 2).
+    DISTRIBUTED_REFUSED: Final = "distributed/refused"
     # Recurring crawls (CRAWL_STATE): one stat per page outcome (``RECRAWL + outcome``), and
     # the crawl report (issue 24) shows ``recrawl/<outcome>`` when present.
     RECRAWL: Final = "recrawl/"
@@ -186,6 +190,9 @@ class Stat:
     RECRAWL_STATE_WRITES_LOST: Final = "recrawl/state_writes_lost"
     #: Rows of a crawl state in Redis that were no rows (damaged): skipped, their URLs new.
     RECRAWL_STATE_ROWS_SKIPPED: Final = "recrawl/state_rows_skipped"
+    #: Keys of a Redis state beside its rows (a sitemap's listing) that held something else:
+    #: skipped, written again.
+    RECRAWL_STATE_KEYS_SKIPPED: Final = "recrawl/state_keys_skipped"
     # What the outputs accepted (issue 29): a document is exported once every output took it.
     #: Outputs (feeds, DOCDIR_PATH, the page journal) whose writes failed.
     EXPORT_OUTPUTS_FAILED: Final = "export/outputs_failed"

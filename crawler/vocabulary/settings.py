@@ -138,6 +138,12 @@ _OURS = [
             bool,
             "Ask trafilatura too when the neural text is empty or a sliver of the page.",
         ),
+        (
+            "EXTRACT_IMAGES",
+            True,
+            bool,
+            "Find the article's images with their captions and credits (the images field).",
+        ),
         ("EXTRACT_FAVOR_PRECISION", False, bool, "Prefer less text, less boilerplate."),
         ("EXTRACT_FAVOR_RECALL", False, bool, "Prefer more text, more boilerplate."),
         ("EXTRACT_URL_FIELD", "url", str, "Item field holding the page URL."),
@@ -268,7 +274,12 @@ _OURS = [
     *_group(
         "Distributed crawl",
         ("REDIS_URL", "", str, "redis://host:port/db: this process joins a shared crawl."),
-        ("DISTRIBUTED_KEY_PREFIX", "maintext:%(spider)s", str, "Prefix of the crawl's Redis keys."),
+        (
+            "DISTRIBUTED_KEY_PREFIX",
+            "maintext:%(spider)s",
+            str,
+            "Prefix of the crawl's Redis keys; with CRAWL_STATE, :state:NAME follows (a run each).",
+        ),
         (
             "DISTRIBUTED_POLITENESS_PREFIX",
             "maintext:politeness",
@@ -282,7 +293,7 @@ _OURS = [
             "DISTRIBUTED_REDIS_TIMEOUT",
             5.0,
             float,
-            "Seconds a Redis call may take (at most SHUTDOWN_TIMEOUT / 3); then the crawl stops.",
+            "Seconds (above 0) a Redis call may take, at most SHUTDOWN_TIMEOUT / 3; then it stops.",
         ),
     ),
 ]
