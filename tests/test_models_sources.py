@@ -26,10 +26,10 @@ from scrapy_maintext.models.metrics import tokens  # noqa: E402
 from scrapy_maintext.models.phrases import learn_lines  # noqa: E402
 from scrapy_maintext.models.sources import (  # noqa: E402
     RECIPES,
-    output_text,
     scored_pages,
     training_pages,
 )
+from scrapy_maintext.models.sources_pages import output_text  # noqa: E402
 from scrapy_maintext.models.sources_report import report  # noqa: E402
 from scrapy_maintext.models.train import Recipe, trains_on  # noqa: E402
 from scrapy_maintext.neural.features import DENSE_SIZE, PageFeatures  # noqa: E402
