@@ -4,7 +4,8 @@
 
 Serves the demo site on 127.0.0.1, runs ``scrapy crawl`` against it through the extraction
 pipeline and scores every article's ``text`` against the text the page was generated from
-(token F1 as in ``models.studies.evaluate``: bags of lowercased ``\\w+`` tokens, per page, averaged).
+(token F1 as in ``models.studies.evaluate``: bags of lowercased ``\\w+`` tokens, per page,
+averaged).
 """
 
 from __future__ import annotations

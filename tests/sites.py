@@ -11,9 +11,11 @@ loops, ...) to a served site.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler
@@ -38,6 +40,7 @@ __all__ = [
     "TestSiteServer",
     "make_hostile",
     "page_html",
+    "serve_with_page",
 ]
 
 #: Every answer takes at least this long, so that overlapping requests really overlap and a
@@ -234,3 +237,17 @@ def make_hostile(server: SiteServer) -> SiteServer:
     routes.update(_hostile_routes(base, site))
     site.expected_pages.add("/busy.html")
     return server
+
+
+@contextlib.contextmanager
+def serve_with_page(path: str, body: bytes) -> Iterator[TestSiteServer]:
+    """The demo site (two articles, no feeds, no delay) with the page ``body`` at ``path``
+    beside its articles, listed in its sitemap."""
+    with TestSiteServer(SiteOptions(articles=2, feeds=False, crawl_delay=None)) as server:
+        site = server.site
+        assert site is not None
+        site.routes[path] = Route(body)
+        listed = site.routes["/sitemaps/pages.txt"].body.decode()
+        listed += f"{server.base_url}{path}\n"
+        site.routes["/sitemaps/pages.txt"] = Route(listed.encode(), "text/plain")
+        yield server

@@ -28,7 +28,7 @@ from scrapy_maintext.extraction.renditions import same_picture
 
 from tests.crawl import NO_WAITS, run_crawl
 from tests.schema import tei_errors
-from tests.sites import Route, SiteOptions, TestSiteServer
+from tests.sites import TestSiteServer, serve_with_page
 
 PAGE = Path(__file__).parent / "fixtures" / "articles" / "lighthouse.html"
 URL = "https://courier.example/news/lighthouse.html"
@@ -241,13 +241,7 @@ def test_hostile_pictures_cost_nothing() -> None:
 @pytest.fixture(scope="module")
 def article_site() -> Iterator[TestSiteServer]:
     """The demo site with the lighthouse article beside its articles, listed in its sitemap."""
-    with TestSiteServer(SiteOptions(articles=2, feeds=False, crawl_delay=None)) as server:
-        site = server.site
-        assert site is not None
-        site.routes["/news/lighthouse.html"] = Route(PAGE.read_bytes())
-        listed = site.routes["/sitemaps/pages.txt"].body.decode()
-        listed += f"{server.base_url}/news/lighthouse.html\n"
-        site.routes["/sitemaps/pages.txt"] = Route(listed.encode(), "text/plain")
+    with serve_with_page("/news/lighthouse.html", PAGE.read_bytes()) as server:
         yield server
 
 

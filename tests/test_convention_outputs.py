@@ -23,7 +23,7 @@ from scrapy_maintext.extraction import ExtractOptions, extract
 
 from tests.crawl import NO_WAITS, run_crawl
 from tests.model_folders import decoded_model
-from tests.sites import Route, SiteOptions, TestSiteServer
+from tests.sites import TestSiteServer, serve_with_page
 
 PAGE = Path(__file__).parent / "fixtures" / "convention" / "news.html"
 URL = "https://courier.example/news/ferry.html"
@@ -169,13 +169,7 @@ def test_one_file_per_document_in_every_format(doc: Document) -> None:
 @pytest.fixture(scope="module")
 def news_site() -> Iterator[TestSiteServer]:
     """The demo site with the news page beside its articles, listed in its sitemap."""
-    with TestSiteServer(SiteOptions(articles=2, feeds=False, crawl_delay=None)) as server:
-        site = server.site
-        assert site is not None
-        site.routes["/news/ferry.html"] = Route(PAGE.read_bytes())
-        listed = site.routes["/sitemaps/pages.txt"].body.decode()
-        listed += f"{server.base_url}/news/ferry.html\n"
-        site.routes["/sitemaps/pages.txt"] = Route(listed.encode(), "text/plain")
+    with serve_with_page("/news/ferry.html", PAGE.read_bytes()) as server:
         yield server
 
 
