@@ -30,6 +30,7 @@ from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.worker import init_worker, report, warm_up, worker_context
+from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT, RENDER_HINT
 from scrapy_maintext.report.header import run_header
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.site_memory.registry import (
@@ -109,6 +110,9 @@ class Summary:
         if self.skipped:
             reasons = ", ".join(f"{reason} {n}" for reason, n in self.skipped.most_common())
             text += f"; skipped: {reasons}"
+        scripted = self.skipped[NEEDS_JAVASCRIPT]
+        if scripted:
+            text += f"; {scripted} {RENDER_HINT}"
         cut = self.report.repaired[Note.BLOCKS_CUT]
         if cut:
             text += f"; {cut} pages over the block limit (their text cut there)"
