@@ -228,3 +228,15 @@ class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
         pool.maxPersistentPerHost = old.maxPersistentPerHost
         pool._factory = old._factory
         self._pool = pool
+
+
+def robots_middleware(crawler: Crawler) -> Any:
+    """The crawl's robots.txt middleware (Scrapy's or a subclass), or None when robots.txt
+    is not obeyed: a rendered page's requests are checked with its parsers."""
+    from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+    assert crawler.engine is not None
+    for middleware in crawler.engine.downloader.middleware.middlewares:
+        if isinstance(middleware, RobotsTxtMiddleware):
+            return middleware
+    return None

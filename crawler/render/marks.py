@@ -26,7 +26,13 @@ MOUNT_IDS = frozenset(
 )
 #: Custom elements and attributes of framework shells (Angular's ``<app-root>``).
 MOUNT_TAGS = frozenset({"app-root", "app"})
-FRAMEWORK_ATTRIBUTES = ("ng-version", "data-reactroot", "ng-app", "data-v-app", "data-server-rendered")
+FRAMEWORK_ATTRIBUTES = (
+    "ng-version",
+    "data-reactroot",
+    "ng-app",
+    "data-v-app",
+    "data-server-rendered",
+)
 _FRAMEWORK_SCRIPT = re.compile(
     r"window\.__(?:NUXT|INITIAL_STATE|PRELOADED_STATE|APOLLO_STATE|remixContext)__?"
 )
@@ -55,8 +61,12 @@ class ScriptMarks:
         """Whether the page looks written by its scripts (whatever text it has)."""
         heavy = self.script_chars > SCRIPT_WEIGHT * max(self.text_chars, 1)
         bare = self.external_scripts > 0 and self.text_chars < TINY_TEXT
-        return self.empty_mount or self.noscript_asks or heavy or bare or (
-            self.framework and self.text_chars < TINY_TEXT
+        return (
+            self.empty_mount
+            or self.noscript_asks
+            or heavy
+            or bare
+            or (self.framework and self.text_chars < TINY_TEXT)
         )
 
 

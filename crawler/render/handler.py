@@ -1,0 +1,77 @@
+"""The download handler of a crawl that may render: Scrapy's HTTP/1.1 handler for every
+request, scrapy-playwright's for the render requests of :mod:`.renderer` (``playwright``
+in their meta).
+
+scrapy-playwright starts its Playwright driver when the engine starts; here it starts with
+the first render, so a crawl that renders nothing starts nothing. Every render has a
+deadline (``RENDER_TIMEOUT`` plus :data:`~.config.CLOSE_GRACE`): a page still busy then (a
+script that never ends) is closed, and when it will not close, the browser is closed and
+the next render starts a new one. A browser that crashed or was killed is started again
+by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from scrapy import Request
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from scrapy_maintext.render.config import CLOSE_GRACE
+from scrapy_maintext.render.page import RenderJob
+from scrapy_maintext.scrapy_internals import BoundedHTTP11DownloadHandler
+from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
+logger = logging.getLogger(__name__)
+
+
+class RenderTimeout(Exception):
+    """A render that did not end by its deadline (its page was closed)."""
+
+
+class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11DownloadHandler):
+    """scrapy-playwright's handler, started lazily and bounded per page, over ours."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self._start_lock = asyncio.Lock()
+        self._started = False
+
+    # scrapy-playwright starts Playwright on engine_started: here, on the first render.
+    async def _maybe_launch_in_thread(self) -> None:
+        return None
+
+    async def _download_request(self, request: Request, spider: Any = None) -> Response:
+        job = request.meta.get(Meta.RENDER)
+        if not isinstance(job, RenderJob):
+            raise ValueError(f"A playwright request without its render job: {request.url}")
+        async with self._start_lock:
+            if not self._started:
+                await self._launch()
+                self._started = True
+        job.start()
+        render = super()._download_request(request, spider)
+        try:
+            return await asyncio.wait_for(render, job.remaining() + CLOSE_GRACE)
+        except TimeoutError:
+            await self._stop(job)
+            raise RenderTimeout(f"render took over {job.timeout:g} s: {request.url}") from None
+
+    async def _stop(self, job: RenderJob) -> None:
+        """Close a page that outlived its deadline; the browser with it if it will not."""
+        if await job.close():
+            return
+        browser = getattr(self, "browser", None)
+        logger.warning("A rendered page would not close: the browser is started again")
+        self.stats.inc_value(Stat.RENDER_BROWSER_RESTARTS)
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(browser.close(), CLOSE_GRACE)
+        # scrapy-playwright's disconnect callback forgets it; make sure, for one that hung.
+        with contextlib.suppress(AttributeError):
+            del self.browser
+        self.context_wrappers.clear()

@@ -1,0 +1,196 @@
+"""One page's render: its requests routed through the policy, its waits (Scrapy-free; the
+``page`` and ``route`` objects are Playwright's).
+
+:class:`RenderJob` travels in the render request's meta. scrapy-playwright creates the page
+and calls :meth:`RenderJob.init_page`, which routes every request of the page through
+:meth:`RenderJob.route` (registered last, so it runs before scrapy-playwright's own): the
+main document is answered with the body the crawl fetched already, the others are checked
+(:mod:`.policy`, then robots.txt) and fetched one at a time, spaced by the site's delay,
+with the crawl's User-Agent; redirects are followed only within the site. Then
+:meth:`RenderJob.settle` waits until the page is done writing, within the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+from scrapy_maintext.render.marks import THIN_TEXT
+from scrapy_maintext.render.policy import MAX_REDIRECTS, Blocked, PagePolicy
+
+logger = logging.getLogger(__name__)
+
+#: How often a settling page's text is measured (seconds).
+POLL = 0.1
+#: A page's ``window.open`` gives nothing: no window, no request.
+NO_WINDOWS = "window.open = function () { return null; };"
+TEXT_LENGTH = "() => (document.body ? document.body.innerText.length : 0)"
+
+
+@dataclass(eq=False)
+class RenderJob:
+    """A page to render, what it may do and what it did."""
+
+    url: str
+    body: bytes
+    encoding: str
+    user_agent: str
+    policy: PagePolicy
+    #: Whether robots.txt lets the crawl fetch a URL (the crawl's robots middleware).
+    robots_allow: Callable[[str], Awaitable[bool]]
+    timeout: float
+    settle_seconds: float
+    thin_wait: float
+    #: Seconds between two of the page's requests (the site's download delay).
+    pace: float = 0.0
+    deadline: float = 0.0
+    page: Any = None
+    main_served: bool = False
+    in_flight: int = 0
+    last_activity: float = 0.0
+    popups: int = 0
+    #: Whether settle() ran out of time (the page was taken as it stood).
+    unsettled: bool = False
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _last_sent: float = 0.0
+    #: Windows being closed (kept referenced until they are).
+    _closing: set[asyncio.Future[None]] = field(default_factory=set)
+
+    def start(self) -> None:
+        self.deadline = time.monotonic() + self.timeout
+        self.last_activity = time.monotonic()
+
+    def remaining(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    async def init_page(self, page: Any, request: Any = None) -> None:
+        """scrapy-playwright's page init callback: routes, no windows, no websockets."""
+        self.page = page
+        await page.add_init_script(NO_WINDOWS)
+        page.on("popup", self._popup)
+        await page.route("**/*", self.route)
+        await page.route_web_socket("**/*", _refuse_websocket)
+        context = page.context
+        if not getattr(context, "_maintext_routed", False):
+            # Pages this job does not route (a window opened anyway): nothing goes out.
+            context._maintext_routed = True
+            await context.route("**/*", _refuse)
+
+    def _popup(self, popup: Any) -> None:
+        self.popups += 1
+        self.policy.refuse(Blocked.POPUP)
+        self._closing.add(asyncio.ensure_future(_close_quietly(popup)))
+
+    async def route(self, route: Any, request: Any) -> None:
+        """Every request of the page: served, refused or fetched within the policy."""
+        try:
+            await self._route(route, request)
+        except Exception as exc:  # a closed page, a cancelled render: never raised into Playwright
+            logger.debug("Render request %s ended: %r", request.url, exc)
+            with contextlib.suppress(Exception):
+                await route.abort("failed")
+
+    async def _route(self, route: Any, request: Any) -> None:
+        main_frame = request.frame.parent_frame is None
+        navigation = request.is_navigation_request()
+        if navigation and main_frame and not self.main_served and _same(request.url, self.url):
+            self.main_served = True
+            content_type = f"text/html; charset={self.encoding}"
+            await route.fulfill(status=200, headers={"content-type": content_type}, body=self.body)
+            return
+        why = self.policy.check(request.url, request.resource_type, navigation, main_frame)
+        if why is None and not await self.robots_allow(request.url):
+            why = Blocked.ROBOTS
+        if why is not None:
+            self.policy.refuse(why)
+            # A navigation cancelled as "aborted" leaves the page as it is; any other error
+            # would put Chromium's error page in its place.
+            await route.abort("aborted" if navigation and main_frame else "blockedbyclient")
+            return
+        self.in_flight += 1
+        try:
+            await self._fetch(route, request)
+        finally:
+            self.in_flight -= 1
+            self.last_activity = time.monotonic()
+
+    async def _fetch(self, route: Any, request: Any) -> None:
+        """One at a time, spaced by the site's delay, redirects checked hop by hop."""
+        async with self._lock:
+            wait = self._last_sent + self.pace - time.monotonic()
+            if wait >= self.remaining():
+                self.policy.refuse(Blocked.DEADLINE)
+                await route.abort("timedout")
+                return
+            if wait > 0:
+                await asyncio.sleep(wait)
+            headers = {**request.headers, "user-agent": self.user_agent}
+            url = request.url
+            for _ in range(MAX_REDIRECTS + 1):
+                self._last_sent = time.monotonic()
+                response = await route.fetch(
+                    url=url, headers=headers, max_redirects=0, timeout=self.remaining() * 1000
+                )
+                body = await response.body()
+                self.policy.spent(len(body))
+                if not 300 <= response.status < 400:
+                    await route.fulfill(response=response, body=body)
+                    return
+                url = urljoin(url, response.headers.get("location", ""))
+                if not self.policy.redirect_allowed(url) or not await self.robots_allow(url):
+                    break
+            self.policy.refuse(Blocked.REDIRECT)
+            await route.abort("blockedbyclient")
+
+    async def settle(self, page: Any) -> None:
+        """Wait until the page is done: no request on its way and its text unchanged for
+        ``settle_seconds`` (``thin_wait`` while it has next to none: a late script may
+        still write it), or until the deadline."""
+        last, changed = -1, time.monotonic()
+        while self.remaining() > POLL:
+            length = await page.evaluate(TEXT_LENGTH)
+            now = time.monotonic()
+            if length != last:
+                last, changed = length, now
+            quiet = self.settle_seconds if length >= THIN_TEXT else self.thin_wait
+            idle = now - max(changed, self.last_activity)
+            if self.in_flight == 0 and idle >= quiet:
+                return
+            await asyncio.sleep(POLL)
+        self.unsettled = True
+
+    async def close(self) -> bool:
+        """Close the page (a script that never ends); False when it would not close."""
+        if self.page is None:
+            return True
+        try:
+            await asyncio.wait_for(self.page.close(run_before_unload=False), 3.0)
+        except Exception:
+            return False
+        return True
+
+
+def _same(url: str, other: str) -> bool:
+    return url.split("#")[0].rstrip("/") == other.split("#")[0].rstrip("/")
+
+
+async def _refuse(route: Any, request: Any = None) -> None:
+    with contextlib.suppress(Exception):
+        await route.abort("blockedbyclient")
+
+
+def _refuse_websocket(websocket: Any) -> None:
+    """A WebSocket without a server: never connected."""
+    with contextlib.suppress(Exception):
+        websocket.close()
+
+
+async def _close_quietly(page: Any) -> None:
+    with contextlib.suppress(Exception):
+        await page.close(run_before_unload=False)
