@@ -176,8 +176,10 @@ class _Sink:
     def _write(self, source: SourceDocument, doc: Document, removed: int | None) -> None:
         site = self.summary.report.site(site_of_url(source.url, LOCAL_FILES))
         self.summary.report.repaired.update(doc.notes)
-        if not doc.text.strip() and not self.job.keep_empty:
-            failure = doc.reason or "no-main-text"
+        # A page its scripts write has its shell's words at most: skipped as the crawl
+        # drops it unrendered.
+        if (not doc.text.strip() or doc.needs_javascript) and not self.job.keep_empty:
+            failure = NEEDS_JAVASCRIPT if doc.needs_javascript else doc.reason or "no-main-text"
             self.summary.skipped[failure] += 1
             site.dropped[failure] += 1
             return

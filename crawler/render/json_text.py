@@ -191,8 +191,9 @@ def rich_text_blocks(nodes: list[Any]) -> list[Block]:
 
 
 def _node_kind(node: dict[str, Any]) -> tuple[str | None, int]:
-    name = next((node[k] for k in _TYPE_KEYS if isinstance(node.get(k), str)), "")
-    style = node.get("style") if isinstance(node.get("style"), str) else ""
+    name: str = next((node[k] for k in _TYPE_KEYS if isinstance(node.get(k), str)), "")
+    style = node.get("style")
+    style = style if isinstance(style, str) else ""
     for label in (style, name):
         heading = _HEADING_TYPE.match(label)
         if heading:
@@ -211,7 +212,8 @@ def _node_kind(node: dict[str, Any]) -> tuple[str | None, int]:
 
 
 def _attribute_level(node: dict[str, Any]) -> int:
-    attrs = node.get("attrs") if isinstance(node.get("attrs"), dict) else node
+    attrs = node.get("attrs")
+    attrs = attrs if isinstance(attrs, dict) else node
     level = attrs.get("level", attrs.get("depth", 2))
     return level if isinstance(level, int) and 1 <= level <= 6 else 2
 

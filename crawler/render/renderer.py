@@ -99,7 +99,7 @@ class Renderer:
                     continue
                 seconds = time.monotonic() - started
                 self._inc(Stat.RENDER_PAGES)
-                self._inc(Stat.RENDER_SECONDS, seconds)
+                self._add_seconds(seconds)
                 return Rendered(html, seconds, encoding=used)
         return Rendered(None, 0.0, why)
 
@@ -177,9 +177,14 @@ class Renderer:
         if job.unsettled:
             self._inc(Stat.RENDER_UNSETTLED)
 
-    def _inc(self, key: str, count: float = 1) -> None:
+    def _inc(self, key: str, count: int = 1) -> None:
         if self.stats is not None and count:
             self.stats.inc_value(key, count)
+
+    def _add_seconds(self, seconds: float) -> None:
+        if self.stats is not None:
+            total = self.stats.get_value(Stat.RENDER_SECONDS, 0.0)
+            self.stats.set_value(Stat.RENDER_SECONDS, round(total + seconds, 3))
 
 
 def _failure(exc: BaseException) -> str:
