@@ -33,6 +33,10 @@ class RenderTimeout(Exception):
     """A render that did not end by its deadline (its page was closed)."""
 
 
+class BrowserCrashed(Exception):
+    """The browser went away (crashed, killed) while it rendered the page."""
+
+
 class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11DownloadHandler):
     """scrapy-playwright's handler, started lazily and bounded per page, over ours."""
 
@@ -40,6 +44,9 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11Downlo
         super().__init__(crawler)
         self._start_lock = asyncio.Lock()
         self._started = False
+        #: Browsers lost so far, and the renders under way (failed at once when it goes).
+        self._lost = 0
+        self._renders: set[asyncio.Task[Any]] = set()
 
     # scrapy-playwright starts Playwright on engine_started: here, on the first render.
     async def _maybe_launch_in_thread(self) -> None:
@@ -54,12 +61,38 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11Downlo
                 await self._launch()
                 self._started = True
         job.start()
+        lost, task = self._lost, asyncio.current_task()
+        if task is not None:
+            self._renders.add(task)
         render = super()._download_request(request, spider)
         try:
             return await asyncio.wait_for(render, job.remaining() + CLOSE_GRACE)
-        except TimeoutError:
+        except (TimeoutError, asyncio.CancelledError, Exception) as exc:
+            if self._lost != lost:
+                raise BrowserCrashed(f"the browser went away: {request.url}") from None
+            if not isinstance(exc, TimeoutError):
+                raise
             await self._stop(job)
             raise RenderTimeout(f"render took over {job.timeout:g} s: {request.url}") from None
+        finally:
+            self._renders.discard(task)  # type: ignore[arg-type]
+
+    async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
+        """A render waits with its own settle (never for the ``load`` event, which a page
+        whose request was refused may not fire); other requests as scrapy-playwright does."""
+        job = request.meta.get(Meta.RENDER)
+        if isinstance(job, RenderJob):
+            await job.settle(page)
+            return
+        await super()._apply_page_methods(page, request, spider)
+
+    async def _browser_disconnected_callback(self) -> None:
+        """The browser went away: the renders under way fail now (and are tried again),
+        not at their deadline; scrapy-playwright starts a new browser for the next."""
+        self._lost += 1
+        for task in list(self._renders):
+            task.cancel()
+        await super()._browser_disconnected_callback()
 
     async def _stop(self, job: RenderJob) -> None:
         """Close a page that outlived its deadline; the browser with it if it will not."""

@@ -7,7 +7,8 @@ and calls :meth:`RenderJob.init_page`, which routes every request of the page th
 main document is answered with the body the crawl fetched already, the others are checked
 (:mod:`.policy`, then robots.txt) and fetched one at a time, spaced by the site's delay,
 with the crawl's User-Agent; redirects are followed only within the site. Then
-:meth:`RenderJob.settle` waits until the page is done writing, within the deadline.
+:meth:`RenderJob.settle` (called by the handler in place of scrapy-playwright's page
+methods) waits until the page is done writing, within the deadline.
 """
 
 from __future__ import annotations
@@ -154,7 +155,13 @@ class RenderJob:
         still write it), or until the deadline."""
         last, changed = -1, time.monotonic()
         while self.remaining() > POLL:
-            length = await page.evaluate(TEXT_LENGTH)
+            try:
+                length = await page.evaluate(TEXT_LENGTH)
+            except Exception as exc:  # a document being replaced has no context for a moment
+                if page.is_closed():
+                    raise
+                logger.debug("Render of %s: text not measured (%s)", self.url, exc)
+                length = last
             now = time.monotonic()
             if length != last:
                 last, changed = length, now

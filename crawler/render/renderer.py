@@ -127,8 +127,6 @@ class Renderer:
         return bytes(response.body), str(getattr(response, "encoding", None) or encoding)
 
     def _meta(self, job: RenderJob, site: str | None) -> dict[str, Any]:
-        from scrapy_playwright.page import PageMethod
-
         meta: dict[str, Any] = {
             "playwright": True,
             "playwright_context": CONTEXT,
@@ -142,7 +140,6 @@ class Renderer:
                 "wait_until": "domcontentloaded",
                 "timeout": self.config.timeout * 1000,
             },
-            "playwright_page_methods": [PageMethod(job.settle)],
             "dont_retry": True,
             "dont_redirect": True,
             "handle_httpstatus_all": True,
@@ -192,6 +189,8 @@ def _failure(exc: BaseException) -> str:
     message = str(exc).lower()
     if name in ("RenderTimeout", "TimeoutError"):
         return "timeout"
+    if name == "BrowserCrashed":
+        return "crashed"
     if "crash" in message or "closed" in message or "disconnected" in message:
         return "crashed"
     return "error"

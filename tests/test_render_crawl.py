@@ -1,0 +1,134 @@
+"""Crawls of a site whose pages need JavaScript (issue 46), with the real Chromium through
+scrapy-playwright: every page with text exported with its text, only the pages that need it
+rendered, nothing reaching another host or a robots.txt-Disallowed path, the crawl's
+User-Agent on the browser's requests; without rendering, the rest counted and said."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.crawl import NO_WAITS, CrawlResult, run_crawl
+from tests.js_site import DISALLOWED, EMBEDDED, NO_TEXT, PAGES, RENDERED, JsSite, serve_js_site
+
+BROWSER = "/usr/bin/chromium"
+needs_browser = pytest.mark.skipif(not os.access(BROWSER, os.X_OK), reason="no Chromium")
+
+
+@pytest.fixture
+def js_site() -> Iterator[JsSite]:
+    with serve_js_site() as site:
+        yield site
+
+
+def by_path(result: CrawlResult, base: str) -> dict[str, dict]:
+    return {item["url"].removeprefix(base): item for item in result.items}
+
+
+def assert_text(item: dict, path: str) -> None:
+    article = PAGES[path]
+    for paragraph in article.paragraphs:
+        assert paragraph in item["text"], path
+    assert article.subheading in item["text"], path
+
+
+@pytest.mark.slow
+@needs_browser
+def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_path: Path) -> None:
+    base = js_site.base_url
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, {"RENDER_TIMEOUT": "6"})
+    assert result.returncode == 0, result.log[-3000:]
+    items = by_path(result, base)
+    assert set(items) == set(PAGES), sorted(items)
+    for path in PAGES:
+        assert_text(items[path], path)
+    assert items["/server.html"]["text_source"] == "html"
+    for path, source in EMBEDDED.items():
+        assert items[path]["text_source"] == source
+    for path in RENDERED:
+        assert items[path]["text_source"] == "rendered", path
+    stats = result.stats
+    # Rendered: the four that need a browser and the never-ending one, which timed out.
+    assert stats["render/pages"] == len(RENDERED)
+    assert stats["render/failed/timeout"] == 1
+    assert stats["extract/dropped/needs_javascript"] == len(NO_TEXT)
+    # The browser was asked nothing off the site, nothing robots.txt forbids, no picture.
+    assert js_site.other.hits == []
+    paths = js_site.site.paths()
+    assert DISALLOWED not in paths
+    assert not {"/img/cover.png", "/fonts/serif.woff2", "/elsewhere.html"} & set(paths)
+    assert stats["render/blocked/other_host"] >= 2 and stats["render/blocked/robots"] == 1
+    # Each page fetched once: the browser got the body the crawl had.
+    for path in (*PAGES, *NO_TEXT):
+        assert paths.count(path) == 1, path
+    # The browser's own requests (the script, the JSON) carry the crawl's User-Agent.
+    agents = {hit.path: hit.user_agent for hit in js_site.site.hits}
+    assert agents["/api/article.json"] == agents["/static/app.js"] == agents["/server.html"]
+    assert agents["/api/article.json"].startswith("scrapy-maintext/")
+    assert f"rendered {len(RENDERED)} in" in result.log
+
+
+def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(
+    js_site: JsSite, tmp_path: Path
+) -> None:
+    base = js_site.base_url
+    settings = {**NO_WAITS, "RENDER_AVAILABLE": "unavailable"}
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    items = by_path(result, base)
+    assert set(items) == {"/server.html", *EMBEDDED}
+    for path in items:
+        assert_text(items[path], path)
+    unrendered = len(RENDERED) + len(NO_TEXT)
+    assert result.stats["extract/dropped/needs_javascript"] == unrendered
+    assert result.stats["render/unavailable"] == unrendered
+    assert "render/pages" not in result.stats
+    assert not result.stats.get("extract/dropped/no_text")
+    assert f"{unrendered} pages need JavaScript" in result.log
+    assert "RENDER_AVAILABLE=unavailable" in result.log
+    assert f"dropped needs_javascript {unrendered}" in result.log
+    # Nothing started a browser.
+    assert not any("playwright" in key for key in result.stats)
+
+
+@pytest.mark.slow
+@needs_browser
+def test_a_killed_browser_is_started_again_and_no_page_is_lost(
+    js_site: JsSite, tmp_path: Path
+) -> None:
+    killed: list[int] = []
+    done = threading.Event()
+
+    def kill_first_browser() -> None:
+        me = psutil.Process()
+        while not done.is_set() and not killed:
+            for child in me.children(recursive=True):
+                try:
+                    if "chromium" in child.name() and "--type=" not in " ".join(child.cmdline()):
+                        time.sleep(0.8)  # a page under way
+                        child.kill()
+                        killed.append(child.pid)
+                        return
+                except psutil.Error:
+                    continue
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_first_browser, daemon=True)
+    killer.start()
+    settings = {**NO_WAITS, "RENDER_TIMEOUT": "5"}
+    try:
+        result = run_crawl("sitemap", tmp_path, {"domain": js_site.base_url}, settings)
+    finally:
+        done.set()
+        killer.join(5)
+    assert killed, "no browser was seen"
+    assert result.returncode == 0, result.log[-3000:]
+    items = by_path(result, js_site.base_url)
+    assert set(items) == set(PAGES), sorted(items)
+    assert result.stats["playwright/browser_count"] >= 2
