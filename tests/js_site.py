@@ -173,3 +173,42 @@ def serve_js_site() -> Iterator[JsSite]:
         assert server.site is not None
         server.site.routes = _routes(server.base_url, other.base_url)
         yield JsSite(server, other)
+
+
+#: Kinds of page on the benchmark's mixed site (``benchmarks/render_cost.py``).
+MIXED_KINDS = ("server", "inline", "fetched", "next")
+
+
+def mixed_routes(base: str, copies: int, seed: int) -> dict[str, Route]:
+    """``copies`` pages of each of :data:`MIXED_KINDS`, each its own article, a sitemap."""
+    articles = iter(make_articles(copies * len(MIXED_KINDS), seed=seed))
+    routes: dict[str, Route] = {
+        "/robots.txt": Route(f"User-agent: *\nSitemap: {base}/sitemap.xml\n".encode(), "text/plain")
+    }
+    for n in range(copies):
+        server, inline, fetched, nextjs = (next(articles) for _ in MIXED_KINDS)
+        routes[f"/server-{n}.html"] = Route(shell(server.title, article_html(server)))
+        routes[f"/inline-{n}.html"] = Route(shell(inline.title, _writes(inline)))
+        api = f"/api/{n}.json"
+        routes[api] = Route(
+            json.dumps({"html": article_html(fetched)}).encode(), "application/json"
+        )
+        script = (
+            f"<div id='app'></div><script>fetch('{api}').then(r => r.json()).then(d => "
+            "{ document.getElementById('app').innerHTML = d.html; });</script>"
+        )
+        routes[f"/fetched-{n}.html"] = Route(shell(fetched.title, script))
+        data = {"props": {"pageProps": {"post": {"content": article_html(nextjs)}}}}
+        shipped = (
+            "<div id='__next'></div><script id='__NEXT_DATA__' type='application/json'>"
+            f"{json.dumps(data)}</script>"
+        )
+        routes[f"/next-{n}.html"] = Route(shell(nextjs.title, shipped))
+    pages = [path for path in routes if path.endswith(".html")]
+    urls = "".join(f"<url><loc>{base}{path}</loc></url>" for path in pages)
+    routes["/sitemap.xml"] = Route(
+        '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/'
+        f'sitemap/0.9">{urls}</urlset>'.encode(),
+        "application/xml",
+    )
+    return routes

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from tests.crawl import NO_WAITS, CrawlResult, run_crawl
 from tests.js_site import DISALLOWED, EMBEDDED, NO_TEXT, PAGES, RENDERED, JsSite, serve_js_site
@@ -42,7 +43,9 @@ def assert_text(item: dict, path: str) -> None:
 @needs_browser
 def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_path: Path) -> None:
     base = js_site.base_url
-    result = run_crawl("sitemap", tmp_path, {"domain": base}, {"RENDER_TIMEOUT": "6"})
+    warc = tmp_path / "warc"
+    settings = {"RENDER_TIMEOUT": "6", "WARC_OUTPUT": str(warc)}
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, base)
     assert set(items) == set(PAGES), sorted(items)
@@ -72,6 +75,33 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     assert agents["/api/article.json"] == agents["/static/app.js"] == agents["/server.html"]
     assert agents["/api/article.json"].startswith("scrapy-maintext/")
     assert f"rendered {len(RENDERED)} in" in result.log
+    # WARC: each rendered page a conversion record of the response it was rendered from.
+    records = warc_records(warc)
+    responses = {r["id"]: r["url"] for r in records if r["type"] == "response"}
+    conversions = [r for r in records if r["type"] == "conversion"]
+    assert sorted(r["url"].removeprefix(base) for r in conversions) == sorted(RENDERED)
+    for record in conversions:
+        assert responses[record["refers_to"]] == record["url"]
+    calls = next(r for r in conversions if r["url"].endswith("/calls.html"))
+    assert PAGES["/calls.html"].paragraphs[0] in calls["text"]
+
+
+def warc_records(folder: Path) -> list[dict]:
+    records = []
+    for path in sorted(folder.glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                headers = record.rec_headers
+                records.append(
+                    {
+                        "type": record.rec_type,
+                        "url": headers.get_header("WARC-Target-URI"),
+                        "id": headers.get_header("WARC-Record-ID"),
+                        "refers_to": headers.get_header("WARC-Refers-To"),
+                        "text": record.content_stream().read().decode("utf-8", "replace"),
+                    }
+                )
+    return records
 
 
 def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(

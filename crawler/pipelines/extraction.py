@@ -181,7 +181,8 @@ class ExtractionPipeline:
         decision: Deferred | None = None
         try:
             page = PageTask(html, url, item_encoding(adapter, html))
-            result = await self._render_if_needed(await self._extract(page), page)
+            archived = adapter.get("warc_record_id")
+            result = await self._render_if_needed(await self._extract(page), page, archived)
             await maybe_deferred_to_future(previous)
             if self.site_memory is None:
                 self._judge(result.doc, url)
@@ -197,7 +198,9 @@ class ExtractionPipeline:
         logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
         return merge_document(item, doc, self.config, extra)
 
-    async def _render_if_needed(self, result: PageResult, page: PageTask) -> PageResult:
+    async def _render_if_needed(
+        self, result: PageResult, page: PageTask, archived: Any = None
+    ) -> PageResult:
         """The page rendered and extracted again when it needs JavaScript (issue 46) and the
         render gives more text; else ``result``."""
         doc, renderer = result.doc, self.renderer
@@ -213,7 +216,8 @@ class ExtractionPipeline:
         body, encoding = page.html, page.encoding
         if isinstance(body, str):
             body, encoding = body.encode("utf-8", "surrogatepass"), "utf-8"
-        rendered = await renderer.render(page.url, body, encoding, None)
+        refers_to = str(archived) if archived else None
+        rendered = await renderer.render(page.url, body, encoding, None, refers_to)
         if rendered.html is None:
             return result
         again = await self._extract(PageTask(rendered.html, page.url, rendered.encoding))

@@ -50,6 +50,8 @@ class RenderJob:
     thin_wait: float
     #: Seconds between two of the page's requests (the site's download delay).
     pace: float = 0.0
+    #: The WARC record of the fetched page (``WARC_OUTPUT``): the rendered page's refers to it.
+    refers_to: str | None = None
     deadline: float = 0.0
     page: Any = None
     main_served: bool = False

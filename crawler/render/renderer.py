@@ -81,7 +81,12 @@ class Renderer:
         return unrendered_line(self.unrendered, self.config.mode, self.availability.why)
 
     async def render(
-        self, url: str, body: bytes, encoding: str | None, site: str | None
+        self,
+        url: str,
+        body: bytes,
+        encoding: str | None,
+        site: str | None,
+        refers_to: str | None = None,
     ) -> Rendered:
         """The page rendered from ``body`` (a crashed browser gets a second try)."""
         why = "error"
@@ -89,7 +94,9 @@ class Renderer:
             for _ in range(ATTEMPTS):
                 started = time.monotonic()
                 try:
-                    html, used = await self._render_once(url, body, encoding or "utf-8", site)
+                    html, used = await self._render_once(
+                        url, body, encoding or "utf-8", site, refers_to
+                    )
                 except Exception as exc:
                     why = _failure(exc)
                     logger.info("Render of %s failed (%s): %s", url, why, exc)
@@ -104,7 +111,7 @@ class Renderer:
         return Rendered(None, 0.0, why)
 
     async def _render_once(
-        self, url: str, body: bytes, encoding: str, site: str | None
+        self, url: str, body: bytes, encoding: str, site: str | None, refers_to: str | None
     ) -> tuple[bytes, str]:
         assert self.crawler.engine is not None
         job = RenderJob(
@@ -118,6 +125,7 @@ class Renderer:
             settle_seconds=self.config.settle,
             thin_wait=self.config.thin_wait,
             pace=self._pace(url),
+            refers_to=refers_to,
         )
         request = Request(url, dont_filter=True, meta=self._meta(job, site))
         try:
