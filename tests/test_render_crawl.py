@@ -60,6 +60,11 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     # Rendered: the four that need a browser and the never-ending one, which timed out.
     assert stats["render/pages"] == len(RENDERED)
     assert stats["render/failed/timeout"] == 1
+    assert "politeness/stalled" not in stats  # a script's fault, not the site's
+    # The browser's requests kept the site's pace: the crawl's delay (1 s) between any two.
+    starts = sorted(hit.time for hit in js_site.site.hits)
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 0.9, gaps
     assert stats["extract/dropped/needs_javascript"] == len(NO_TEXT)
     # The browser was asked nothing off the site, nothing robots.txt forbids, no picture.
     assert js_site.other.hits == []
