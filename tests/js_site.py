@@ -32,7 +32,7 @@ PAGES = {
     "/nuxt.html": ARTICLES[6],
 }
 #: Pages with no text to be had: their script never ends.
-NO_TEXT = ("/forever.html",)
+NO_TEXT = ("/forever.html", "/spin.html")
 #: Pages that only a browser can write (not the server-rendered one, not the data ones).
 RENDERED = ("/inline.html", "/fetched.html", "/late.html", "/calls.html")
 EMBEDDED = {"/next.html": "embedded:next-data", "/nuxt.html": "embedded:nuxt-data"}
@@ -140,6 +140,15 @@ def _routes(base: str, other: str) -> dict[str, Route]:
             shell("Forever", "<div id='root'></div><script>for (;;) {}</script>")
         ),
         "/calls.html": Route(shell(a["/calls.html"].title, calls)),
+        # Writes its text, then spins after load: the page can no longer be read.
+        "/spin.html": Route(
+            shell(
+                "Spin",
+                _writes(ARTICLES[7]).replace(
+                    "</script>", "setTimeout(() => { for (;;) {} }, 50);</script>"
+                ),
+            )
+        ),
         DISALLOWED: Route(b'{"secret": true}', "application/json"),
         "/img/cover.png": Route(b"\x89PNG fake", "image/png"),
         "/fonts/serif.woff2": Route(b"wOF2 fake", "font/woff2"),

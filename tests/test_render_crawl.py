@@ -5,6 +5,7 @@ User-Agent on the browser's requests; without rendering, the rest counted and sa
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -57,13 +58,14 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     for path in RENDERED:
         assert items[path]["text_source"] == "rendered", path
     stats = result.stats
-    # Rendered: the four that need a browser and the never-ending one, which timed out.
+    # Rendered: the four that need a browser; the never-ending scripts timed out (one before
+    # its page loaded, one spinning after it wrote its text), their pages closed.
     assert stats["render/pages"] == len(RENDERED)
-    assert stats["render/failed/timeout"] == 1
+    assert stats["render/failed/timeout"] == len(NO_TEXT)
     assert "politeness/stalled" not in stats  # a script's fault, not the site's
     # The browser's requests kept the site's pace: the crawl's delay (1 s) between any two.
     starts = sorted(hit.time for hit in js_site.site.hits)
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 0.9, gaps
     assert stats["extract/dropped/needs_javascript"] == len(NO_TEXT)
     # The browser was asked nothing off the site, nothing robots.txt forbids, no picture.
@@ -167,3 +169,33 @@ def test_a_killed_browser_is_started_again_and_no_page_is_lost(
     items = by_path(result, js_site.base_url)
     assert set(items) == set(PAGES), sorted(items)
     assert result.stats["playwright/browser_count"] >= 2
+
+
+@needs_browser
+@pytest.mark.parametrize(
+    ("mode", "wanted"),
+    [("auto", {"needs"}), ("always", {"needs", "plain"}), ("never", {"needs"})],
+)
+def test_which_pages_each_mode_renders(mode: str, wanted: set[str]) -> None:
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.document import Document
+    from scrapy_maintext.render.renderer import Renderer
+
+    # The handler a crawl gets from the add-on when it may render.
+    handlers = {"http": "scrapy_maintext.render.handler.RenderDownloadHandler"}
+    settings = {"RENDER_JS": mode, "DOWNLOAD_HANDLERS": handlers}
+    renderer = Renderer.from_crawler(get_crawler(settings_dict=settings))
+    docs = {
+        "needs": Document(url="http://a/1", needs_javascript=True),
+        "plain": Document(url="http://a/2", text="Served."),
+        "data": Document(url="http://a/3", text_source="embedded:next-data"),
+        "binary": Document(url="http://a/4", reason="binary", needs_javascript=True),
+    }
+    assert {name for name, doc in docs.items() if renderer.wants(doc)} == wanted
+    # never: a page that needs JavaScript is counted and said, not rendered.
+    assert renderer.can_render == (mode != "never")
+    renderer.count_unrendered()
+    line = renderer.last_words()
+    assert (line is not None) == (mode == "never")
+    if line is not None:
+        assert "1 page needs JavaScript" in line and "RENDER_JS=auto" in line
