@@ -17,7 +17,17 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from tests.crawl import NO_WAITS, CrawlResult, run_crawl
-from tests.js_site import DISALLOWED, EMBEDDED, NO_TEXT, PAGES, RENDERED, JsSite, serve_js_site
+from tests.js_site import (
+    DISALLOWED,
+    EMBEDDED,
+    NO_TEXT,
+    PAGES,
+    RENDERED,
+    JsSite,
+    serve_js_site,
+    shell,
+)
+from tests.sites import Route
 
 BROWSER = "/usr/bin/chromium"
 needs_browser = pytest.mark.skipif(not os.access(BROWSER, os.X_OK), reason="no Chromium")
@@ -199,3 +209,26 @@ def test_which_pages_each_mode_renders(mode: str, wanted: set[str]) -> None:
     assert (line is not None) == (mode == "never")
     if line is not None:
         assert "1 page needs JavaScript" in line and "RENDER_JS=auto" in line
+
+
+@pytest.mark.slow
+@needs_browser
+def test_a_page_that_floods_memory_is_stopped_and_counted(js_site: JsSite, tmp_path: Path) -> None:
+    base = js_site.base_url
+    routes = js_site.site.site.routes  # type: ignore[union-attr]
+    flood = "<div id='root'></div><script>let a = []; for (;;) a.push(new Array(1e6).fill(1.5));"
+    routes["/flood.html"] = Route(shell("Flood", flood + "</script>"))
+    listed = "".join(
+        f"<url><loc>{base}{path}</loc></url>" for path in ("/flood.html", "/inline.html")
+    )
+    routes["/sitemap.xml"] = Route(
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{listed}</urlset>'.encode(),
+        "application/xml",
+    )
+    settings = {**NO_WAITS, "RENDER_MEMORY_MB": "128"}
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    assert set(by_path(result, base)) == {"/inline.html"}
+    assert result.stats["render/failed/page_crashed"] == 1
+    assert result.stats["extract/dropped/needs_javascript"] == 1
+    assert result.stats["playwright/browser_count"] == 1  # the browser itself lived on

@@ -42,6 +42,9 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11Downlo
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        # A page that crashed (a script that floods memory) is not opened again: its render
+        # fails, counted (scrapy-playwright would retry it three times).
+        self.config.target_closed_max_retries = 0
         self._start_lock = asyncio.Lock()
         self._started = False
         #: Browsers lost so far, and the renders under way (failed at once when it goes).

@@ -199,6 +199,8 @@ def _failure(exc: BaseException) -> str:
         return "timeout"
     if name == "BrowserCrashed":
         return "crashed"
+    if "page crashed" in message:
+        return "page_crashed"  # the page's own doing (memory): not tried again
     if "crash" in message or "closed" in message or "disconnected" in message:
         return "crashed"
     return "error"
