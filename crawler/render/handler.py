@@ -78,7 +78,8 @@ class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11Downlo
             await self._stop(job)
             raise RenderTimeout(f"render took over {job.timeout:g} s: {request.url}") from None
         finally:
-            self._renders.discard(task)  # type: ignore[arg-type]
+            if task is not None:
+                self._renders.discard(task)
 
     async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
         """A render waits with its own settle (never for the ``load`` event, which a page
