@@ -192,3 +192,28 @@ def test_maintext_extract_says_which_pages_need_javascript(tmp_path: Path) -> No
     summary = proc.stderr.decode().strip().splitlines()[-1]
     assert "skipped: needs-javascript 1" in summary
     assert "1 pages need JavaScript" in summary and "[render]" in summary
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<div id='root'></div><script src='/static/js/main.3f2a.js'></script>",  # React (CRA)
+        "<app-root></app-root><script src='main.js' type='module'></script>",  # Angular
+        "<div id='app'></div><script type='module' src='/assets/index.js'></script>",  # Vue/Vite
+        "<div id='___gatsby'><div id='gatsby-focus-wrapper'></div></div>"
+        "<script src='/app-9f.js'></script>",  # Gatsby
+        "<div id='svelte'></div><script>import('/_app/start.js')</script>",  # SvelteKit
+        "<noscript>You need to enable JavaScript to run this app.</noscript>"
+        "<script src='/bundle.js'></script>",
+    ],
+)
+def test_framework_shells_need_javascript(body: str) -> None:
+    doc = extract(shell("A shell", body), URL + "/shell.html")
+    assert doc.needs_javascript and len(doc.text) < THIN_TEXT
+
+
+def test_a_short_page_without_script_marks_is_no_shell() -> None:
+    # Little text, a script for analytics beside it, no mount point: a short page.
+    body = "<main><p>Office closed on Monday.</p></main><script>var _paq = [];</script>"
+    doc = extract(shell("Notice", body), URL + "/notice.html")
+    assert not doc.needs_javascript
