@@ -232,3 +232,21 @@ def test_a_page_that_floods_memory_is_stopped_and_counted(js_site: JsSite, tmp_p
     assert result.stats["render/failed/page_crashed"] == 1
     assert result.stats["extract/dropped/needs_javascript"] == 1
     assert result.stats["playwright/browser_count"] == 1  # the browser itself lived on
+
+
+@pytest.mark.slow
+@needs_browser
+def test_explain_renders_a_page_that_needs_it(js_site: JsSite, tmp_path: Path) -> None:
+    from tests.test_cli import maintext
+
+    url = js_site.base_url + "/fetched.html"
+    out = tmp_path / "explain.html"
+    plain = maintext("explain", url, "-o", str(out), cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr.decode()[-2000:]
+    assert PAGES["/fetched.html"].paragraphs[0] not in out.read_text()
+    rendered = maintext("explain", url, "-o", str(out), "--render", cwd=tmp_path)
+    assert rendered.returncode == 0, rendered.stderr.decode()[-2000:]
+    assert "(rendered)" in rendered.stderr.decode()
+    assert PAGES["/fetched.html"].paragraphs[0] in out.read_text()
+    assert js_site.other.hits == []
+    assert "/api/article.json" in js_site.site.paths() and "/robots.txt" in js_site.site.paths()
