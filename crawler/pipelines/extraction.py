@@ -219,6 +219,11 @@ class ExtractionPipeline:
         refers_to = str(archived) if archived else None
         rendered = await renderer.render(page.url, body, encoding, None, refers_to)
         if rendered.html is None:
+            if self.runner is not None and self.runner.stopping:
+                # The crawl stopped under the render: not done, a resumed crawl renders it.
+                self._inc(Stat.EXTRACT_DROPPED + DropReason.STOPPING)
+                message = f"Not rendered, the crawl is stopping: {page.url}"
+                raise ExtractionInterrupted(message, log_level=ROUTINE_DROP_LOG_LEVEL)
             return result
         again = await self._extract(PageTask(rendered.html, page.url, rendered.encoding))
         if len(again.doc.text.strip()) <= len(doc.text.strip()):
