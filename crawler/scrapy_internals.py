@@ -240,3 +240,13 @@ def robots_middleware(crawler: Crawler) -> Any:
         if isinstance(middleware, RobotsTxtMiddleware):
             return middleware
     return None
+
+
+def slot_sent_at(crawler: Crawler, key: str, when: float) -> None:
+    """Count a request sent at ``when`` (``time.monotonic()``, the clock of Scrapy's
+    ``Slot.lastseen``) outside the downloader against slot ``key``: its next request waits
+    the slot's delay from then (a rendered page's own requests, sent while its render holds
+    the slot)."""
+    slot = live_slot(crawler, key)
+    if slot is not None:
+        slot.lastseen = max(slot.lastseen, when)

@@ -153,17 +153,23 @@ def test_a_killed_browser_is_started_again_and_no_page_is_lost(
     done = threading.Event()
 
     def kill_first_browser() -> None:
+        # The browser of this test's crawl (a child of this process), once it renders a page
+        # (it has a renderer process).
         me = psutil.Process()
         while not done.is_set() and not killed:
+            browsers, rendering = [], False
             for child in me.children(recursive=True):
                 try:
-                    if "chromium" in child.name() and "--type=" not in " ".join(child.cmdline()):
-                        time.sleep(0.8)  # a page under way
-                        child.kill()
-                        killed.append(child.pid)
-                        return
+                    line = " ".join(child.cmdline())
                 except psutil.Error:
                     continue
+                if "chromium" in line and "--type=" not in line:
+                    browsers.append(child)
+                rendering = rendering or ("chromium" in line and "--type=renderer" in line)
+            if browsers and rendering:
+                browsers[0].kill()
+                killed.append(browsers[0].pid)
+                return
             time.sleep(0.05)
 
     killer = threading.Thread(target=kill_first_browser, daemon=True)

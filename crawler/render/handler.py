@@ -1,114 +1,49 @@
-"""The download handler of a crawl that may render: Scrapy's HTTP/1.1 handler for every
-request, scrapy-playwright's for the render requests of :mod:`.renderer` (``playwright``
-in their meta).
+"""The download handler of a crawl that may render: ours (Scrapy's HTTP/1.1 handler with a
+bounded pool) for every request, the browser's for the render requests of :mod:`.renderer`
+(``playwright`` in their meta).
 
-scrapy-playwright starts its Playwright driver when the engine starts; here it starts with
-the first render, so a crawl that renders nothing starts nothing. Every render has a
-deadline (``RENDER_TIMEOUT`` plus :data:`~.config.CLOSE_GRACE`): a page still busy then (a
-script that never ends) is closed, and when it will not close, the browser is closed and
-the next render starts a new one. A browser that crashed or was killed is started again
-by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
+The browser's handler (:class:`~.browser.BrowserHandler`, scrapy-playwright's) is imported,
+made and started with the first render: a crawl that renders nothing pays for none of it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from typing import Any
 
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy_maintext.render.config import CLOSE_GRACE
-from scrapy_maintext.render.page import RenderJob
 from scrapy_maintext.scrapy_internals import BoundedHTTP11DownloadHandler
-from scrapy_maintext.vocabulary.names import Meta, Stat
-from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
-
-logger = logging.getLogger(__name__)
 
 
-class RenderTimeout(Exception):
-    """A render that did not end by its deadline (its page was closed)."""
-
-
-class BrowserCrashed(Exception):
-    """The browser went away (crashed, killed) while it rendered the page."""
-
-
-class RenderDownloadHandler(ScrapyPlaywrightDownloadHandler, BoundedHTTP11DownloadHandler):
-    """scrapy-playwright's handler, started lazily and bounded per page, over ours."""
+class RenderDownloadHandler(BoundedHTTP11DownloadHandler):
+    """Ours, and scrapy-playwright's from the first render on."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        # A page that crashed (a script that floods memory) is not opened again: its render
-        # fails, counted (scrapy-playwright would retry it three times).
-        self.config.target_closed_max_retries = 0
-        self._start_lock = asyncio.Lock()
-        self._started = False
-        #: Browsers lost so far, and the renders under way (failed at once when it goes).
-        self._lost = 0
-        self._renders: set[asyncio.Task[Any]] = set()
+        self.crawler = crawler
+        self._browser: Any = None
+        self._starting = asyncio.Lock()
 
-    # scrapy-playwright starts Playwright on engine_started: here, on the first render.
-    async def _maybe_launch_in_thread(self) -> None:
-        return None
+    async def download_request(self, request: Request) -> Response:
+        if not request.meta.get("playwright"):
+            return await super().download_request(request)
+        browser = await self._browser_handler()
+        response: Response = await browser.download_request(request)
+        return response
 
-    async def _download_request(self, request: Request, spider: Any = None) -> Response:
-        job = request.meta.get(Meta.RENDER)
-        if not isinstance(job, RenderJob):
-            raise ValueError(f"A playwright request without its render job: {request.url}")
-        async with self._start_lock:
-            if not self._started:
-                await self._launch()
-                self._started = True
-        job.start()
-        lost, task = self._lost, asyncio.current_task()
-        if task is not None:
-            self._renders.add(task)
-        render = super()._download_request(request, spider)
-        try:
-            return await asyncio.wait_for(render, job.remaining() + CLOSE_GRACE)
-        except (TimeoutError, asyncio.CancelledError, Exception) as exc:
-            if self._lost != lost:
-                raise BrowserCrashed(f"the browser went away: {request.url}") from None
-            if not isinstance(exc, TimeoutError):
-                raise
-            await self._stop(job)
-            raise RenderTimeout(f"render took over {job.timeout:g} s: {request.url}") from None
-        finally:
-            if task is not None:
-                self._renders.discard(task)
+    async def _browser_handler(self) -> Any:
+        async with self._starting:
+            if self._browser is None:
+                from scrapy_maintext.render.browser import BrowserHandler
 
-    async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
-        """A render waits with its own settle (never for the ``load`` event, which a page
-        whose request was refused may not fire); other requests as scrapy-playwright does."""
-        job = request.meta.get(Meta.RENDER)
-        if isinstance(job, RenderJob):
-            await job.settle(page)
-            return
-        await super()._apply_page_methods(page, request, spider)
+                handler = BrowserHandler(self.crawler)
+                await handler.start()
+                self._browser = handler
+        return self._browser
 
-    async def _browser_disconnected_callback(self) -> None:
-        """The browser went away: the renders under way fail now (and are tried again),
-        not at their deadline; scrapy-playwright starts a new browser for the next."""
-        self._lost += 1
-        for task in list(self._renders):
-            task.cancel()
-        await super()._browser_disconnected_callback()
-
-    async def _stop(self, job: RenderJob) -> None:
-        """Close a page that outlived its deadline; the browser with it if it will not."""
-        if await job.close():
-            return
-        browser = getattr(self, "browser", None)
-        logger.warning("A rendered page would not close: the browser is started again")
-        self.stats.inc_value(Stat.RENDER_BROWSER_RESTARTS)
-        if browser is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(browser.close(), CLOSE_GRACE)
-        # scrapy-playwright's disconnect callback forgets it; make sure, for one that hung.
-        with contextlib.suppress(AttributeError):
-            del self.browser
-        self.context_wrappers.clear()
+    async def close(self) -> None:
+        await super().close()
+        if self._browser is not None:
+            await self._browser.close()

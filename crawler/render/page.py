@@ -62,6 +62,9 @@ class RenderJob:
     unsettled: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _last_sent: float = 0.0
+    #: Told when each of the page's requests goes out (``time.monotonic()``): the site's
+    #: download slot counts it, so its next request waits the delay from the last one.
+    on_sent: Callable[[float], None] | None = None
     #: Windows being closed (kept referenced until they are).
     _closing: set[asyncio.Future[None]] = field(default_factory=set)
 
@@ -137,6 +140,8 @@ class RenderJob:
             url = request.url
             for _ in range(MAX_REDIRECTS + 1):
                 self._last_sent = time.monotonic()
+                if self.on_sent is not None:
+                    self.on_sent(self._last_sent)
                 response = await route.fetch(
                     url=url, headers=headers, max_redirects=0, timeout=self.remaining() * 1000
                 )

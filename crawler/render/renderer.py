@@ -14,6 +14,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from scrapy import Request
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 
 #: Renders of one page: a second one when the browser crashed or was killed under it.
 ATTEMPTS = 2
-HANDLER = "scrapy_maintext.render.handler.RenderDownloadHandler"
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,9 @@ class Renderer:
             refers_to=refers_to,
         )
         request = Request(url, dont_filter=True, meta=self._meta(job, site))
+        # The site's next request waits its delay from the page's last one, not the render's
+        # start: the slot counts each of the page's requests as it goes out.
+        job.on_sent = partial(self._sent, request)
         try:
             response = await self.crawler.engine.download_async(request)
         finally:
@@ -175,6 +178,13 @@ class Renderer:
         agent = getattr(middleware, "robots_agent", None) or self.user_agent
         return parser is None or bool(parser.allowed(url, agent))
 
+    def _sent(self, request: Request, when: float) -> None:
+        # The slot's key now: SiteSlotMiddleware has given the request its ``download_slot``.
+        key = scrapy_internals.slot_key(self.crawler, request)
+        if scrapy_internals.live_slot(self.crawler, key) is None:
+            logger.debug("No download slot %s for the render of %s", key, request.url)
+        scrapy_internals.slot_sent_at(self.crawler, key, when)
+
     def _count(self, job: RenderJob) -> None:
         self._inc(Stat.RENDER_REQUESTS, job.policy.requests)
         for why, count in job.policy.blocked.items():
@@ -197,7 +207,7 @@ def _failure(exc: BaseException) -> str:
     message = str(exc).lower()
     if name in ("RenderTimeout", "TimeoutError"):
         return "timeout"
-    if name == "BrowserCrashed":
+    if name == "BrowserCrashed":  # render.browser: the browser went away under the page
         return "crashed"
     if "page crashed" in message:
         return "page_crashed"  # the page's own doing (memory): not tried again
