@@ -13,7 +13,8 @@ two sites are what lets two run at once), then a site of server-rendered pages o
 ``RENDER_JS=auto`` and ``=never``; the order of the configurations is reversed every
 round. The crawl tree (crawler, extraction workers, Playwright's driver, Chromium) is sampled
 every 0.2 s: its peak is the largest sum of its processes' PSS (shared pages counted once).
-Printed per configuration: median wall seconds, pages exported per second, peak tree PSS
+Printed per configuration: median wall seconds (each round's in brackets), pages exported
+per second, peak tree PSS
 (MiB), renders and mean seconds per render (from the crawl's ``render/*`` stats); then
 ``extract()`` per page, in this process, interleaved: a server-rendered page, a Next.js page
 read from its data, a script shell found to need JavaScript (ms per page, median).
@@ -131,8 +132,9 @@ def summary(name: str, runs: list[dict[str, Any]]) -> str:
         r["stats"].get("render/seconds", 0.0) / max(r["stats"].get("render/pages", 0), 1)
         for r in runs
     )
+    walls = "/".join(f"{r['wall']:.1f}" for r in runs)
     return (
-        f"{name:<24} {wall:7.1f} s  {items:3d} items  {items / wall:5.2f} pages/s  "
+        f"{name:<24} {wall:7.1f} s ({walls})  {items:3d} items  {items / wall:5.2f} pages/s  "
         f"peak PSS {peak:6.0f} MiB  renders {renders:3d}  {seconds:4.2f} s/render"
     )
 

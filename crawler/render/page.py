@@ -142,8 +142,10 @@ class RenderJob:
                 self._last_sent = time.monotonic()
                 if self.on_sent is not None:
                     self.on_sent(self._last_sent)
+                # Playwright reads a timeout of 0 as none: at least a millisecond.
+                timeout = max(self.remaining() * 1000, 1.0)
                 response = await route.fetch(
-                    url=url, headers=headers, max_redirects=0, timeout=self.remaining() * 1000
+                    url=url, headers=headers, max_redirects=0, timeout=timeout
                 )
                 body = await response.body()
                 self.policy.spent(len(body))
