@@ -21,6 +21,7 @@ from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy_maintext import scrapy_internals
 from scrapy_maintext.document import Document
+from scrapy_maintext.politeness.slots import site_slot
 from scrapy_maintext.render.availability import Availability, availability, unrendered_line
 from scrapy_maintext.render.config import CONTEXT, RenderConfig
 from scrapy_maintext.render.page import RenderJob
@@ -163,6 +164,9 @@ class Renderer:
     def _pace(self, url: str) -> float:
         """The site's delay between two requests, which the page's requests keep too."""
         probe = Request(url)
+        key = site_slot(probe)
+        if key is not None:  # as SiteSlotMiddleware will key the render request
+            probe.meta[Meta.DOWNLOAD_SLOT] = key
         slot = scrapy_internals.live_slot(
             self.crawler, scrapy_internals.slot_key(self.crawler, probe)
         )
