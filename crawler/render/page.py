@@ -29,9 +29,37 @@ logger = logging.getLogger(__name__)
 
 #: How often a settling page's text is measured (seconds).
 POLL = 0.1
-#: A page's ``window.open`` gives nothing: no window, no request.
-NO_WINDOWS = "window.open = function () { return null; };"
-TEXT_LENGTH = "() => (document.body ? document.body.innerText.length : 0)"
+#: Longest timer (ms) a page still without text is waited for: a script that writes its text
+#: "a moment after load" sets one; a longer one is a page's business, not its text.
+SHORT_TIMER_MS = 5000
+#: Before the page's scripts: ``window.open`` gives nothing (no window, no request), and the
+#: short timers still pending are counted (``settle`` waits for them while the page is thin).
+INIT_SCRIPT = f"""
+window.open = function () {{ return null; }};
+(() => {{
+  const set = window.setTimeout, clear = window.clearTimeout, pending = new Set();
+  window.setTimeout = function (handler, ms, ...rest) {{
+    if (typeof handler !== "function" || (ms || 0) > {SHORT_TIMER_MS}) {{
+      return set.call(window, handler, ms, ...rest);
+    }}
+    const id = set.call(window, function () {{
+      pending.delete(id);
+      return handler.apply(this, rest);
+    }}, ms);
+    pending.add(id);
+    return id;
+  }};
+  window.clearTimeout = function (id) {{ pending.delete(id); return clear.call(window, id); }};
+  Object.defineProperty(window, "__maintextTimers", {{ value: () => pending.size }});
+}})();
+"""
+#: The page's visible text length, and its short timers still pending (a page not loaded
+#: yet counts one: its load handlers may set some).
+MEASURE = (
+    "() => [document.body ? document.body.innerText.length : 0,"
+    " (window.__maintextTimers ? window.__maintextTimers() : 0)"
+    " + (document.readyState === 'complete' ? 0 : 1)]"
+)
 
 
 @dataclass(eq=False)
@@ -78,7 +106,7 @@ class RenderJob:
     async def init_page(self, page: Any, request: Any = None) -> None:
         """scrapy-playwright's page init callback: routes, no windows, no websockets."""
         self.page = page
-        await page.add_init_script(NO_WINDOWS)
+        await page.add_init_script(INIT_SCRIPT)
         page.on("popup", self._popup)
         await page.route("**/*", self.route)
         await page.route_web_socket("**/*", _refuse_websocket)
@@ -160,12 +188,13 @@ class RenderJob:
 
     async def settle(self, page: Any) -> None:
         """Wait until the page is done: no request on its way and its text unchanged for
-        ``settle_seconds`` (``thin_wait`` while it has next to none: a late script may
-        still write it), or until the deadline."""
-        last, changed = -1, time.monotonic()
+        ``settle_seconds``; while it has next to no text, ``thin_wait`` and until it has
+        loaded and its short timers have run (a script may still write it); at most until
+        the deadline."""
+        last, changed, timers = -1, time.monotonic(), 0
         while self.remaining() > POLL:
             try:
-                length = await page.evaluate(TEXT_LENGTH)
+                length, timers = await page.evaluate(MEASURE)
             except Exception as exc:  # a document being replaced has no context for a moment
                 if page.is_closed():
                     raise
@@ -174,9 +203,10 @@ class RenderJob:
             now = time.monotonic()
             if length != last:
                 last, changed = length, now
-            quiet = self.settle_seconds if length >= THIN_TEXT else self.thin_wait
+            thin = length < THIN_TEXT
+            quiet = self.thin_wait if thin else self.settle_seconds
             idle = now - max(changed, self.last_activity)
-            if self.in_flight == 0 and idle >= quiet:
+            if self.in_flight == 0 and idle >= quiet and not (thin and timers):
                 return
             await asyncio.sleep(POLL)
         self.unsettled = True

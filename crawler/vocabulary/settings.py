@@ -317,7 +317,7 @@ _OURS = [
             "RENDER_THIN_WAIT",
             2.5,
             float,
-            "Seconds a page still without text waits for a late script (within RENDER_TIMEOUT).",
+            "Seconds without a change a page still without text waits (its timers too).",
         ),
         ("RENDER_MAX_REQUESTS", 100, int, "Requests a rendered page may make; the rest fail."),
         (
