@@ -89,8 +89,9 @@ class RenderJob:
     #: Whether settle() ran out of time (the page was taken as it stood).
     unsettled: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    _last_sent: float = 0.0
-    #: Told when each of the page's requests goes out (``time.monotonic()``): the site's
+    #: When the page's last request was answered (``time.monotonic()``; 0: none yet).
+    _last_answer: float = 0.0
+    #: Told when each of the page's requests was answered (``time.monotonic()``): the site's
     #: download slot counts it, so its next request waits the delay from the last one.
     on_sent: Callable[[float], None] | None = None
     #: Windows being closed (kept referenced until they are).
@@ -155,27 +156,25 @@ class RenderJob:
             self.last_activity = time.monotonic()
 
     async def _fetch(self, route: Any, request: Any) -> None:
-        """One at a time, spaced by the site's delay, redirects checked hop by hop."""
+        """One at a time, each the site's delay after the last was answered, redirects
+        checked (and spaced) hop by hop."""
         async with self._lock:
-            wait = self._last_sent + self.pace - time.monotonic()
-            if wait >= self.remaining():
-                self.policy.refuse(Blocked.DEADLINE)
-                await route.abort("timedout")
-                return
-            if wait > 0:
-                await asyncio.sleep(wait)
             headers = {**request.headers, "user-agent": self.user_agent}
             url = request.url
             for _ in range(MAX_REDIRECTS + 1):
-                self._last_sent = time.monotonic()
-                if self.on_sent is not None:
-                    self.on_sent(self._last_sent)
+                if not await self._turn():
+                    self.policy.refuse(Blocked.DEADLINE)
+                    await route.abort("timedout")
+                    return
                 # Playwright reads a timeout of 0 as none: at least a millisecond.
                 timeout = max(self.remaining() * 1000, 1.0)
-                response = await route.fetch(
-                    url=url, headers=headers, max_redirects=0, timeout=timeout
-                )
-                body = await response.body()
+                try:
+                    response = await route.fetch(
+                        url=url, headers=headers, max_redirects=0, timeout=timeout
+                    )
+                    body = await response.body()
+                finally:
+                    self._answered()
                 self.policy.spent(len(body))
                 if not 300 <= response.status < 400:
                     await route.fulfill(response=response, body=body)
@@ -185,6 +184,21 @@ class RenderJob:
                     break
             self.policy.refuse(Blocked.REDIRECT)
             await route.abort("blockedbyclient")
+
+    async def _turn(self) -> bool:
+        """Wait out the site's delay since the last answer; False when the deadline comes
+        first."""
+        wait = self._last_answer + self.pace - time.monotonic() if self._last_answer else 0.0
+        if wait >= self.remaining():
+            return False
+        if wait > 0:
+            await asyncio.sleep(wait)
+        return True
+
+    def _answered(self) -> None:
+        self._last_answer = time.monotonic()
+        if self.on_sent is not None:
+            self.on_sent(self._last_answer)
 
     async def settle(self, page: Any) -> None:
         """Wait until the page is done: no request on its way and its text unchanged for
