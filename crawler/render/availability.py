@@ -29,7 +29,7 @@ def availability(browser_path: str, forced_unavailable: bool = False) -> Availab
     """Rendering needs scrapy-playwright (the ``render`` extra) and a Chromium to run."""
     if forced_unavailable:
         return Availability(False, "RENDER_AVAILABLE=unavailable")
-    if importlib.util.find_spec("scrapy_playwright") is None:
+    if not _installed("scrapy_playwright") or not _installed("playwright"):
         return Availability(False, f"the render extra is not installed ({INSTALL})")
     if not (os.path.isfile(browser_path) and os.access(browser_path, os.X_OK)):
         return Availability(
@@ -38,6 +38,13 @@ def availability(browser_path: str, forced_unavailable: bool = False) -> Availab
             "name another Chromium)",
         )
     return Availability(True)
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked installation
+        return False
 
 
 def unrendered_line(count: int, mode: str, why: str) -> str:
