@@ -86,7 +86,7 @@ DEFAULT_PAGES = (
     ("figures", 40_000),
     ("itemtype", 60_000),
     ("table", 45_000),
-    ("divs", 90_000),
+    ("divs", 60_000),
     ("nested", 14_000),
 )
 
