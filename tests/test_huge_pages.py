@@ -6,6 +6,7 @@ the picture step. (Their time against earlier commits: ``benchmarks/huge_pages.p
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +15,15 @@ import lxml.etree
 import lxml.html
 import pytest
 from scrapy_maintext.cli import main as maintext
-from scrapy_maintext.extraction import ExtractOptions, extract
-from scrapy_maintext.extraction.images import MAX_WALK_ELEMENTS, PageText, walk
+from scrapy_maintext.document import Block
+from scrapy_maintext.extraction import ExtractOptions, author, extract
+from scrapy_maintext.extraction.images import (
+    MAX_LOOKBACKS,
+    MAX_WALK_ELEMENTS,
+    PageText,
+    block_offsets,
+    walk,
+)
 from scrapy_maintext.neural.segment import MAX_BLOCKS
 
 from benchmarks.huge_pages import SENTENCE, SHAPES
@@ -91,6 +99,25 @@ def test_walk_stops_at_its_element_cap() -> None:
     assert page.text.count("Caption") <= MAX_WALK_ELEMENTS // 4
 
 
+def _attribute_parents(nodes: lxml.etree.XPath, tree: lxml.html.HtmlElement) -> list[object]:
+    found = (a.getparent() for a in nodes(tree) if author._SUPERSET_VALUE.search(a))
+    return list(dict.fromkeys(found))
+
+
+def test_the_author_search_finds_the_same_elements_on_huge_pages() -> None:
+    """Above ``UNION_MAX_ELEMENTS`` the author candidates come from the attributes holding
+    a superset word only (the union of every attribute grows quadratically): the same."""
+    pages = [path.read_text("utf-8") for path in sorted(ARTICLES.glob("*.html"))]
+    pages.append(SHAPES["divs"](300).replace("class='c3'", "class='c3 post-author'"))
+    if (DATA / "fundus-dev.jsonl.gz").exists():
+        with gzip.open(DATA / "fundus-dev.jsonl.gz", "rt", encoding="utf-8") as lines:
+            pages += [json.loads(line)["html"] for line in itertools.islice(lines, 100)]
+    for html in pages:
+        tree = lxml.html.document_fromstring(html)
+        expected = _attribute_parents(author._ATTRIBUTE_NODES, tree)
+        assert _attribute_parents(author._SUPERSET_NODES, tree) == expected
+
+
 @pytest.mark.slow
 def test_a_page_of_100k_elements_extracts_in_time_with_its_text(tmp_path: Path) -> None:
     """``maintext extract`` with its default 30 s timeout: the page is written, with the
@@ -112,6 +139,21 @@ def test_a_page_of_100k_elements_extracts_in_time_with_its_text(tmp_path: Path) 
     assert doc["text"].count(SENTENCE) > 0 and 0 < len(doc["images"]) <= 60
 
 
+@pytest.mark.slow
+def test_a_page_of_120k_classed_elements_finds_its_author_in_time(tmp_path: Path) -> None:
+    """Every element with a class and an id: the author search stays linear."""
+    html = SHAPES["divs"](60_000).replace(
+        "<h1>A huge page</h1>", "<h1>A huge page</h1><div class='post-author'>Ana Ruiz</div>"
+    )
+    page = tmp_path / "divs.html"
+    page.write_text(html, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    base = ["extract", str(page), "--base-url", "https://huge.example/", "--no-progress"]
+    assert maintext([*base, "-o", str(out), "--workers", "1"]) == 0
+    (doc,) = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert doc["author"] == "Ana Ruiz"
+
+
 @pytest.fixture(scope="module")
 def huge_site() -> Iterator[TestSiteServer]:
     with serve_with_page("/huge.html", SHAPES["marked"](60_000).encode()) as server:
@@ -131,3 +173,14 @@ def test_a_60000_paragraph_page_is_exported_by_a_crawl(
     (item,) = [i for i in result.items if i["url"].endswith("/huge.html")]
     assert item["text"].count(SENTENCE) == MAX_BLOCKS - 1  # the headline is the title
     assert not result.stats.get("item_dropped_count"), result.stats
+
+
+def test_block_offsets_look_back_a_bounded_number_of_times() -> None:
+    """A block out of order is found from the page's start; once ``MAX_LOOKBACKS`` blocks
+    were looked for again, one more that is not after the cursor is not found."""
+    text = "alphabetagammadelta"
+    blocks = [Block("p", "gamma"), Block("p", "alpha"), Block("p", "delta")]
+    assert block_offsets(text, blocks) == [9, 0, 14]
+    missing = [Block("p", f"missing {i}") for i in range(MAX_LOOKBACKS)]
+    found = block_offsets(text, [Block("p", "gamma"), *missing, Block("p", "alpha")])
+    assert found == [9, *[None] * MAX_LOOKBACKS, None]
