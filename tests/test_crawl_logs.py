@@ -10,7 +10,7 @@ import pytest
 from tests.crawl import NO_WAITS, run_crawl
 from tests.sites import Route, SiteOptions, TestSiteServer, page_html
 
-#: A page with no main text but a large body (an app shell), dropped as no_text.
+#: A page with no main text but a large body (an app shell), dropped as needing JavaScript.
 SHELL_BYTES = 2_000_000
 
 
@@ -41,7 +41,7 @@ def test_dropped_pages_are_named_not_written(dropping_site: TestSiteServer, tmp_
     )
     assert result.returncode == 0, result.log[-3000:]
     assert result.stats.get("extract/dropped/duplicate") == 1
-    assert result.stats.get("extract/dropped/no_text") == 1
+    assert result.stats.get("extract/dropped/needs_javascript") == 1
     assert "/copy.html" in result.log and "/shell.html" in result.log
     # Neither the HTML nor the article's text of any page is in the log.
     assert "<!DOCTYPE" not in result.log and "xxxxxxxxxx" not in result.log
