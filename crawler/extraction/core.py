@@ -119,6 +119,11 @@ def extract_page(
     if page.tree is None:
         doc.reason = page.reason
         return result
+    # Every element's Python proxy, alive until the page is done: lxml makes a proxy (and
+    # calls lxml.html's class lookup) for each element a walk or an XPath hands out, and
+    # frees it again once nothing holds it; the steps below walk the tree several times,
+    # and with the proxies held each later walk reuses them (one proxy per element, linear).
+    elements = list(page.tree.iter())
     try:
         engine, body = _extract_tree(doc, page.tree, options)
         if explain:
@@ -137,6 +142,7 @@ def extract_page(
     if doc.reason:
         doc.body, doc.text = [], ""
         result.signatures = None
+    del elements
     return result
 
 

@@ -17,7 +17,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scrapy_maintext.neural.segment import Context, RawBlock
@@ -217,12 +217,12 @@ def _word_id(word: str) -> int:
 
 def _word_ids(words: list[str]) -> list[int]:
     """Ids of the first HEAD_WORDS and the last TAIL_WORDS words."""
-    picked = words[:HEAD_WORDS] + words[HEAD_WORDS:][-TAIL_WORDS:]
+    # ``words[HEAD_WORDS:][-TAIL_WORDS:]`` without copying a long block's middle words.
+    picked = words[:HEAD_WORDS] + words[max(HEAD_WORDS, len(words) - TAIL_WORDS) :]
     return [_word_id(w) for w in picked]
 
 
-@dataclass
-class _CharCounts:
+class _CharCounts(NamedTuple):
     letters: int
     upper: int
     digits: int
@@ -279,8 +279,13 @@ def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
     ]
 
 
+#: The one-hot kind columns per block kind (all zeros for another kind).
+_KIND_COLUMNS = {k: tuple(float(k == j) for j in KINDS) for k in KINDS}
+_NO_KIND = (0.0,) * len(KINDS)
+
+
 def _page_stats(block: RawBlock, index: int, n: int, before: int, total: int) -> list[float]:
-    kinds = [float(block.kind == k) for k in KINDS]
+    kinds = _KIND_COLUMNS.get(block.kind, _NO_KIND)
     return [
         index / max(n - 1, 1),
         before / max(total, 1),
