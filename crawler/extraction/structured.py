@@ -69,8 +69,9 @@ _META = lxml.etree.XPath("//meta[@content]")
 _TITLE = lxml.etree.XPath("(//head/title|//title)[1]")
 _H1 = lxml.etree.XPath("//h1")
 _TIME = lxml.etree.XPath("//time[@datetime]")
+#: ``[@itemprop]`` first: libxml2 then tests the four values only on elements that have one.
 _ITEMPROP = lxml.etree.XPath(
-    "//*[@itemprop='author' or @itemprop='datePublished' or @itemprop='headline'"
+    "//*[@itemprop][@itemprop='author' or @itemprop='datePublished' or @itemprop='headline'"
     " or @itemprop='creator']"
 )
 _REL_AUTHOR = lxml.etree.XPath("//a[@rel='author']")
