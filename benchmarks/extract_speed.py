@@ -1,7 +1,7 @@
 """How long does extraction take per page against trafilatura, and where does the time go?
 
     python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1] [--model v5]
-        [--no-images]
+        [--no-images] [--against COMMIT]
     python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
 Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
@@ -17,6 +17,9 @@ Default: both systems get the same decoded HTML string and the URL, page by page
   metadata with its defaults;
 * with ``--model FOLDER`` (repeatable; a path or a shipped folder's name, as ``EXTRACT_MODEL``),
   also ``extract()`` with that model, in the same rotation.
+* with ``--against COMMIT``, also ``extract()`` of that earlier commit (exported with
+  ``git archive``) in a long-lived process of its own, timed inside it, in the same rotation:
+  a speed change measured in one run, with the ratio of the medians and of the means;
 * with ``--no-images``, also ``extract()`` without the article's images
   (``ExtractOptions(images=False)``, ``EXTRACT_IMAGES=False``): what finding them costs.
 
@@ -36,11 +39,16 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 #: One thread everywhere (numpy/BLAS too), as in a crawl worker.
@@ -79,6 +87,47 @@ def systems(
     return funcs | {THEIRS: theirs}
 
 
+#: The worker of ``--against``: reads pages (JSON lines: html, url), answers the ms of
+#: ``extract(html, url)`` (the product's defaults), timed inside the worker.
+WORKER = """
+import json, os, sys, time
+from scrapy_maintext.extraction import extract
+for line in sys.stdin:
+    page = json.loads(line)
+    start = time.perf_counter()
+    extract(page["html"], page["url"])
+    print((time.perf_counter() - start) * 1000.0, flush=True)
+"""
+
+
+class AtCommit:
+    """``extract()`` of an earlier commit (exported with ``git archive``, as
+    ``benchmarks.huge_pages`` does) in a long-lived process; a call answers its own time."""
+
+    def __init__(self, commit: str, folder: Path) -> None:
+        from benchmarks.huge_pages import importable
+
+        env = {**os.environ, "PYTHONPATH": importable(commit, folder), "OMP_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
+
+    def __call__(self, html: str, url: str | None) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"html": html, "url": url}) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
 def pages(data: str, limit: int) -> list[Page]:
     counts: dict[str, int] = defaultdict(int)
     out = []
@@ -90,9 +139,27 @@ def pages(data: str, limit: int) -> list[Page]:
 
 
 def run(
-    todo: list[Page], repeat: int, models: tuple[str, ...] = (), no_images: bool = False
+    todo: list[Page],
+    repeat: int,
+    models: tuple[str, ...] = (),
+    no_images: bool = False,
+    against: str | None = None,
 ) -> dict[str, list[float]]:
-    funcs = systems(models, no_images)
+    funcs: dict[str, Callable[[str, str | None], object]] = dict(systems(models, no_images))
+    with tempfile.TemporaryDirectory() as tmp:
+        if against:
+            funcs[f"extract() at {against}"] = AtCommit(against, Path(tmp))
+        try:
+            return _rotate(todo, repeat, funcs)
+        finally:
+            for func in funcs.values():
+                if isinstance(func, AtCommit):
+                    func.stop()
+
+
+def _rotate(
+    todo: list[Page], repeat: int, funcs: dict[str, Callable[[str, str | None], object]]
+) -> dict[str, list[float]]:
     names = list(funcs)
     for page in todo[:WARMUP_PAGES]:
         for name in names:
@@ -104,8 +171,10 @@ def run(
             order = names[shift:] + names[:shift]
             for name in order:
                 t0 = time.perf_counter()
-                funcs[name](page.html, page.url)
-                times[name].append((time.perf_counter() - t0) * 1000.0)
+                answer = funcs[name](page.html, page.url)
+                spent = (time.perf_counter() - t0) * 1000.0
+                # An earlier commit's worker times itself (no pipe in its figure).
+                times[name].append(answer if isinstance(answer, float) else spent)
     return times
 
 
@@ -237,12 +306,15 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also extract() without the article's images (what the image step costs)",
     )
+    parser.add_argument(
+        "--against", help="also extract() of this earlier commit (its own process), interleaved"
+    )
     args = parser.parse_args(argv)
     todo = pages(args.data, args.limit)
     if args.stages:
         print_stages(time_stages(todo, args.repeat))
         return
-    times = run(todo, args.repeat, tuple(args.model), args.no_images)
+    times = run(todo, args.repeat, tuple(args.model), args.no_images, args.against)
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")
     print("| system | median | p90 | mean |\n|---|---|---|---|")
@@ -257,6 +329,13 @@ def main(argv: list[str] | None = None) -> None:
         median = statistics.median(values) / statistics.median(theirs)
         mean = statistics.fmean(values) / statistics.fmean(theirs)
         print(f"\n{name} / trafilatura: ratio of medians {median:.2f}, of means {mean:.2f}")
+    if args.against:
+        ours, old = times["extract() default"], times[f"extract() at {args.against}"]
+        median = statistics.median(ours) / statistics.median(old)
+        mean = statistics.fmean(ours) / statistics.fmean(old)
+        print(
+            f"\nextract() / at {args.against}: ratio of medians {median:.2f}, of means {mean:.2f}"
+        )
 
 
 if __name__ == "__main__":
