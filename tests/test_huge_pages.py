@@ -15,8 +15,15 @@ import lxml.etree
 import lxml.html
 import pytest
 from scrapy_maintext.cli import main as maintext
+from scrapy_maintext.document import Block
 from scrapy_maintext.extraction import ExtractOptions, author, extract
-from scrapy_maintext.extraction.images import MAX_WALK_ELEMENTS, PageText, walk
+from scrapy_maintext.extraction.images import (
+    MAX_LOOKBACKS,
+    MAX_WALK_ELEMENTS,
+    PageText,
+    block_offsets,
+    walk,
+)
 from scrapy_maintext.neural.segment import MAX_BLOCKS
 
 from benchmarks.huge_pages import SENTENCE, SHAPES
@@ -166,3 +173,14 @@ def test_a_60000_paragraph_page_is_exported_by_a_crawl(
     (item,) = [i for i in result.items if i["url"].endswith("/huge.html")]
     assert item["text"].count(SENTENCE) == MAX_BLOCKS - 1  # the headline is the title
     assert not result.stats.get("item_dropped_count"), result.stats
+
+
+def test_block_offsets_look_back_a_bounded_number_of_times() -> None:
+    """A block out of order is found from the page's start; once ``MAX_LOOKBACKS`` blocks
+    were looked for again, one more that is not after the cursor is not found."""
+    text = "alphabetagammadelta"
+    blocks = [Block("p", "gamma"), Block("p", "alpha"), Block("p", "delta")]
+    assert block_offsets(text, blocks) == [9, 0, 14]
+    missing = [Block("p", f"missing {i}") for i in range(MAX_LOOKBACKS)]
+    found = block_offsets(text, [Block("p", "gamma"), *missing, Block("p", "alpha")])
+    assert found == [9, *[None] * MAX_LOOKBACKS, None]

@@ -43,6 +43,8 @@ BLOCK_KEY_CHARS = 40
 #: Elements the walk reads at most (the first, in document order): above every page of the
 #: labelled data; on a larger page the pictures and body blocks after them are not looked for.
 MAX_WALK_ELEMENTS = 20_000
+#: Blocks looked for again from the page's start, at most, per page (see ``block_offsets``).
+MAX_LOOKBACKS = 200
 
 #: Elements whose own text is not the page's text (their pictures still count: lazy-loading
 #: pages put the real ``<img>`` in a ``<noscript>``).
@@ -209,13 +211,18 @@ def _squash(text: str) -> str:
 
 
 def block_offsets(text: str, blocks: Sequence[Block]) -> list[int | None]:
-    """Where each block's text starts in the page's text (None: not found), in order."""
+    """Where each block's text starts in the page's text (None: not found), in order. A
+    block not found after the one before is looked for from the start again, at most
+    ``MAX_LOOKBACKS`` times a page: each is a scan of the text, and on a page cut by the
+    walk's cap every block after the cut would be one."""
     offsets: list[int | None] = []
     cursor = 0
+    lookbacks = MAX_LOOKBACKS
     for block in blocks:
         key = _squash(block.text)[:BLOCK_KEY_CHARS]
         at = text.find(key, cursor) if key else -1
-        if at < 0 and key:
+        if at < 0 and key and lookbacks:
+            lookbacks -= 1
             at = text.find(key)
         offsets.append(at if at >= 0 else None)
         if at >= cursor:
