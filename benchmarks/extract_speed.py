@@ -1,7 +1,7 @@
 """How long does extraction take per page against trafilatura, and where does the time go?
 
     python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1] [--model v5]
-        [--no-images]
+        [--no-images] [--against COMMIT] [--clock wall|cpu]
     python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
 Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
@@ -17,27 +17,42 @@ Default: both systems get the same decoded HTML string and the URL, page by page
   metadata with its defaults;
 * with ``--model FOLDER`` (repeatable; a path or a shipped folder's name, as ``EXTRACT_MODEL``),
   also ``extract()`` with that model, in the same rotation.
+* with ``--against COMMIT``, also ``extract()`` of that earlier commit (exported with
+  ``git archive``) in a long-lived process of its own, timed inside it, in the same rotation:
+  a speed change measured in one run, with the ratio of the medians and of the means;
 * with ``--no-images``, also ``extract()`` without the article's images
   (``ExtractOptions(images=False)``, ``EXTRACT_IMAGES=False``): what finding them costs.
+
+``--clock cpu`` times each call by its process's CPU time (``time.process_time``) instead of
+the wall clock: on a loaded shared machine the wall time also counts other processes' turns.
 
 Prints the median, p90 and mean per system and the ratios of the medians and of the means
 (extract / trafilatura; a corpus run pays the mean); a ratio <= 1.0 meets the speed target.
 
-``--stages``: the default neural model's path in stages instead, on the same pages in one loop:
-parse (lxml), segment, features, the trafilatura reference (for a model that stacks it,
-``neural.stack``; 0 for a cascade's first model), inference (ONNX int8), the whole path through
-``NeuralExtractor.extract`` (a cascade's next model and its trafilatura run included), and
-``trafilatura.extract(html)`` with its defaults. Prints the median, p90 and mean per stage.
+``--stages``: the default ``extract()`` in stages instead (``STAGE_HOOKS``: parse, metadata,
+page type, segment, features, inference, decision, groups, repeats, markup, a trafilatura
+fallback, convention, authors, images, fingerprint, language and the rest), each stage's
+own time measured inside the real call, interleaved page by page with trafilatura's
+``bare_extraction(with_metadata=True)``. Prints the median, p90 and mean per stage, its share
+of ``extract()``'s mean and its mean over trafilatura's mean.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 #: One thread everywhere (numpy/BLAS too), as in a crawl worker.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -47,10 +62,12 @@ from scrapy_maintext.models.dataset import DATASETS, Page, iter_pages
 
 #: Pages run once before timing (model load, regex and hash caches).
 WARMUP_PAGES = 20
-STAGES = ("parse", "segment", "features", "reference", "inference", "neural total", "trafilatura")
 
 
 THEIRS = "trafilatura.bare_extraction(with_metadata=True)"
+#: The clock every system is timed by (``--clock``): wall time, or this process's CPU time
+#: (on a loaded shared machine a run's wall time counts the other processes' turns too).
+CLOCK = [time.perf_counter]
 
 
 def systems(
@@ -76,6 +93,48 @@ def systems(
     return funcs | {THEIRS: theirs}
 
 
+#: The worker of ``--against``: reads pages (JSON lines: html, url), answers the ms of
+#: ``extract(html, url)`` (the product's defaults), timed inside the worker.
+WORKER = """
+import json, os, sys, time
+from scrapy_maintext.extraction import extract
+clock = getattr(time, sys.argv[1])
+for line in sys.stdin:
+    page = json.loads(line)
+    start = clock()
+    extract(page["html"], page["url"])
+    print((clock() - start) * 1000.0, flush=True)
+"""
+
+
+class AtCommit:
+    """``extract()`` of an earlier commit (exported with ``git archive``, as
+    ``benchmarks.huge_pages`` does) in a long-lived process; a call answers its own time."""
+
+    def __init__(self, commit: str, folder: Path) -> None:
+        from benchmarks.huge_pages import importable
+
+        env = {**os.environ, "PYTHONPATH": importable(commit, folder), "OMP_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WORKER, CLOCK[0].__name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
+
+    def __call__(self, html: str, url: str | None) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"html": html, "url": url}) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
 def pages(data: str, limit: int) -> list[Page]:
     counts: dict[str, int] = defaultdict(int)
     out = []
@@ -87,9 +146,27 @@ def pages(data: str, limit: int) -> list[Page]:
 
 
 def run(
-    todo: list[Page], repeat: int, models: tuple[str, ...] = (), no_images: bool = False
+    todo: list[Page],
+    repeat: int,
+    models: tuple[str, ...] = (),
+    no_images: bool = False,
+    against: str | None = None,
 ) -> dict[str, list[float]]:
-    funcs = systems(models, no_images)
+    funcs: dict[str, Callable[[str, str | None], object]] = dict(systems(models, no_images))
+    with tempfile.TemporaryDirectory() as tmp:
+        if against:
+            funcs[f"extract() at {against}"] = AtCommit(against, Path(tmp))
+        try:
+            return _rotate(todo, repeat, funcs)
+        finally:
+            for func in funcs.values():
+                if isinstance(func, AtCommit):
+                    func.stop()
+
+
+def _rotate(
+    todo: list[Page], repeat: int, funcs: dict[str, Callable[[str, str | None], object]]
+) -> dict[str, list[float]]:
     names = list(funcs)
     for page in todo[:WARMUP_PAGES]:
         for name in names:
@@ -100,44 +177,126 @@ def run(
             shift = i % len(names)  # every system runs first, second, ... in turn
             order = names[shift:] + names[:shift]
             for name in order:
-                t0 = time.perf_counter()
-                funcs[name](page.html, page.url)
-                times[name].append((time.perf_counter() - t0) * 1000.0)
+                t0 = CLOCK[0]()
+                answer = funcs[name](page.html, page.url)
+                spent = (CLOCK[0]() - t0) * 1000.0
+                # An earlier commit's worker times itself (no pipe in its figure).
+                times[name].append(answer if isinstance(answer, float) else spent)
     return times
 
 
-def time_stages(html: str, timings: dict[str, list[float]] | None) -> None:
-    """One page's stages, in ms, appended to ``timings`` (None: a warm-up run)."""
-    import trafilatura
-    from scrapy_maintext.models.systems import parse_html
-    from scrapy_maintext.neural import default_extractor
-    from scrapy_maintext.neural.features import featurize
-    from scrapy_maintext.neural.segment import segment
-    from scrapy_maintext.neural.stack import stack_features, tokens, trafilatura_text
+#: Every stage of ``extract()``: (stage, module, attribute) wrapped in place for the run, in
+#: the order a page meets them. A stage's time excludes the stages it calls (a second
+#: opinion's trafilatura run and its convention count as those stages); "other" is the rest
+#: of ``extract()`` (argument checks, the Document, glue).
+STAGE_HOOKS = (
+    ("parse", "scrapy_maintext.extraction.core", "parse_page"),
+    ("metadata", "scrapy_maintext.extraction.core", "apply_metadata"),
+    ("page type", "scrapy_maintext.extraction.page_type", "predict"),
+    ("segment", "scrapy_maintext.neural", "segment_page"),
+    ("features", "scrapy_maintext.neural", "featurize"),
+    ("inference", "scrapy_maintext.neural.inference", "BlockModel.predict"),
+    ("decision", "scrapy_maintext.neural", "decide"),
+    ("groups", "scrapy_maintext.neural", "path_signatures"),
+    ("groups", "scrapy_maintext.neural", "keep_group_slots"),
+    ("repeats", "scrapy_maintext.neural", "drop_repeated_runs"),
+    ("markup", "scrapy_maintext.extraction.engines", "_kept_markup"),
+    ("trafilatura fallback", "scrapy_maintext.extraction.engines", "run_trafilatura"),
+    ("trafilatura fallback", "scrapy_maintext.extraction.core", "run_trafilatura"),
+    ("convention", "scrapy_maintext.extraction.core", "settle_body"),
+    ("authors", "scrapy_maintext.extraction.core", "split_authors"),
+    ("images", "scrapy_maintext.extraction.core", "add_images"),
+    ("fingerprint", "scrapy_maintext.extraction.core", "fingerprint"),
+    ("language", "scrapy_maintext.extraction.core", "apply_language"),
+)
 
-    extractor = default_extractor()
-    t0 = time.perf_counter()
-    tree = parse_html(html)
-    t1 = time.perf_counter()
-    blocks = segment(tree, extractor.keep_hidden)
-    t2 = time.perf_counter()
-    feats = featurize(blocks)
-    t3 = time.perf_counter()
-    if extractor.needs_reference:
-        text = trafilatura_text(tree, None, extractor.reference)
-        feats.stack = stack_features([tokens(b.text) for b in blocks], text)
-    t4 = time.perf_counter()
-    extractor.model.predict(feats)
-    t5 = time.perf_counter()
-    extractor.extract(parse_html(html))
-    t6 = time.perf_counter()
-    trafilatura.extract(html)
-    t7 = time.perf_counter()
-    if timings is None:
-        return
-    marks = (t0, t1, t2, t3, t4, t5, t6, t7)
-    for stage, start, end in zip(STAGES, marks, marks[1:], strict=False):
-        timings[stage].append((end - start) * 1000.0)
+
+class StageClock:
+    """Self time per stage of one page (ms): each hooked call's time less its hooked callees'."""
+
+    def __init__(self) -> None:
+        self.page: dict[str, float] = defaultdict(float)
+        self._inner: list[float] = []
+
+    def wrap(self, stage: str, func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._inner.append(0.0)
+            t0 = CLOCK[0]()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent = CLOCK[0]() - t0
+                inner = self._inner.pop()
+                self.page[stage] += (spent - inner) * 1000.0
+                if self._inner:
+                    self._inner[-1] += spent
+
+        return timed
+
+    def install(self) -> None:
+        """Every hook of ``STAGE_HOOKS`` wrapped, for the rest of the process."""
+        for stage, module_name, attribute in STAGE_HOOKS:
+            owner: Any = importlib.import_module(module_name)
+            *path, name = attribute.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            setattr(owner, name, self.wrap(stage, getattr(owner, name)))
+
+
+def stage_names() -> list[str]:
+    return [*dict.fromkeys(stage for stage, _, _ in STAGE_HOOKS), "other"]
+
+
+def time_stages(todo: list[Page], repeat: int) -> dict[str, list[float]]:
+    """Per page run, each stage's ms of the default ``extract()``, its total, and
+    trafilatura's ``bare_extraction(with_metadata=True)`` on the same page (interleaved:
+    the two swap places from page to page)."""
+    funcs = systems()
+    ours, theirs = funcs["extract() default"], funcs[THEIRS]
+    clock = StageClock()
+    clock.install()
+    for page in todo[:WARMUP_PAGES]:
+        ours(page.html, page.url)
+    timings: dict[str, list[float]] = defaultdict(list)
+    for _ in range(repeat):
+        for i, page in enumerate(todo):
+            for first in (True, False) if i % 2 == 0 else (False, True):
+                t0 = CLOCK[0]()
+                if first:
+                    clock.page.clear()
+                    ours(page.html, page.url)
+                else:
+                    theirs(page.html, page.url)
+                spent = (CLOCK[0]() - t0) * 1000.0
+                if not first:
+                    timings[THEIRS].append(spent)
+                    continue
+                timings["extract() total"].append(spent)
+                for stage in stage_names()[:-1]:
+                    timings[stage].append(clock.page.get(stage, 0.0))
+                timings["other"].append(spent - sum(clock.page.values()))
+    return timings
+
+
+def print_stages(timings: dict[str, list[float]]) -> None:
+    theirs = np.array(timings[THEIRS])
+    print(f"{len(theirs)} page runs, one thread, ms per page (interleaved with trafilatura)")
+    print("| stage | median | p90 | mean | share of the mean | mean / trafilatura's mean |")
+    print("|---|---|---|---|---|---|")
+    total = float(np.mean(timings["extract() total"]))
+    for stage in [*stage_names(), "extract() total", THEIRS]:
+        v = np.array(timings[stage])
+        share = f"{v.mean() / total:.1%}" if stage in stage_names() else ""
+        print(
+            f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} "
+            f"| {share} | {v.mean() / theirs.mean():.3f} |"
+        )
+    median = np.median(timings["extract() total"]) / np.median(theirs)
+    print(
+        f"\nextract() / trafilatura: ratio of medians {median:.2f}, of means "
+        f"{total / theirs.mean():.2f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -145,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--limit", type=int, default=60, help="held-out pages per dataset")
     parser.add_argument("--repeat", type=int, default=1, help="passes over the pages")
-    parser.add_argument("--stages", action="store_true", help="time the neural path's stages")
+    parser.add_argument("--stages", action="store_true", help="time every stage of extract()")
     parser.add_argument(
         "--model", action="append", default=[], help="also extract() with this model folder"
     )
@@ -154,22 +313,22 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="also extract() without the article's images (what the image step costs)",
     )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time by the wall clock or by each process's CPU time (time.process_time)",
+    )
+    parser.add_argument(
+        "--against", help="also extract() of this earlier commit (its own process), interleaved"
+    )
     args = parser.parse_args(argv)
+    CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     todo = pages(args.data, args.limit)
     if args.stages:
-        for page in todo[:WARMUP_PAGES]:
-            time_stages(page.html, None)
-        timings: dict[str, list[float]] = defaultdict(list)
-        for _ in range(args.repeat):
-            for page in todo:
-                time_stages(page.html, timings)
-        print(f"{len(timings['parse'])} held-out page runs, one thread; ms per page")
-        print("| stage | median | p90 | mean |\n|---|---|---|---|")
-        for stage in STAGES:
-            v = np.array(timings[stage])
-            print(f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} |")
+        print_stages(time_stages(todo, args.repeat))
         return
-    times = run(todo, args.repeat, tuple(args.model), args.no_images)
+    times = run(todo, args.repeat, tuple(args.model), args.no_images, args.against)
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")
     print("| system | median | p90 | mean |\n|---|---|---|---|")
@@ -184,6 +343,13 @@ def main(argv: list[str] | None = None) -> None:
         median = statistics.median(values) / statistics.median(theirs)
         mean = statistics.fmean(values) / statistics.fmean(theirs)
         print(f"\n{name} / trafilatura: ratio of medians {median:.2f}, of means {mean:.2f}")
+    if args.against:
+        ours, old = times["extract() default"], times[f"extract() at {args.against}"]
+        median = statistics.median(ours) / statistics.median(old)
+        mean = statistics.fmean(ours) / statistics.fmean(old)
+        print(
+            f"\nextract() / at {args.against}: ratio of medians {median:.2f}, of means {mean:.2f}"
+        )
 
 
 if __name__ == "__main__":

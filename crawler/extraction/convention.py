@@ -267,9 +267,12 @@ def _is_dateline(
     n = len(words)
     if mark.time and n <= DATELINE_MAX_WORDS and edge:
         return True
+    if n > MARKED_DATELINE_MAX_WORDS:
+        # Settled before scanning the words: most blocks are longer than any date line.
+        return False
     numbers = [w for w in words if _numeric(w)]
     dated = bool(_DATE.search(text)) or bool(numbers) or any(w in _MONTHS for w in words)
-    if not dated or n > MARKED_DATELINE_MAX_WORDS:
+    if not dated:
         return False
     other = [w for w in words if not (_numeric(w) or w in _DATE_WORDS or w in names)]
     if any(w in _MARKERS for w in words):

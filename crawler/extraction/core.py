@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import lxml.html
@@ -36,6 +37,10 @@ from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_
 from scrapy_maintext.vocabulary.names import Note
 
 logger = logging.getLogger(__name__)
+
+#: Pages up to this many elements keep every element's proxy while extracted (above every
+#: labelled page; the page type's and the pictures' walks read at most 20,000).
+HELD_PROXIES = 20_000
 
 
 def extract(
@@ -122,6 +127,15 @@ def extract_page(
     if page.tree is None:
         doc.reason = page.reason
         return result
+    # Every element's Python proxy, alive until the page is done: lxml makes a proxy (and
+    # calls lxml.html's class lookup) for each element a walk or an XPath hands out, and
+    # frees it again once nothing holds it; the steps below walk the tree several times,
+    # and with the proxies held each later walk reuses them (one proxy per element, linear).
+    # Not on huge pages: there the held proxies cost the garbage collector more than they
+    # save (benchmarks/huge_pages.py), and the page type's and pictures' walks stop early.
+    elements = list(islice(page.tree.iter(), HELD_PROXIES + 1))
+    if len(elements) > HELD_PROXIES:
+        elements = []
     try:
         engine, body = _extract_tree(doc, page.tree, options)
         if explain:
@@ -140,6 +154,7 @@ def extract_page(
     if doc.reason:
         doc.body, doc.text = [], ""
         result.signatures = None
+    del elements
     return result
 
 

@@ -50,7 +50,16 @@ class Phrases:
         return words <= LEAD_MAX_WORDS and self.leads_with(key)
 
     def leads_with(self, key: str) -> bool:
-        return any(key == lead or key.startswith(lead + " ") for lead in self.leads)
+        return key in self._lead_set or key.startswith(self._lead_openings)
+
+    @functools.cached_property
+    def _lead_set(self) -> frozenset[str]:
+        return frozenset(self.leads)
+
+    @functools.cached_property
+    def _lead_openings(self) -> tuple[str, ...]:
+        """Each lead and the space after it, for one C-level ``str.startswith``."""
+        return tuple(lead + " " for lead in self.leads)
 
     @classmethod
     def from_json(cls, data: dict[str, list[str]]) -> Phrases:

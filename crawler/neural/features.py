@@ -17,7 +17,7 @@ import math
 import re
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scrapy_maintext.neural.segment import Context, RawBlock
@@ -55,6 +55,7 @@ _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[^\W\d_]")
 _UPPER = re.compile(r"[A-ZÀ-ÖØ-ÞΑ-ΩА-Я]")
 _CJK = re.compile(r"[\u2e81-\U0010ffff]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 _SENTENCE_END = frozenset(".!?。\uff01\uff1f\"'”»)")
 _ALWAYS_FAR_TAGS = frozenset({"html", "body"})
 _DIST_PREFIX = tuple(str(d) for d in range(NEAR_ANCESTORS))
@@ -217,12 +218,12 @@ def _word_id(word: str) -> int:
 
 def _word_ids(words: list[str]) -> list[int]:
     """Ids of the first HEAD_WORDS and the last TAIL_WORDS words."""
-    picked = words[:HEAD_WORDS] + words[HEAD_WORDS:][-TAIL_WORDS:]
+    # ``words[HEAD_WORDS:][-TAIL_WORDS:]`` without copying a long block's middle words.
+    picked = words[:HEAD_WORDS] + words[max(HEAD_WORDS, len(words) - TAIL_WORDS) :]
     return [_word_id(w) for w in picked]
 
 
-@dataclass
-class _CharCounts:
+class _CharCounts(NamedTuple):
     letters: int
     upper: int
     digits: int
@@ -237,23 +238,30 @@ _ASCII_PUNCT = b".,;:!?"
 
 
 def _char_counts(text: str) -> _CharCounts:
-    """Character class counts; ASCII text takes a bytes fast path with identical results."""
+    """Character class counts. Every class is one character wide, so the ASCII characters
+    are counted on bytes (``_ascii_counts``) and the regexes read only the others: identical
+    results, and a mostly-ASCII text ("café", curly quotes) costs little more than ASCII."""
     if text.isascii():
-        raw = text.encode("ascii")
-        size = len(raw)
-        return _CharCounts(
-            letters=size - len(raw.translate(None, _ASCII_LETTERS)),
-            upper=size - len(raw.translate(None, _ASCII_UPPER)),
-            digits=size - len(raw.translate(None, _ASCII_DIGITS)),
-            punct=size - len(raw.translate(None, _ASCII_PUNCT)),
-            cjk=0,
-        )
+        return _ascii_counts(text.encode("ascii"))
+    ascii_part = _ascii_counts(text.encode("ascii", "ignore"))
+    rest = "".join(_NOT_ASCII.findall(text))
     return _CharCounts(
-        letters=len(_LETTER.findall(text)),
-        upper=len(_UPPER.findall(text)),
-        digits=len(_DIGIT.findall(text)),
-        punct=len(_PUNCT.findall(text)),
-        cjk=len(_CJK.findall(text)),
+        letters=ascii_part.letters + len(_LETTER.findall(rest)),
+        upper=ascii_part.upper + len(_UPPER.findall(rest)),
+        digits=ascii_part.digits + len(_DIGIT.findall(rest)),
+        punct=ascii_part.punct + len(_PUNCT.findall(rest)),
+        cjk=len(_CJK.findall(rest)),
+    )
+
+
+def _ascii_counts(raw: bytes) -> _CharCounts:
+    size = len(raw)
+    return _CharCounts(
+        letters=size - len(raw.translate(None, _ASCII_LETTERS)),
+        upper=size - len(raw.translate(None, _ASCII_UPPER)),
+        digits=size - len(raw.translate(None, _ASCII_DIGITS)),
+        punct=size - len(raw.translate(None, _ASCII_PUNCT)),
+        cjk=0,
     )
 
 
@@ -279,8 +287,13 @@ def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
     ]
 
 
+#: The one-hot kind columns per block kind (all zeros for another kind).
+_KIND_COLUMNS = {k: tuple(float(k == j) for j in KINDS) for k in KINDS}
+_NO_KIND = (0.0,) * len(KINDS)
+
+
 def _page_stats(block: RawBlock, index: int, n: int, before: int, total: int) -> list[float]:
-    kinds = [float(block.kind == k) for k in KINDS]
+    kinds = _KIND_COLUMNS.get(block.kind, _NO_KIND)
     return [
         index / max(n - 1, 1),
         before / max(total, 1),
