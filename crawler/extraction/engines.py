@@ -59,9 +59,13 @@ class NeuralEngineError(RuntimeError):
 
 
 def run_engine(
-    tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    options: ExtractOptions,
+    page_type: str | None = None,
 ) -> EngineResult:
-    """Run the engine(s) the options ask for; the tree is never modified."""
+    """Run the engine(s) the options ask for; the tree is never modified. ``page_type``: the
+    page's predicted type, for a model that decodes some types their own way."""
     if options.engine == "trafilatura":
         return run_trafilatura(tree, url, options)
     extractor = load_neural(options.model)
@@ -69,11 +73,15 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
-    return run_neural(extractor, tree, url, options)
+    return run_neural(extractor, tree, url, options, page_type)
 
 
 def run_neural(
-    extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+    extractor: Any,
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    options: ExtractOptions,
+    page_type: str | None = None,
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
@@ -83,7 +91,7 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        result = extractor.extract(tree, url, reference)
+        result = extractor.extract(tree, url, reference, page_type)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error

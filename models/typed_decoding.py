@@ -1,0 +1,246 @@
+"""Decoding per page type (issue 45): the block model's threshold and smoothing, and whether
+repeated structures are kept whole (``neural.groups``), chosen per predicted page type inside
+the folds, from the block probabilities the fold runs saved (``models.sources run``): no
+training again.
+
+    python -m scrapy_maintext.models.typed_decoding choose --data ../shared/data --out DIR \\
+        --base news --page-types PT/page-types.json --as typed [--groups]
+    python -m scrapy_maintext.models.sources rescore --data ../shared/data --out DIR \\
+        --base typed --as typed-routed ...    # the convention, the gate, the routing
+
+For fold k, each predicted type's decoding is the candidate with the best mean token F1 on the
+wcxb-dev and fundus-dev pages of the other folds predicted that type (each page decoded from
+its own fold's model: out of fold), when it beats the run's own decoding there by
+``MIN_GAIN``; otherwise, and for a type with fewer than ``MIN_PAGES`` such pages, the run's
+decoding stays. Candidates move the run's tuned threshold by a step (so that a choice carries
+over to a model whose own threshold differs: the shipped one), set the smoothing margin and,
+with ``--groups``, keep repeated structures whole. Fold k's pages and its evaluation-only
+pages are decoded with fold k's choice and written as runs of recipe NAME, which ``sources
+rescore`` and ``report`` read as any other. ``choose --all`` prints the choice over every
+fold's pages (what a shipped folder's ``config.json`` takes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import logging
+import re
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scrapy_maintext.models.dataset import Example
+from scrapy_maintext.models.sources import FOLDED, convention_examples, load_probs
+from scrapy_maintext.models.tune import block_lengths
+from scrapy_maintext.neural.decision import DecodeParams, decide
+from scrapy_maintext.neural.groups import GroupParams, keep_groups
+
+logger = logging.getLogger(__name__)
+
+DELTAS = [round(-0.2 + 0.05 * i, 2) for i in range(9)]
+MARGINS = [0.0, 0.1, 0.2]
+GROUPS = [
+    GroupParams(min_rows, share, page)
+    for min_rows, share, page in itertools.product((3, 6), (0.3, 0.6), (0.2,))
+]
+#: Fewest out-of-fold pages of a predicted type for it to get a decoding of its own.
+MIN_PAGES = 20
+#: A type's own decoding must beat the run's by this much (mean token F1) on those pages.
+MIN_GAIN = 0.005
+
+
+@dataclass(frozen=True)
+class Candidate:
+    #: Added to the run's tuned threshold.
+    delta: float
+    smooth_margin: float
+    groups: GroupParams | None = None
+
+    def params(self, base: DecodeParams) -> DecodeParams:
+        threshold = min(max(base.threshold + self.delta, 0.05), 0.95)
+        return DecodeParams(threshold, self.smooth_margin, base.min_confidence, base.min_chars)
+
+
+def candidates(groups: bool) -> list[Candidate]:
+    found = [Candidate(d, m) for d, m in itertools.product(DELTAS, MARGINS)]
+    if groups:
+        found += [Candidate(d, m, g) for d, m, g in itertools.product(DELTAS, MARGINS, GROUPS)]
+    return found
+
+
+class BagScorer:
+    """Token F1 of any kept set of one page's blocks, from a blocks x vocabulary count matrix
+    (the same bags as ``metrics.token_f1``)."""
+
+    def __init__(self, ex: Example) -> None:
+        vocab: dict[str, int] = {}
+        rows = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in ex.block_tokens]
+        gold = [vocab.setdefault(t, len(vocab)) for t in ex.gold_tokens]
+        self.counts = np.zeros((len(rows), len(vocab)), dtype=np.float32)
+        for i, row in enumerate(rows):
+            np.add.at(self.counts[i], row, 1.0)
+        self.gold = np.bincount(np.array(gold, dtype=np.int64), minlength=len(vocab))
+        self.n_gold = len(gold)
+
+    def f1(self, keep: np.ndarray) -> float:
+        pred = keep.astype(np.float32) @ self.counts
+        n_pred = float(pred.sum())
+        overlap = float(np.minimum(pred, self.gold).sum())
+        if overlap == 0 or n_pred == 0 or self.n_gold == 0:
+            return 0.0
+        p, r = overlap / n_pred, overlap / self.n_gold
+        return 2 * p * r / (p + r)
+
+
+def keep_of(
+    probs: np.ndarray, lengths: np.ndarray, signatures: list[str] | None, params: DecodeParams,
+    groups: GroupParams | None,
+) -> tuple[np.ndarray, bool]:  # fmt: skip
+    decision = decide(probs, lengths, params)
+    keep = decision.keep
+    if groups is not None and signatures is not None and len(signatures) == len(keep):
+        keep = keep_groups(signatures, lengths, keep, groups)
+    return keep, decision.fallback
+
+
+def base_params(run: dict[str, Any]) -> DecodeParams:
+    d = run["decoding"]
+    return DecodeParams(d["threshold"], d["smooth_margin"], d["min_confidence"], d["min_chars"])
+
+
+def score_table(
+    runs: list[tuple[Path, dict[str, Any]]],
+    examples: dict[str, Example],
+    types: dict[str, list[Any]],
+    found: list[Candidate],
+    signatures: dict[str, list[str]],
+) -> dict[str, tuple[int, str, np.ndarray]]:
+    """Per out-of-fold page of the folded sets: (its fold, its predicted type, its token F1
+    under every candidate)."""
+    table = {}
+    for path, run in runs:
+        probs = load_probs(path.parent / "probs" / path.with_suffix(".npz").name)
+        base = base_params(run)
+        for page in run["pages"]:
+            ex = examples[page["id"]]
+            if ex.dataset not in FOLDED:
+                continue
+            scorer, lengths = BagScorer(ex), block_lengths(ex)
+            sig = signatures.get(ex.id)
+            row = [
+                scorer.f1(keep_of(probs[ex.id], lengths, sig, c.params(base), c.groups)[0])
+                for c in found
+            ]
+            table[ex.id] = (int(run["fold"]), str(types[ex.id][0]), np.array(row))
+    return table
+
+
+def choose(
+    table: dict[str, tuple[int, str, np.ndarray]], found: list[Candidate], fold: int | None
+) -> dict[str, Candidate]:
+    """Per predicted type, the candidate chosen on the pages outside ``fold`` (None: all)."""
+    default = found.index(Candidate(0.0, 0.2)) if Candidate(0.0, 0.2) in found else 0
+    by_type: dict[str, list[np.ndarray]] = defaultdict(list)
+    for f, name, row in table.values():
+        if f != fold:
+            by_type[name].append(row)
+    chosen = {}
+    for name, rows in sorted(by_type.items()):
+        if len(rows) < MIN_PAGES:
+            continue
+        means = np.mean(rows, axis=0)
+        best = int(np.argmax(means))
+        if means[best] >= means[default] + MIN_GAIN:
+            chosen[name] = found[best]
+            logger.info("fold %s %s (%d pages): %s %.4f over %.4f", fold, name, len(rows),
+                        found[best], means[best], means[default])  # fmt: skip
+    return chosen
+
+
+def page_signatures(data: str, ids: set[str], cache: Path) -> dict[str, list[str]]:
+    """The path signatures of the blocks of every page of ``ids`` (segmented again: the
+    example cache keeps no element paths), cached in ``cache``."""
+    if cache.exists():
+        known: dict[str, list[str]] = json.loads(cache.read_text("utf-8"))
+        if ids <= set(known):
+            return known
+    from lxml import html as lxml_html
+    from scrapy_maintext.models.dataset import DATASETS, iter_pages
+    from scrapy_maintext.neural.groups import path_signatures
+    from scrapy_maintext.neural.segment import segment
+
+    found = {}
+    for page in iter_pages(data, tuple(d for d in DATASETS if d != "trafilatura")):
+        if page.id in ids:
+            try:  # as ``dataset.build_example`` parses it
+                tree = lxml_html.fromstring(page.html)
+            except Exception:
+                continue
+            found[page.id] = path_signatures(segment(tree, False))
+    cache.write_text(json.dumps(found), encoding="utf-8")
+    return found
+
+
+def write_runs(
+    runs: list[tuple[Path, dict[str, Any]]],
+    examples: dict[str, Example],
+    types: dict[str, list[Any]],
+    choices: dict[int, dict[str, Candidate]],
+    signatures: dict[str, list[str]],
+    name: str,
+    base: str,
+) -> None:
+    for path, run in runs:
+        fold = int(run["fold"])
+        probs = load_probs(path.parent / "probs" / path.with_suffix(".npz").name)
+        params = base_params(run)
+        for page in run["pages"]:
+            ex = examples[page["id"]]
+            pick = choices[fold].get(str(types[ex.id][0])) if ex.id in types else None
+            if pick is None:
+                continue
+            sig = signatures.get(ex.id)
+            lengths = block_lengths(ex)
+            keep, fallback = keep_of(probs[ex.id], lengths, sig, pick.params(params), pick.groups)
+            page["decisions"][""] = [[int(i) for i in np.flatnonzero(keep)], bool(fallback)]
+        run["recipe"] = name
+        run["typed_decoding"] = {t: asdict(c) for t, c in choices[fold].items()}
+        out = path.with_name(path.name.replace(base, name, 1))
+        out.write_text(json.dumps(run), encoding="utf-8")
+        logger.info("wrote %s", out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["choose"])
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--base", default="news")
+    parser.add_argument("--page-types", required=True)
+    parser.add_argument("--as", dest="name", required=True)
+    parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    out = Path(args.out)
+    own = re.compile(rf"{re.escape(args.base)}-fold\d+-seed\d+\.json$")
+    runs = [(p, json.loads(p.read_text("utf-8"))) for p in sorted(out.glob("*.json"))]
+    runs = [(p, r) for p, r in runs if own.match(p.name)]
+    types = json.loads(Path(args.page_types).read_text("utf-8"))
+    wanted = {p["id"] for _, r in runs for p in r["pages"]}
+    examples = {e.id: e for e in convention_examples(args.data, lambda e: e.id in wanted)}
+    signatures = page_signatures(args.data, wanted, out / "signatures.json") if args.groups else {}
+    found = candidates(args.groups)
+    table = score_table(runs, examples, types, found, signatures)
+    folds = sorted({int(r["fold"]) for _, r in runs})
+    choices = {f: choose(table, found, f) for f in folds}
+    overall = choose(table, found, None)
+    print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
+    write_runs(runs, examples, types, choices, signatures, args.name, args.base)
+
+
+if __name__ == "__main__":
+    main()
