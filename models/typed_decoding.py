@@ -112,10 +112,18 @@ def base_params(run: dict[str, Any]) -> DecodeParams:
     return DecodeParams(d["threshold"], d["smooth_margin"], d["min_confidence"], d["min_chars"])
 
 
+def type_of(types: dict[str, list[Any]], page_id: str, min_probability: float) -> str:
+    """The page's predicted type where its probability reaches ``min_probability``, else ""
+    (decoded as the folder's default)."""
+    name, probability = types.get(page_id, ["", 0.0])
+    return str(name) if float(probability) >= min_probability else ""
+
+
 def score_table(
     runs: list[tuple[Path, dict[str, Any]]],
     examples: dict[str, Example],
     types: dict[str, list[Any]],
+    min_probability: float,
     found: list[Candidate],
     signatures: dict[str, list[str]],
 ) -> dict[str, tuple[int, str, np.ndarray]]:
@@ -135,7 +143,7 @@ def score_table(
                 scorer.f1(keep_of(probs[ex.id], lengths, sig, c.params(base), c.groups)[0])
                 for c in found
             ]
-            table[ex.id] = (int(run["fold"]), str(types[ex.id][0]), np.array(row))
+            table[ex.id] = (int(run["fold"]), type_of(types, ex.id, min_probability), np.array(row))
     return table
 
 
@@ -150,7 +158,7 @@ def choose(
             by_type[name].append(row)
     chosen = {}
     for name, rows in sorted(by_type.items()):
-        if len(rows) < MIN_PAGES:
+        if not name or len(rows) < MIN_PAGES:
             continue
         means = np.mean(rows, axis=0)
         best = int(np.argmax(means))
@@ -193,6 +201,7 @@ def write_runs(
     signatures: dict[str, list[str]],
     name: str,
     base: str,
+    min_probability: float,
 ) -> None:
     for path, run in runs:
         fold = int(run["fold"])
@@ -200,7 +209,7 @@ def write_runs(
         params = base_params(run)
         for page in run["pages"]:
             ex = examples[page["id"]]
-            pick = choices[fold].get(str(types[ex.id][0])) if ex.id in types else None
+            pick = choices[fold].get(type_of(types, ex.id, min_probability))
             if pick is None:
                 continue
             sig = signatures.get(ex.id)
@@ -223,6 +232,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-types", required=True)
     parser.add_argument("--as", dest="name", required=True)
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
+    parser.add_argument(
+        "--min-probability", type=float, default=0.0, help="a type counts from this probability"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(args.out)
@@ -234,12 +246,14 @@ def main(argv: list[str] | None = None) -> None:
     examples = {e.id: e for e in convention_examples(args.data, lambda e: e.id in wanted)}
     signatures = page_signatures(args.data, wanted, out / "signatures.json") if args.groups else {}
     found = candidates(args.groups)
-    table = score_table(runs, examples, types, found, signatures)
+    table = score_table(runs, examples, types, args.min_probability, found, signatures)
     folds = sorted({int(r["fold"]) for _, r in runs})
     choices = {f: choose(table, found, f) for f in folds}
     overall = choose(table, found, None)
     print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
-    write_runs(runs, examples, types, choices, signatures, args.name, args.base)
+    write_runs(
+        runs, examples, types, choices, signatures, args.name, args.base, args.min_probability
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import lxml.html
 import pytest
 from scrapy_maintext import ExtractOptions
 from scrapy_maintext.extraction.engines import run_engine
+from scrapy_maintext.extraction.page_type import PageType
 from scrapy_maintext.neural import NeuralExtractor
 from scrapy_maintext.neural.decision import DecodeParams, typed_decodings
 from scrapy_maintext.neural.groups import GroupParams
@@ -50,9 +51,14 @@ def test_a_type_with_its_own_threshold_decodes_so_and_others_as_before(tmp_path:
     # Threshold 0 keeps every block the repeated-run rule leaves.
     assert len(listing.blocks) > len(plain.blocks)
     assert {"Copyright", "Home About"} & {b.text for b in listing.blocks}
+    # Below the folder's least probability, the type is not read.
+    extractor.by_type_min_probability = 0.6
+    unsure = extractor.extract(tree, None, page_type="listing", page_type_probability=0.5)
+    assert [b.text for b in unsure.blocks] == [b.text for b in plain.blocks]
+    extractor.by_type_min_probability = 0.0
     # The extraction engine passes the predicted type on.
     options = ExtractOptions(engine="neural", model=str(folder))
-    engine = run_engine(tree, None, options, "listing")
+    engine = run_engine(tree, None, options, PageType("listing", 0.9))
     assert [b.text for b in engine.blocks] == [b.text for b in listing.blocks]
 
 

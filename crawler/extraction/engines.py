@@ -10,7 +10,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lxml.html
 import numpy as np
@@ -18,6 +18,9 @@ from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import Bound, comparison_pays
 from scrapy_maintext.extraction.options import ExtractOptions
 from trafilatura import bare_extraction
+
+if TYPE_CHECKING:
+    from scrapy_maintext.extraction.page_type import PageType
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +65,7 @@ def run_engine(
     tree: lxml.html.HtmlElement,
     url: str | None,
     options: ExtractOptions,
-    page_type: str | None = None,
+    page_type: PageType | None = None,
 ) -> EngineResult:
     """Run the engine(s) the options ask for; the tree is never modified. ``page_type``: the
     page's predicted type, for a model that decodes some types their own way."""
@@ -81,7 +84,7 @@ def run_neural(
     tree: lxml.html.HtmlElement,
     url: str | None,
     options: ExtractOptions,
-    page_type: str | None = None,
+    page_type: PageType | None = None,
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
@@ -91,7 +94,8 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        result = extractor.extract(tree, url, reference, page_type)
+        typed = {"page_type": page_type.name, "page_type_probability": page_type.probability}
+        result = extractor.extract(tree, url, reference, **(typed if page_type else {}))
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error

@@ -111,6 +111,7 @@ class NeuralExtractor:
         self.by_type = typed_decodings(
             cfg.extra.get("by_type"), self.params, GroupParams.from_config
         )
+        self.by_type_min_probability = float(cfg.extra.get("by_type_min_probability", 0.0))
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -146,15 +147,18 @@ class NeuralExtractor:
         url: str | None = None,
         reference: Reference = None,
         page_type: str | None = None,
+        page_type_probability: float = 1.0,
     ) -> NeuralResult:
         """Main-content blocks of ``tree``; never raises on hostile input.
 
         ``reference``: trafilatura's text of the page, for models that stack it, or a function
         returning it, called only if a model needs it; computed here when such a model gets
         None (callers that run trafilatura anyway pass it in). ``page_type``: the page's
-        predicted type (``extraction.page_type``), for a folder that decodes some types
-        their own way (``"by_type"``).
+        predicted type (``extraction.page_type``) and its probability, for a folder that
+        decodes some types their own way (``"by_type"``, from ``"by_type_min_probability"``).
         """
+        if page_type_probability < self.by_type_min_probability:
+            page_type = None
         try:
             return self._extract(tree, url, reference, page_type)
         except Exception as exc:  # hostile HTML must never break the caller
