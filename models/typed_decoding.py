@@ -73,26 +73,28 @@ def candidates(groups: bool) -> list[Candidate]:
 
 
 class BagScorer:
-    """Token F1 of any kept set of one page's blocks, from a blocks x vocabulary count matrix
-    (the same bags as ``metrics.token_f1``)."""
+    """Token F1 of any kept set of one page's blocks (the same bags as ``metrics.token_f1``),
+    from the page's token ids end to end: linear in the page's tokens per set scored."""
 
     def __init__(self, ex: Example) -> None:
         vocab: dict[str, int] = {}
         rows = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in ex.block_tokens]
         gold = [vocab.setdefault(t, len(vocab)) for t in ex.gold_tokens]
-        self.counts = np.zeros((len(rows), len(vocab)), dtype=np.float32)
-        for i, row in enumerate(rows):
-            np.add.at(self.counts[i], row, 1.0)
-        self.gold = np.bincount(np.array(gold, dtype=np.int64), minlength=len(vocab))
+        self.size = len(vocab)
+        self.flat = np.array([i for row in rows for i in row], dtype=np.int64)
+        self.per_block = np.array([len(row) for row in rows], dtype=np.int64)
+        self.gold = np.bincount(np.array(gold, dtype=np.int64), minlength=self.size)
         self.n_gold = len(gold)
 
     def f1(self, keep: np.ndarray) -> float:
-        pred = keep.astype(np.float32) @ self.counts
-        n_pred = float(pred.sum())
-        overlap = float(np.minimum(pred, self.gold).sum())
-        if overlap == 0 or n_pred == 0 or self.n_gold == 0:
+        kept = self.flat[np.repeat(keep.astype(bool), self.per_block)]
+        if not len(kept) or not self.n_gold:
             return 0.0
-        p, r = overlap / n_pred, overlap / self.n_gold
+        pred = np.bincount(kept, minlength=self.size)
+        overlap = float(np.minimum(pred, self.gold).sum())
+        if overlap == 0:
+            return 0.0
+        p, r = overlap / len(kept), overlap / self.n_gold
         return 2 * p * r / (p + r)
 
 
