@@ -225,6 +225,24 @@ def write_runs(
         logger.info("wrote %s", out)
 
 
+def write_config(path: Path, chosen: dict[str, Candidate], min_probability: float) -> None:
+    """``"by_type"`` of a model folder's ``config.json``: each type's candidate over the
+    folder's own threshold (the deltas were chosen over each fold model's tuned threshold)."""
+    config = json.loads(path.read_text(encoding="utf-8"))
+    by_type = {}
+    for name, c in sorted(chosen.items()):
+        entry: dict[str, Any] = {
+            "threshold": round(min(max(config["threshold"] + c.delta, 0.05), 0.95), 4),
+            "smooth_margin": c.smooth_margin,
+        }
+        if c.groups is not None:
+            entry["groups"] = asdict(c.groups)
+        by_type[name] = entry
+    config["by_type"] = by_type
+    config["by_type_min_probability"] = min_probability
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["choose"])
@@ -234,6 +252,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-types", required=True)
     parser.add_argument("--as", dest="name", required=True)
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
+    parser.add_argument(
+        "--config", default="", help="write the choice over all folds into this config.json"
+    )
     parser.add_argument(
         "--min-probability", type=float, default=0.0, help="a type counts from this probability"
     )
@@ -253,6 +274,8 @@ def main(argv: list[str] | None = None) -> None:
     choices = {f: choose(table, found, f) for f in folds}
     overall = choose(table, found, None)
     print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
+    if args.config:
+        write_config(Path(args.config), overall, args.min_probability)
     write_runs(
         runs, examples, types, choices, signatures, args.name, args.base, args.min_probability
     )
