@@ -94,8 +94,10 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        typed = {"page_type": page_type.name, "page_type_probability": page_type.probability}
-        result = extractor.extract(tree, url, reference, **(typed if page_type else {}))
+        if page_type is None:
+            result = extractor.extract(tree, url, reference)
+        else:
+            result = extractor.extract(tree, url, reference, page_type.name, page_type.probability)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error
