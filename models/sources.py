@@ -265,8 +265,15 @@ def other_texts(args: argparse.Namespace, wanted: set[str]) -> dict[str, dict[st
     if args.readability:
         from scrapy_maintext.models.systems import readability_texts
 
-        for i, text in readability_texts(args.data, wanted).items():
-            others[i]["readability-lxml"] = text
+        # Cached beside the runs: every rescore of the same pages reads the same texts.
+        cache = Path(args.out) / "readability-lxml" / "texts.json"
+        known = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
+        if wanted - set(known):
+            known.update(readability_texts(args.data, wanted - set(known)))
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(known), encoding="utf-8")
+        for i in wanted:
+            others[i]["readability-lxml"] = known[i]
     if args.rs_trafilatura:
         from scrapy_maintext.models.rs_trafilatura import NAME, python_of, rs_texts
 

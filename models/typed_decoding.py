@@ -174,18 +174,20 @@ def choose(
 def page_signatures(data: str, ids: set[str], cache: Path) -> dict[str, list[str]]:
     """The path signatures of the blocks of every page of ``ids`` (segmented again: the
     example cache keeps no element paths), cached in ``cache``."""
+    known: dict[str, list[str]] = {}
     if cache.exists():
-        known: dict[str, list[str]] = json.loads(cache.read_text("utf-8"))
-        if ids <= set(known):
-            return known
+        known = json.loads(cache.read_text("utf-8"))
+    missing = ids - set(known)
+    if not missing:
+        return known
     from lxml import html as lxml_html
     from scrapy_maintext.models.dataset import DATASETS, iter_pages
     from scrapy_maintext.neural.groups import path_signatures
     from scrapy_maintext.neural.segment import segment
 
-    found = {}
+    found = dict(known)
     for page in iter_pages(data, tuple(d for d in DATASETS if d != "trafilatura")):
-        if page.id in ids:
+        if page.id in missing:
             try:  # as ``dataset.build_example`` parses it
                 tree = lxml_html.fromstring(page.html)
             except Exception:
