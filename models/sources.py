@@ -234,6 +234,8 @@ def rescore(args: argparse.Namespace) -> None:
     if args.name:
         own = re.compile(rf"{re.escape(args.base)}-(?:fold\d|loso-)")
         runs = [p for p in runs if own.match(p.name)]
+    if args.only:
+        runs = [p for p in runs if any(f"-fold{f}-" in p.name for f in args.only.split(","))]
     wanted = {p["id"] for path in runs for p in json.loads(path.read_text("utf-8"))["pages"]}
     others = other_texts(args, wanted)
     for path in runs:
@@ -353,6 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     again.add_argument("--base", default="news", help="the recipe whose runs are rescored")
     again.add_argument("--as", dest="name", default="", help="write them as this recipe")
     other_options(again)
+    again.add_argument("--only", default="", help="comma list of folds (default: every run)")
     again.add_argument("--route", default="", help="predicted types auto gives trafilatura")
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)
