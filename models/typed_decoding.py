@@ -193,6 +193,7 @@ def page_signatures(data: str, ids: set[str], cache: Path) -> dict[str, list[str
             except Exception:
                 continue
             found[page.id] = path_signatures(segment(tree, False))
+    cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(found), encoding="utf-8")
     return found
 
@@ -269,7 +270,11 @@ def main(argv: list[str] | None = None) -> None:
     types = json.loads(Path(args.page_types).read_text("utf-8"))
     wanted = {p["id"] for _, r in runs for p in r["pages"]}
     examples = {e.id: e for e in convention_examples(args.data, lambda e: e.id in wanted)}
-    signatures = page_signatures(args.data, wanted, out / "signatures.json") if args.groups else {}
+    signatures = (
+        page_signatures(args.data, wanted, out / "signatures" / "signatures.json")
+        if args.groups
+        else {}
+    )
     found = candidates(args.groups)
     table = score_table(runs, examples, types, args.min_probability, found, signatures)
     folds = sorted({int(r["fold"]) for _, r in runs})
