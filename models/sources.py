@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import time
 from collections import defaultdict
@@ -273,7 +274,9 @@ def other_texts(args: argparse.Namespace, wanted: set[str]) -> dict[str, dict[st
         if wanted - set(known):
             known.update(readability_texts(args.data, wanted - set(known)))
             cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(known), encoding="utf-8")
+            part = cache.with_suffix(f".{os.getpid()}.part")
+            part.write_text(json.dumps(known), encoding="utf-8")
+            part.replace(cache)  # whole or not at all: rescores of other folds read it
         for i in wanted:
             others[i]["readability-lxml"] = known[i]
     if args.rs_trafilatura:
