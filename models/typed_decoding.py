@@ -150,9 +150,13 @@ def score_table(
 
 
 def choose(
-    table: dict[str, tuple[int, str, np.ndarray]], found: list[Candidate], fold: int | None
+    table: dict[str, tuple[int, str, np.ndarray]],
+    found: list[Candidate],
+    fold: int | None,
+    group_types: frozenset[str] | None = None,
 ) -> dict[str, Candidate]:
-    """Per predicted type, the candidate chosen on the pages outside ``fold`` (None: all)."""
+    """Per predicted type, the candidate chosen on the pages outside ``fold`` (None: all);
+    candidates that keep groups whole only for ``group_types`` (None: every type)."""
     default = found.index(Candidate(0.0, 0.2)) if Candidate(0.0, 0.2) in found else 0
     by_type: dict[str, list[np.ndarray]] = defaultdict(list)
     for f, name, row in table.values():
@@ -163,6 +167,9 @@ def choose(
         if not name or len(rows) < MIN_PAGES:
             continue
         means = np.mean(rows, axis=0)
+        if group_types is not None and name not in group_types:
+            # Groups cost a pass over every block's element path: only where they pay.
+            means = np.where([c.groups is None for c in found], means, -1.0)
         best = int(np.argmax(means))
         if means[best] >= means[default] + MIN_GAIN:
             chosen[name] = found[best]
@@ -255,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-types", required=True)
     parser.add_argument("--as", dest="name", required=True)
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
+    parser.add_argument("--group-types", default="", help="... for these types only (comma list)")
     parser.add_argument(
         "--config", default="", help="write the choice over all folds into this config.json"
     )
@@ -278,8 +286,9 @@ def main(argv: list[str] | None = None) -> None:
     found = candidates(args.groups)
     table = score_table(runs, examples, types, args.min_probability, found, signatures)
     folds = sorted({int(r["fold"]) for _, r in runs})
-    choices = {f: choose(table, found, f) for f in folds}
-    overall = choose(table, found, None)
+    grouped = frozenset(args.group_types.split(",")) if args.group_types else None
+    choices = {f: choose(table, found, f, grouped) for f in folds}
+    overall = choose(table, found, None, grouped)
     print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
     if args.config:
         write_config(Path(args.config), overall, args.min_probability)
