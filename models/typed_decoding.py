@@ -16,8 +16,11 @@ decoding stays. Candidates move the run's tuned threshold by a step (so that a c
 over to a model whose own threshold differs: the shipped one), set the smoothing margin and,
 with ``--groups``, keep repeated structures whole. Fold k's pages and its evaluation-only
 pages are decoded with fold k's choice and written as runs of recipe NAME, which ``sources
-rescore`` and ``report`` read as any other. ``choose --all`` prints the choice over every
-fold's pages (what a shipped folder's ``config.json`` takes).
+rescore`` and ``report`` read as any other; the choice over every fold's pages is printed.
+
+Result (issue 45, ``models/CHANGELOG.md``): no variant passed, nothing shipped; the run-time
+half (a model folder's ``"by_type"`` decodings, the engines passing the predicted type, the
+goldens pinning them) is in git at 54d82ac.
 """
 
 from __future__ import annotations
@@ -235,24 +238,6 @@ def write_runs(
         logger.info("wrote %s", out)
 
 
-def write_config(path: Path, chosen: dict[str, Candidate], min_probability: float) -> None:
-    """``"by_type"`` of a model folder's ``config.json``: each type's candidate over the
-    folder's own threshold (the deltas were chosen over each fold model's tuned threshold)."""
-    config = json.loads(path.read_text(encoding="utf-8"))
-    by_type = {}
-    for name, c in sorted(chosen.items()):
-        entry: dict[str, Any] = {
-            "threshold": round(min(max(config["threshold"] + c.delta, 0.05), 0.95), 4),
-            "smooth_margin": c.smooth_margin,
-        }
-        if c.groups is not None:
-            entry["groups"] = asdict(c.groups)
-        by_type[name] = entry
-    config["by_type"] = by_type
-    config["by_type_min_probability"] = min_probability
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["choose"])
@@ -263,9 +248,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--as", dest="name", required=True)
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
     parser.add_argument("--group-types", default="", help="... for these types only (comma list)")
-    parser.add_argument(
-        "--config", default="", help="write the choice over all folds into this config.json"
-    )
     parser.add_argument(
         "--min-probability", type=float, default=0.0, help="a type counts from this probability"
     )
@@ -290,8 +272,6 @@ def main(argv: list[str] | None = None) -> None:
     choices = {f: choose(table, found, f, grouped) for f in folds}
     overall = choose(table, found, None, grouped)
     print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
-    if args.config:
-        write_config(Path(args.config), overall, args.min_probability)
     write_runs(
         runs, examples, types, choices, signatures, args.name, args.base, args.min_probability
     )

@@ -10,7 +10,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import lxml.html
 import numpy as np
@@ -18,9 +18,6 @@ from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import Bound, comparison_pays
 from scrapy_maintext.extraction.options import ExtractOptions
 from trafilatura import bare_extraction
-
-if TYPE_CHECKING:
-    from scrapy_maintext.extraction.page_type import PageType
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +59,9 @@ class NeuralEngineError(RuntimeError):
 
 
 def run_engine(
-    tree: lxml.html.HtmlElement,
-    url: str | None,
-    options: ExtractOptions,
-    page_type: PageType | None = None,
+    tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
 ) -> EngineResult:
-    """Run the engine(s) the options ask for; the tree is never modified. ``page_type``: the
-    page's predicted type, for a model that decodes some types their own way."""
+    """Run the engine(s) the options ask for; the tree is never modified."""
     if options.engine == "trafilatura":
         return run_trafilatura(tree, url, options)
     extractor = load_neural(options.model)
@@ -76,15 +69,11 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
-    return run_neural(extractor, tree, url, options, page_type)
+    return run_neural(extractor, tree, url, options)
 
 
 def run_neural(
-    extractor: Any,
-    tree: lxml.html.HtmlElement,
-    url: str | None,
-    options: ExtractOptions,
-    page_type: PageType | None = None,
+    extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
@@ -94,10 +83,7 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        if page_type is None:
-            result = extractor.extract(tree, url, reference)
-        else:
-            result = extractor.extract(tree, url, reference, page_type.name, page_type.probability)
+        result = extractor.extract(tree, url, reference)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import comparison_pays
-from scrapy_maintext.neural.decision import DecodeParams, decide, typed_decodings
+from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.groups import GroupParams, path_signatures
 from scrapy_maintext.neural.groups import keep_groups as keep_group_slots
@@ -107,11 +107,6 @@ class NeuralExtractor:
         self.cascade = _cascade(model, cfg.extra.get("cascade"))
         #: Repeated structures kept as a group (``neural.groups``), when the folder says so.
         self.groups = GroupParams.from_config(cfg.extra.get("groups"))
-        #: Decodings of their own for some predicted page types (``"by_type"``).
-        self.by_type = typed_decodings(
-            cfg.extra.get("by_type"), self.params, GroupParams.from_config
-        )
-        self.by_type_min_probability = float(cfg.extra.get("by_type_min_probability", 0.0))
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -142,25 +137,16 @@ class NeuralExtractor:
         return self.cascade.next.reference
 
     def extract(
-        self,
-        tree: Any,
-        url: str | None = None,
-        reference: Reference = None,
-        page_type: str | None = None,
-        page_type_probability: float = 1.0,
+        self, tree: Any, url: str | None = None, reference: Reference = None
     ) -> NeuralResult:
         """Main-content blocks of ``tree``; never raises on hostile input.
 
         ``reference``: trafilatura's text of the page, for models that stack it, or a function
         returning it, called only if a model needs it; computed here when such a model gets
-        None (callers that run trafilatura anyway pass it in). ``page_type``: the page's
-        predicted type (``extraction.page_type``) and its probability, for a folder that
-        decodes some types their own way (``"by_type"``, from ``"by_type_min_probability"``).
+        None (callers that run trafilatura anyway pass it in).
         """
-        if page_type_probability < self.by_type_min_probability:
-            page_type = None
         try:
-            return self._extract(tree, url, reference, page_type)
+            return self._extract(tree, url, reference)
         except Exception as exc:  # hostile HTML must never break the caller
             # Reported, not hidden: the caller counts it apart from an unsure model.
             return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
@@ -191,32 +177,28 @@ class NeuralExtractor:
         stack = stack_features([tokens(b.text) for b in page.raw], reference)
         return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, stack)
 
-    def _extract(
-        self, tree: Any, url: str | None, reference: Reference, page_type: str | None
-    ) -> NeuralResult:
+    def _extract(self, tree: Any, url: str | None, reference: Reference) -> NeuralResult:
         if tree is None:
             return NeuralResult()
         raw = segment_page(tree, self.keep_hidden)
         if not raw:
             return NeuralResult(segments=raw)
-        return self._decide(_Page(tree, url, reference, raw, page_type), featurize(raw))
+        return self._decide(_Page(tree, url, reference, raw), featurize(raw))
 
     def _decide(self, page: _Page, feats: PageFeatures) -> NeuralResult:
         probs = self.model.predict(self._stacked(page, feats))
         raw = page.raw
         lengths = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
-        typed = self.by_type.get(page.page_type or "")
-        params, groups = (typed.params, typed.groups) if typed else (self.params, self.groups)
-        decision = decide(probs, lengths, params)
+        decision = decide(probs, lengths, self.params)
         cascade = self.cascade
         if cascade is not None and (decision.fallback or decision.confidence < cascade.gate):
             result = cascade.next._decide(page, feats)
             result.escalated = True
             return result
         keep, signatures = decision.keep, None
-        if groups is not None:
+        if self.groups is not None:
             signatures = path_signatures(raw)
-            keep = keep_group_slots(signatures, lengths, keep, groups)
+            keep = keep_group_slots(signatures, lengths, keep, self.groups)
         keep = drop_repeated_runs(raw, keep)
         blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]
         return NeuralResult(
@@ -240,8 +222,6 @@ class _Page:
     url: str | None
     reference: Reference
     raw: list[RawBlock]
-    #: The page's predicted type, when the caller knows it.
-    page_type: str | None = None
     #: Set when a stacking model's reference was skipped for the page's size.
     reference_skipped: bool = False
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -60,40 +58,3 @@ def decide(probs: np.ndarray, lengths: np.ndarray, params: DecodeParams) -> Deci
     kept_chars = int(lengths[keep].sum()) if len(keep) else 0
     fallback = kept_chars < max(params.min_chars, 1) or confidence < params.min_confidence
     return Decision(keep, confidence, fallback)
-
-
-@dataclass(frozen=True)
-class TypedDecoding:
-    """A page type's own decoding (``config.json``'s ``"by_type"``, chosen per predicted page
-    type inside site folds: ``models.typed_decoding``): its threshold and smoothing, and
-    whether its repeated structures are kept whole (``neural.groups``, as ``"groups"``)."""
-
-    params: DecodeParams
-    #: ``neural.groups.GroupParams`` (kept as Any here: groups imports the segmenter).
-    groups: Any = None
-
-
-def typed_decodings(
-    spec: Any, base: DecodeParams, read_groups: Callable[[Any], Any]
-) -> dict[str, TypedDecoding]:
-    """``"by_type": {"listing": {"threshold": 0.25, "smooth_margin": 0.1, "groups": {...}}}``
-    over ``base`` (the folder's own decoding): a type's missing keys keep ``base``'s."""
-    if spec is None:
-        return {}
-    if not isinstance(spec, dict):
-        raise ValueError("by_type must map page types to decodings")
-    out = {}
-    for name, entry in spec.items():
-        if not isinstance(entry, dict):
-            raise ValueError(f"by_type.{name} must be an object")
-        threshold = _unit(entry.get("threshold", base.threshold), f"{name}.threshold")
-        margin = _unit(entry.get("smooth_margin", base.smooth_margin), f"{name}.smooth_margin")
-        params = DecodeParams(threshold, margin, base.min_confidence, base.min_chars)
-        out[str(name)] = TypedDecoding(params, read_groups(entry.get("groups")))
-    return out
-
-
-def _unit(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError(f"by_type.{name} must be a number in [0, 1]")
-    return float(value)
