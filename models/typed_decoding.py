@@ -157,6 +157,7 @@ def choose(
     found: list[Candidate],
     fold: int | None,
     group_types: frozenset[str] | None = None,
+    types: frozenset[str] | None = None,
 ) -> dict[str, Candidate]:
     """Per predicted type, the candidate chosen on the pages outside ``fold`` (None: all);
     candidates that keep groups whole only for ``group_types`` (None: every type)."""
@@ -167,7 +168,7 @@ def choose(
             by_type[name].append(row)
     chosen = {}
     for name, rows in sorted(by_type.items()):
-        if not name or len(rows) < MIN_PAGES:
+        if not name or len(rows) < MIN_PAGES or (types is not None and name not in types):
             continue
         means = np.mean(rows, axis=0)
         if group_types is not None and name not in group_types:
@@ -247,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page-types", required=True)
     parser.add_argument("--as", dest="name", required=True)
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
+    parser.add_argument("--types", default="", help="only these types get their own (comma list)")
     parser.add_argument("--group-types", default="", help="... for these types only (comma list)")
     parser.add_argument(
         "--min-probability", type=float, default=0.0, help="a type counts from this probability"
@@ -269,8 +271,9 @@ def main(argv: list[str] | None = None) -> None:
     table = score_table(runs, examples, types, args.min_probability, found, signatures)
     folds = sorted({int(r["fold"]) for _, r in runs})
     grouped = frozenset(args.group_types.split(",")) if args.group_types else None
-    choices = {f: choose(table, found, f, grouped) for f in folds}
-    overall = choose(table, found, None, grouped)
+    only = frozenset(args.types.split(",")) if args.types else None
+    choices = {f: choose(table, found, f, grouped, only) for f in folds}
+    overall = choose(table, found, None, grouped, only)
     print(json.dumps({t: asdict(c) for t, c in overall.items()}, indent=2))
     write_runs(
         runs, examples, types, choices, signatures, args.name, args.base, args.min_probability
