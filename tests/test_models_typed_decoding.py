@@ -62,6 +62,8 @@ def test_a_type_is_chosen_on_the_other_folds_pages_only() -> None:
         table[f"p{i}"] = (fold, "listing", row)
     assert choose(table, found, 1) == {"listing": found[1]}
     assert choose(table, found, 0) == {}
+    # Only the types asked for get a decoding of their own.
+    assert choose(table, found, 1, types=frozenset({"article"})) == {}
     # Too few pages of a type: the run's decoding stays.
     few = {k: v for k, v in list(table.items())[: MIN_PAGES - 1]}
     assert choose(few, found, None) == {}
