@@ -32,8 +32,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -122,7 +124,7 @@ def run_one(
     args: argparse.Namespace,
     shipped: list[Shipped],
     snippets: list[Example],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     without = args.without if fold is None else ""
     pool = training_pages(examples, recipe, fold, args.folds, without)
     val = [e for e in pool if is_validation_site(e.site)]
@@ -137,11 +139,12 @@ def run_one(
     seconds = time.time() - t0
     decoding = tune_decoding(model, val)
     params = DecodeParams(*(decoding[k] for k in DecodeParams.__dataclass_fields__))
-    pages = []
+    pages, probs = [], {}
     for ex in scored_pages(examples, fold, args.folds, without):
-        decision = decide(predict_page(model, ex), block_lengths(ex), params)
+        probs[ex.id] = predict_page(model, ex)
+        decision = decide(probs[ex.id], block_lengths(ex), params)
         pages.append(score(ex, decisions(ex, (decision.keep, decision.fallback), shipped), phrases))
-    return {
+    result = {
         "recipe": recipe.name,
         "fold": fold,
         "without": without,
@@ -154,6 +157,23 @@ def run_one(
         "phrases": sorted(phrases.lines),
         "pages": pages,
     }
+    return result, probs
+
+
+def save_probs(path: Path, probs: dict[str, np.ndarray]) -> None:
+    """A run's block probabilities per page (``models.typed_decoding`` decodes them again
+    without training): the ids, every page's probabilities end to end, and the offsets."""
+    ids = sorted(probs)
+    ends = np.cumsum([len(probs[i]) for i in ids])
+    flat = np.concatenate([probs[i] for i in ids]) if ids else np.zeros(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, ids=np.array(ids), ends=ends, probs=flat.astype(np.float32))
+
+
+def load_probs(path: Path) -> dict[str, np.ndarray]:
+    z = np.load(path, allow_pickle=False)
+    starts = np.concatenate([[0], z["ends"][:-1]]).astype(int)
+    return {str(i): z["probs"][a:b] for i, a, b in zip(z["ids"], starts, z["ends"], strict=True)}
 
 
 def convention_examples(
@@ -196,7 +216,8 @@ def run(args: argparse.Namespace) -> None:
                 continue
             torch.manual_seed(args.seed)
             np.random.seed(args.seed)
-            result = run_one(examples, RECIPES[name], fold, args, shipped, snippets)
+            result, probs = run_one(examples, RECIPES[name], fold, args, shipped, snippets)
+            save_probs(out / "probs" / path.with_suffix(".npz").name, probs)
             path.write_text(json.dumps(result), encoding="utf-8")
             logger.info("wrote %s (%d s of training)", path, result["train_seconds"])
 
@@ -214,14 +235,10 @@ def rescore(args: argparse.Namespace) -> None:
     if args.name:
         own = re.compile(rf"{re.escape(args.base)}-(?:fold\d|loso-)")
         runs = [p for p in runs if own.match(p.name)]
-    others: dict[str, dict[str, str]] = {}
-    if args.readability:
-        from scrapy_maintext.models.systems import readability_texts
-
-        wanted = {p["id"] for path in runs for p in json.loads(path.read_text("utf-8"))["pages"]}
-        others = {
-            i: {"readability-lxml": t} for i, t in readability_texts(args.data, wanted).items()
-        }
+    if args.only:
+        runs = [p for p in runs if any(f"-fold{f}-" in p.name for f in args.only.split(","))]
+    wanted = {p["id"] for path in runs for p in json.loads(path.read_text("utf-8"))["pages"]}
+    others = other_texts(args, wanted)
     for path in runs:
         run = json.loads(path.read_text("utf-8"))
         phrases = run_phrases(run)
@@ -244,6 +261,47 @@ def rescore(args: argparse.Namespace) -> None:
         logger.info("rescored %s (%d second opinions)", path, len(SECOND_OPINIONS))
 
 
+def other_texts(args: argparse.Namespace, wanted: set[str]) -> dict[str, dict[str, str]]:
+    """Per page of ``wanted``, the texts of the other systems the options ask for
+    (readability-lxml; rs-trafilatura, in its own Python, skipped when there is none)."""
+    others: dict[str, dict[str, str]] = defaultdict(dict)
+    if args.readability:
+        from scrapy_maintext.models.systems import readability_texts
+
+        # Cached beside the runs: every rescore of the same pages reads the same texts.
+        cache = Path(args.out) / "readability-lxml" / "texts.json"
+        known = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
+        if wanted - set(known):
+            known.update(readability_texts(args.data, wanted - set(known)))
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            part = cache.with_suffix(f".{os.getpid()}.part")
+            part.write_text(json.dumps(known), encoding="utf-8")
+            part.replace(cache)  # whole or not at all: rescores of other folds read it
+        for i in wanted:
+            others[i]["readability-lxml"] = known[i]
+    if args.rs_trafilatura:
+        from scrapy_maintext.models.rs_trafilatura import NAME, python_of, rs_texts
+
+        cache = Path(args.rs_cache or Path(args.out) / "rs-trafilatura" / "texts.json")
+        found = rs_texts(args.data, wanted, python_of(args.rs_python), cache)
+        for i, text in (found or {}).items():
+            others[i][NAME] = text
+    return dict(others)
+
+
+def other_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--readability", action="store_true", help="score readability-lxml too")
+    parser.add_argument(
+        "--rs-trafilatura", action="store_true", help="score rs-trafilatura too (trafipy)"
+    )
+    parser.add_argument(
+        "--rs-python", default="", help="a Python with trafipy (default $MAINTEXT_TRAFIPY_PYTHON)"
+    )
+    parser.add_argument(
+        "--rs-cache", default="", help="its texts' cache (default OUT/rs-trafilatura/texts.json)"
+    )
+
+
 def frozen(args: argparse.Namespace) -> None:
     """The shipped models as they are (the first one's output is ``auto``), with the
     package's furniture lines, on the held-out sites of the evaluation-only sets (CleanEval,
@@ -256,7 +314,11 @@ def frozen(args: argparse.Namespace) -> None:
     )
     first, *others = [Shipped(v) for v in args.shipped.split(",") if v]
     phrases = shipped_phrases()
-    pages = [score(ex, decisions(ex, first.decide(ex), others), phrases) for ex in examples]
+    texts = other_texts(args, {ex.id for ex in examples})
+    pages = [
+        score(ex, decisions(ex, first.decide(ex), others), phrases, None, texts.get(ex.id))
+        for ex in examples
+    ]
     run = {"recipe": f"frozen {first.name}", "fold": None, "without": "", "pages": pages}
     run["phrases"] = sorted(phrases.lines)
     out = Path(args.out)
@@ -286,6 +348,7 @@ def main(argv: list[str] | None = None) -> None:
     still.add_argument("--data", default="../shared/data")
     still.add_argument("--out", required=True)
     still.add_argument("--shipped", default="v6,v4.1", help="model folders; the first is ours")
+    other_options(still)
     again = sub.add_parser("rescore", help="score the runs' decisions with today's convention")
     again.add_argument("--data", default="../shared/data")
     again.add_argument("--out", required=True)
@@ -294,7 +357,8 @@ def main(argv: list[str] | None = None) -> None:
     again.add_argument("--second-opinion", action="store_true")
     again.add_argument("--base", default="news", help="the recipe whose runs are rescored")
     again.add_argument("--as", dest="name", default="", help="write them as this recipe")
-    again.add_argument("--readability", action="store_true", help="score readability-lxml too")
+    other_options(again)
+    again.add_argument("--only", default="", help="comma list of folds (default: every run)")
     again.add_argument("--route", default="", help="predicted types auto gives trafilatura")
     show = sub.add_parser("report", help="tables from the runs' JSON files")
     show.add_argument("--out", required=True)

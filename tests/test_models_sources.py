@@ -201,3 +201,24 @@ def test_ground_truths_of_non_article_pages_keep_their_bylines() -> None:
         ex.gold_tokens = tokens(ex.view.gold)
         follow_convention(ex)
         assert ex.gold_tokens[: len(kept)] == kept, page_type
+
+
+def test_rs_trafilatura_has_its_column_pairs_and_failures_and_the_in_sample_note(
+    tmp_path: Path,
+) -> None:
+    def page(i: int) -> dict[str, object]:
+        rec: dict[str, object] = {"id": f"p{i}", "site": f"s{i % 5}.example", "set": "wcxb-dev"}
+        rec["type"] = "collection"
+        for key in ("auto", "neural", "auto-raw"):
+            rec[key] = [0.6, 0.6, 0.6, 0.6, 600]
+        rec["trafilatura"] = [0.5, 0.5, 0.5, 0.5, 500]
+        # rs-trafilatura is empty on every other page where trafilatura keeps 500 characters.
+        rec["rs-trafilatura"] = [0.0, 0.0, 0.0, 0.0, 0] if i % 2 else [0.9, 0.9, 0.9, 0.9, 900]
+        return rec
+
+    run = {"recipe": "news", "without": "", "pages": [page(i) for i in range(10)]}
+    (tmp_path / "news-fold0-seed1.json").write_text(json.dumps(run))
+    text = report(tmp_path)
+    assert "rs-trafilatura on wcxb-dev is in-sample" in text
+    assert "| wcxb-dev/collection | rs-trafilatura | +15.0 [" in text
+    assert "| wcxb-dev/collection | rs-trafilatura | 10 | 5 | 5 | 0 |" in text
