@@ -205,8 +205,7 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
             extra=self.site_line,
         )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
-        for candidate in pages:
-            yield self.page_request(site, candidate)
+        yield from self.queue_pages(site, pages)
 
     def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
         """The plan's pages to request now; in a recurring crawl, without those whose
