@@ -26,7 +26,7 @@ another version's ``scrapy_maintext`` package found in DIR (``git archive`` of t
 ``crawler/`` as ``DIR/scrapy_maintext`` with ``spiders/``, ``middlewares/`` and ``models/``
 inside), each run of both versions one after the other (the order alternating), each with
 its own state, and prints this tree's figures over the baseline's. ``--first-only`` stops
-after the first run. ``--profile DIR`` writes each first run's cProfile to DIR;
+after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR;
 ``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
 where the Python heap was at its largest (:class:`TraceMemory`).
 """
@@ -241,9 +241,9 @@ def _run_once(
     number, name, when = run
     universe.reset()
     profile = trace = None
-    if number == 0 and args.profile:
-        tag = variant.label.replace(" ", "-")
-        profile = args.profile / f"{backend}-{tag}-{universe.sites}x{universe.pages}.prof"
+    if args.profile:
+        tag = f"{backend}-{variant.label.replace(' ', '-')}-{universe.sites}x{universe.pages}"
+        profile = args.profile / f"{tag}-run{number + 1}.prof"
     if number == 0 and variant.pythonpath is None:
         trace = args.tracemalloc
     wall, stats, exported = crawl(
