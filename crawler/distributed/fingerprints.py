@@ -4,16 +4,17 @@ The same banded index as :class:`~scrapy_maintext.extraction.FingerprintIndex` (
 ``max_distance`` bits, two 64-bit fingerprints agree on at least one of ``max_distance + 1``
 bands), kept in Redis hashes: a band value's top :data:`BUCKET_BITS` bits name the hash
 (``P:<distance>:h<band>:<bucket>``), the rest its field, whose value holds the entries of
-that band value, 24 hex digits each (the fingerprint, and a tag of the page's URL). The keys
-are a fixed number per band, not several per document: Redis keeps a small hash in one
-compact block, so a document costs about four entries of 24 bytes (issue 47; the sets of
-earlier versions, one per band value with the whole URL in every member, took about 885
-bytes per document). A Lua script looks for a near-duplicate and adds the fingerprint in one
-atomic step, so of two near-duplicates extracted by two workers at the same moment exactly
-one is kept. The URL's tag says that a page fetched again after its worker died is not a
-duplicate of its own earlier copy. In a recurring crawl (``CRAWL_STATE`` with ``REDIS_URL``)
-they are kept with the crawl state and span its runs: a page is never a duplicate of its own
-earlier export. An index of the earlier sets is moved into the hashes when a crawl opens it
+that band value, 12 bytes each (the fingerprint's 8, and 4 of the page's URL). The keys are
+a fixed number per band, not several per document: Redis keeps a small hash in one compact
+block (while its values stay under 64 bytes: 5 entries), so a document costs about four
+entries of 12 bytes (issue 47; the sets of earlier versions, one per band value with the
+whole URL in every member, took about 885 bytes per document). A Lua script looks for a
+near-duplicate and adds the fingerprint in one atomic step, so of two near-duplicates
+extracted by two workers at the same moment exactly one is kept. The URL's tag says that a
+page fetched again after its worker died is not a duplicate of its own earlier copy. In a
+recurring crawl (``CRAWL_STATE`` with ``REDIS_URL``) they are kept with the crawl state and
+span its runs: a page is never a duplicate of its own earlier export. An index of the
+earlier sets is moved into the hashes when a crawl opens it
 (:meth:`RedisFingerprints.migrate`).
 """
 
@@ -51,9 +52,9 @@ BUCKET_BITS = 9
 LAYOUT = "v2"
 
 
-def url_tag(url: str) -> str:
-    """8 hex digits of the URL: enough to tell a page from another near-duplicate."""
-    return hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=4).hexdigest()
+def url_tag(url: str) -> bytes:
+    """4 bytes of the URL: enough to tell a page from another near-duplicate."""
+    return hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=4).digest()
 
 
 def band_slots(prefix: str, fp: str, max_distance: int) -> list[tuple[str, str]]:
@@ -141,11 +142,12 @@ class RedisFingerprints:
         found = found.decode() if isinstance(found, bytes) else str(found or "")
         return found or None
 
-    def _run(self, fp: str, tag: str, limit: int, counted: bool) -> Any:
+    def _run(self, fp: str, tag: bytes, limit: int, counted: bool) -> Any:
         slots = band_slots(self.prefix, fp, self.max_distance)
         keys = [key for key, _ in slots] + [f"{self.prefix}:count"]
         fields = [field for _, field in slots]
-        return self._check(keys, [fp, tag, limit, "1" if counted else "", *fields])
+        entry = bytes.fromhex(fp) + tag
+        return self._check(keys, [fp, entry, limit, "1" if counted else "", *fields])
 
     def migrate(self) -> int:
         """Move an index of earlier versions (a set per band value, ``fingerprint url``
@@ -156,23 +158,16 @@ class RedisFingerprints:
         if not self.server.set(marker, "migrating", nx=True):
             return 0
         moved = 0
-        # Exactly these keys: another state's name may begin with this one's.
-        own = re.compile(re.escape(f"{self.prefix}:{self.max_distance}:") + "[0-9]+:[0-9a-f]+")
-        old = f"{self.prefix}:{self.max_distance}:[0-9]*:*"
-        keys = [
-            k for k in map(_text, self.server.scan_iter(match=old, count=1000)) if own.fullmatch(k)
-        ]
+        keys = self._old_keys()
         # Every fingerprint is a member of one set of band 0.
+        first_band = f"{self.prefix}:{self.max_distance}:0:"
         for key in keys:
-            if not key.startswith(f"{self.prefix}:{self.max_distance}:0:"):
-                continue
-            if _text(self.server.type(key)) != "set":
+            if not key.startswith(first_band) or _text(self.server.type(key)) != "set":
                 continue
             for member in self.server.smembers(key):
-                fp, _, url = (member.decode() if isinstance(member, bytes) else member).partition(
-                    " "
-                )
+                fp, _, url = _text(member).partition(" ")
                 if len(fp) == BITS // 4 and all(c in "0123456789abcdef" for c in fp):
+                    # Distance -1 finds nothing: added as it is.
                     self._run(fp, url_tag(url), -1, counted=False)
                     moved += 1
         for start in range(0, len(keys), 500):
@@ -183,6 +178,15 @@ class RedisFingerprints:
                 "Near-duplicate index %s: %d fingerprints moved to hashes", self.prefix, moved
             )
         return moved
+
+    def _old_keys(self) -> list[str]:
+        """The sets of earlier versions, exactly: another state's name may begin with this
+        one's (``news`` and ``news:near:3:1``)."""
+        own = re.compile(re.escape(f"{self.prefix}:{self.max_distance}:") + "[0-9]+:[0-9a-f]+")
+        found = self.server.scan_iter(
+            match=f"{self.prefix}:{self.max_distance}:[0-9]*:*", count=1000
+        )
+        return [key for key in map(_text, found) if own.fullmatch(key)]
 
     def _skipped(self, count: int) -> None:
         """Damaged band keys or members were dropped (said once, counted)."""

@@ -172,12 +172,12 @@ return until_ms - now
 )
 
 #: KEYS: the fingerprint's band buckets (hashes), then the counter of kept fingerprints.
-#: ARGV: fingerprint (16 hex digits), the URL's tag (8 hex digits), maximum distance (bits),
-#: '1' to count an added fingerprint ('' not: a migration), then each band's field.
-#: A field holds the entries of its band value, 24 hex digits each (fingerprint, URL tag).
-#: Returns {the near-duplicate's fingerprint, or '' when the document is kept (and added),
-#: how many damaged keys and fields were dropped}: a bucket that is no hash, or a field that
-#: is no run of entries, is dropped (counted), never an error.
+#: ARGV: fingerprint (16 hex digits), its entry (12 bytes: the fingerprint's 8 bytes, then
+#: the URL's tag, 4 bytes), maximum distance (bits), '1' to count an added fingerprint (''
+#: not: a migration), then each band's field. A field holds the entries of its band value.
+#: Returns {the near-duplicate's fingerprint (16 hex digits), or '' when the document is
+#: kept (and added), how many damaged keys and fields were dropped}: a bucket that is no
+#: hash, or a field that is no run of entries, is dropped (counted), never an error.
 #: A page never duplicates itself: a page fetched again after its worker died is kept.
 FINGERPRINT = """
 local function popcount(x)
@@ -187,6 +187,10 @@ local function popcount(x)
     x = bit.rshift(x, 1)
   end
   return c
+end
+local function word(s, p)
+  local a, b, c, d = string.byte(s, p, p + 3)
+  return ((a * 256 + b) * 256 + c) * 256 + d
 end
 local damaged = 0
 local function entries(k, f)
@@ -199,32 +203,30 @@ local function entries(k, f)
   end
   local v = redis.call('HGET', k, f)
   if not v then return '' end
-  if #v % 24 ~= 0 or string.find(v, '[^0-9a-f]') then
+  if #v % 12 ~= 0 then
     redis.call('HDEL', k, f)
     damaged = damaged + 1
     return ''
   end
   return v
 end
-local hi = tonumber(string.sub(ARGV[1], 1, 8), 16)
-local lo = tonumber(string.sub(ARGV[1], 9, 16), 16)
+local hi = word(ARGV[2], 1)
+local lo = word(ARGV[2], 5)
+local tag = string.sub(ARGV[2], 9, 12)
 local limit = tonumber(ARGV[3])
 local nbands = #KEYS - 1
 local held = {}
 for i = 1, nbands do
   local v = entries(KEYS[i], ARGV[4 + i])
   held[i] = v
-  for p = 1, #v, 24 do
-    local mh = tonumber(string.sub(v, p, p + 7), 16)
-    local ml = tonumber(string.sub(v, p + 8, p + 15), 16)
-    if popcount(bit.bxor(hi, mh)) + popcount(bit.bxor(lo, ml)) <= limit then
-      if string.sub(v, p + 16, p + 23) == ARGV[2] then return {'', damaged} end
-      return {string.sub(v, p, p + 15), damaged}
+  for p = 1, #v, 12 do
+    if popcount(bit.bxor(hi, word(v, p))) + popcount(bit.bxor(lo, word(v, p + 4))) <= limit then
+      if string.sub(v, p + 8, p + 11) == tag then return {'', damaged} end
+      return {string.format('%08x%08x', word(v, p), word(v, p + 4)), damaged}
     end
   end
 end
-local entry = ARGV[1] .. ARGV[2]
-for i = 1, nbands do redis.call('HSET', KEYS[i], ARGV[4 + i], held[i] .. entry) end
+for i = 1, nbands do redis.call('HSET', KEYS[i], ARGV[4 + i], held[i] .. ARGV[2]) end
 if ARGV[4] == '1' then redis.call('INCR', KEYS[#KEYS]) end
 return {'', damaged}
 """
