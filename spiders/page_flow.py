@@ -121,7 +121,7 @@ class PageFlow(RecrawlMixin):
         for site in self.sites.values():
             site.pages.in_flight = 0
             for request in self.release_pages(site):
-                self.crawler.engine.crawl(request)  # type: ignore[union-attr]
+                self.crawler.engine.crawl(request)
                 released = True
         if released:
             raise DontCloseSpider
