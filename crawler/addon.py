@@ -109,8 +109,6 @@ REPLACEMENTS = (
     ),
 )
 DUPEFILTER_CLASS = "scrapy_maintext.state.seen_requests.BoundedDupeFilter"
-#: Scrapy's downloader-aware queue without its scan of every site per request.
-PRIORITY_QUEUE = "scrapy_maintext.scrapy_internals.SlotRingPriorityQueue"
 
 
 class Addon:
@@ -130,7 +128,6 @@ class Addon:
         apply_extraction_buffer(settings)
         # Exact like Scrapy's up to SEENSET_EXACT_MAX requests, then a Bloom filter.
         settings.set("DUPEFILTER_CLASS", DUPEFILTER_CLASS, priority=PRIORITY)
-        settings.set("SCHEDULER_PRIORITY_QUEUE", PRIORITY_QUEUE, priority=PRIORITY)
         apply_distributed(settings)
 
 

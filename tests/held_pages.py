@@ -1,7 +1,8 @@
 """Test-only extension: the most page requests of one site waiting in the scheduler at once.
 
 A page request counts from ``request_scheduled`` until it reaches the downloader or is
-dropped; ``test/held_pages_max`` is the most any site had at one time."""
+dropped; ``test/held_pages_max`` is the most any site had at one time. Also the scheduler's
+queue class, ``test/scheduler_queue``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from scrapy.crawler import Crawler
 from scrapy_maintext.vocabulary.names import Meta
 
 HELD_MAX_STAT = "test/held_pages_max"
+#: The class of the scheduler's memory queue (Scrapy's private attributes: a test's look).
+QUEUE_STAT = "test/scheduler_queue"
 
 
 class HeldPages:
@@ -43,3 +46,6 @@ class HeldPages:
     def closed(self, spider: Any, reason: str) -> None:
         assert self.crawler.stats is not None
         self.crawler.stats.set_value(HELD_MAX_STAT, self.most)
+        slot = getattr(self.crawler.engine, "_slot", None)
+        queue = getattr(getattr(slot, "scheduler", None), "mqs", None)
+        self.crawler.stats.set_value(QUEUE_STAT, type(queue).__name__)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.broad_sites import broad_sites
 from tests.crawl import QUICK_DISCOVERY, run_crawl
-from tests.held_pages import HELD_MAX_STAT
+from tests.held_pages import HELD_MAX_STAT, QUEUE_STAT
 
 PAGES = 40
 
@@ -30,6 +30,8 @@ def test_planned_pages_wait_in_their_site_queue_and_every_one_is_fetched(
             {**QUICK_DISCOVERY, "EXTENSIONS": json.dumps(extensions)},
         )
     assert result.returncode == 0, result.log[-3000:]
+    # The sites' slots taken in turn (Scrapy's queue scanned every site per request).
+    assert result.stats[QUEUE_STAT] == "SlotRingPriorityQueue"
     pages = Counter((site, path) for site, path in hits if path.startswith("/story-"))
     assert len(pages) == 3 * PAGES and set(pages.values()) == {1}
     exported = Counter(item["url"] for item in result.items)

@@ -78,16 +78,17 @@ def test_the_http_handler_gets_a_pool_bounded_by_the_open_file_budget() -> None:
 
 
 def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> None:
-    """The add-on's scheduler queue: each site's requests by priority, the sites in turn,
+    """The spiders' scheduler queue: each site's requests by priority, the sites in turn,
     a site with a download active passed over while another has none; its length counted."""
-    from scrapy import Request, Spider
+    from scrapy import Request
     from scrapy.squeues import FifoMemoryQueue
     from scrapy.utils.test import get_crawler
     from scrapy_maintext.scrapy_internals import SlotRingPriorityQueue
+    from scrapy_maintext.spiders.sitemap import SitemapSpider
 
-    crawler = get_crawler(Spider, settings_dict={"ADDONS": {"scrapy_maintext.addon.Addon": 0}})
+    crawler = get_crawler(SitemapSpider)
     assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"].endswith("SlotRingPriorityQueue")
-    crawler.spider = crawler._create_spider("probe")
+    crawler.spider = crawler._create_spider(domain="example.org")
     crawler.engine = crawler._create_engine()
     queue = SlotRingPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
     for site in "abc":
