@@ -15,15 +15,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-import resource
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import formatdate, parsedate_to_datetime
-from typing import Any
 
-from tests.many_sites import WORDS, address
+from tests.many_sites import ManySites, page_body
 
 #: Pages per sitemap.
 SITEMAP_PAGES = 100
@@ -40,43 +37,22 @@ def _etag(body: bytes) -> str:
 
 
 @dataclass
-class Universe:
-    """``with Universe(sites, pages) as u: u.write_domains(path)``."""
+class Universe(ManySites):
+    """``with Universe(sites, pages) as u: u.write_domains(path)``: the many sites' server and
+    addresses (:class:`~tests.many_sites.ManySites`), answering as described above."""
 
-    sites: int
-    pages: int
-    #: Base URL of each site, once serving.
-    bases: list[str] = field(default_factory=list)
     #: (site, page) -> (revision, modified) of every edited page; the others are revision 1.
     edits: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     #: Requests since the last :meth:`reset`, by "kind status" ("page 200", "sitemap 304").
     hits: Counter[str] = field(default_factory=Counter)
 
-    def __post_init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._servers: list[asyncio.Server] = []
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-
-    def __enter__(self) -> Universe:
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft != resource.RLIM_INFINITY and soft < 3 * self.sites + 100:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(120)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(60)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
-
-    def write_domains(self, path: Any) -> None:
-        path.write_text("".join(f"{base}\n" for base in self.bases), encoding="utf-8")
+    @property
+    def sites(self) -> int:
+        return self.count
 
     @property
     def urls(self) -> int:
-        return self.sites * self.pages
+        return self.count * self.pages
 
     def reset(self) -> None:
         self.hits = Counter()
@@ -97,19 +73,9 @@ class Universe:
         return self.edits.get((site, page), (1, T0 - 3600 * (page + 1)))
 
     def page_body(self, site: int, page: int) -> bytes:
-        rng = random.Random(site * 100_003 + page)
-        revision = self.revision(site, page)[0]
-        paragraphs = "".join(
-            "<p>" + " ".join(rng.choice(WORDS) for _ in range(40)).capitalize() + ".</p>"
-            for _ in range(4)
-        )
-        title = f"Site {site}, story {page}: the {rng.choice(WORDS)} and the {rng.choice(WORDS)}"
-        return (
-            f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-            f"</head><body><nav><a href='/'>Home</a></nav><article><h1>{title}</h1>{paragraphs}"
-            f"<p>Revision {revision} of this story, {rng.choice(WORDS)} edition.</p>"
-            "</article><footer>Footer of the site</footer></body></html>"
-        ).encode()
+        """The many sites' page (a text of its own), with its revision in its article."""
+        revision = f"<p>Revision {self.revision(site, page)[0]} of this story.</p></article>"
+        return page_body(site, page).replace(b"</article>", revision.encode(), 1)
 
     def sitemap(self, site: int, chunk: int) -> tuple[bytes, int]:
         base = self.bases[site]
@@ -127,7 +93,7 @@ class Universe:
         lines = "".join(f"Sitemap: {self.bases[site]}/sitemap-{c}.xml\n" for c in range(chunks))
         return f"User-agent: *\nAllow: /\n{lines}".encode()
 
-    def answer(self, site: int, path: str) -> tuple[str, bytes, str, int] | None:
+    def document(self, site: int, path: str) -> tuple[str, bytes, str, int] | None:
         """(kind, body, content type, Last-Modified) of ``path``, or None (404)."""
         if path == "/robots.txt":
             return "robots", self.robots(site), "text/plain", T0 - 30 * 86_400
@@ -146,20 +112,6 @@ class Universe:
 
     # The server.
 
-    async def _start(self) -> None:
-        for index in range(self.sites):
-            server = await asyncio.start_server(
-                lambda r, w, i=index: self._serve(i, r, w), address(index), 0
-            )
-            self._servers.append(server)
-            self.bases.append(f"http://{address(index)}:{server.sockets[0].getsockname()[1]}")
-
-    async def _stop(self) -> None:
-        for server in self._servers:
-            server.close()
-        for server in self._servers:
-            await server.wait_closed()
-
     def _respond(self, site: int, head: bytes) -> bytes:
         lines = head.decode("latin-1").split("\r\n")
         path = lines[0].split(" ", 2)[1]
@@ -167,7 +119,7 @@ class Universe:
         for line in lines[1:]:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
-        found = self.answer(site, path)
+        found = self.document(site, path)
         if found is None:
             self.hits["other 404"] += 1
             body = b"<h1>Not found</h1>"
