@@ -30,6 +30,7 @@ from scrapy_maintext.vocabulary.reasons import (
     SkipReason,
     left_undone,
 )
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class PageFlow(RecrawlMixin):
         connect(self._page_left_scheduler, signal=signals.request_reached_downloader)
         # A distributed crawl's pages go to the shared queue at once: the worker that
         # ends a page is seldom the one holding its site's plan.
-        shared = bool(self.settings.get("REDIS_URL"))
+        shared = bool(setting(self.settings, "REDIS_URL"))
         per_site = self.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
         self.pages_ahead = math.inf if shared else max(PAGES_AHEAD_MIN, 2 * per_site)
         self.open_recrawl()
