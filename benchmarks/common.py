@@ -35,10 +35,22 @@ CRAWL_CPU_STAT = "benchmark/crawl_cpu_seconds"
 #: The wall time of the garbage collector's passes in the same span (``gc.callbacks``; see
 #: ``EXTRACT_GC_FREEZE``).
 GC_STAT = "benchmark/gc_seconds"
+#: The crawl process's resident set at ``spider_opened`` and its peak (``VmHWM``) at
+#: ``spider_closed``, in KiB.
+RSS_OPENED_STAT = "benchmark/rss_opened_kib"
+RSS_PEAK_STAT = "benchmark/rss_peak_kib"
+
+
+def _status_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
 
 
 class CrawlCpu:
-    """Benchmark-only extension: sets :data:`CRAWL_CPU_STAT` and :data:`GC_STAT`. Listed before
+    """Benchmark-only extension: sets :data:`CRAWL_CPU_STAT`, :data:`GC_STAT` and the RSS
+    stats. Listed before
     ``tests.stats_dump.StatsDump`` so that the stats are set before they are written."""
 
     def __init__(self, crawler: Any) -> None:
@@ -46,6 +58,7 @@ class CrawlCpu:
         self.started = 0.0
         self.gc_seconds = 0.0
         self._gc_started = 0.0
+        self.rss_opened = 0
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -55,6 +68,7 @@ class CrawlCpu:
 
     def spider_opened(self, spider: Any) -> None:
         self.started = time.process_time()
+        self.rss_opened = _status_kib("VmRSS")
         gc.callbacks.append(self._gc_pass)
 
     def _gc_pass(self, phase: str, info: dict[str, int]) -> None:
@@ -68,6 +82,8 @@ class CrawlCpu:
         assert self.crawler.stats is not None
         self.crawler.stats.set_value(CRAWL_CPU_STAT, round(time.process_time() - self.started, 3))
         self.crawler.stats.set_value(GC_STAT, round(self.gc_seconds, 3))
+        self.crawler.stats.set_value(RSS_OPENED_STAT, self.rss_opened)
+        self.crawler.stats.set_value(RSS_PEAK_STAT, _status_kib("VmHWM"))
 
 
 # -- Real-size pages --------------------------------------------------------------------------

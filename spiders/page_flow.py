@@ -4,12 +4,14 @@ in the page journal (``JOBDIR``) once every output took it or it failed for good
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy_maintext.discovery.dates import to_iso
 from scrapy_maintext.discovery.plan import Candidate
@@ -28,6 +30,7 @@ from scrapy_maintext.vocabulary.reasons import (
     SkipReason,
     left_undone,
 )
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.python.failure import Failure
 
 if TYPE_CHECKING:
@@ -35,12 +38,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: A site's planned pages handed to Scrapy at a time, at least (else twice the requests a
+#: site may have in flight, ``CONCURRENT_REQUESTS_PER_DOMAIN``): the rest wait in the site's
+#: :class:`~scrapy_maintext.spiders.sites.PageQueue` as plan entries.
+PAGES_AHEAD_MIN = 2
+
 
 class PageFlow(RecrawlMixin):
     """The page half of ``DiscoverySpider`` (``spiders.base``)."""
 
     journal: PageJournal
     run_id: str
+    #: A site's pages handed to Scrapy at a time (set when the spider opens).
+    pages_ahead: float = math.inf
 
     if TYPE_CHECKING:
 
@@ -63,11 +73,64 @@ class PageFlow(RecrawlMixin):
             connect(self._item_finished, signal=signal)
         connect(self.journal.close, signal=signals.spider_closed)
         connect(self._request_dropped, signal=signals.request_dropped)
+        connect(self._release_pages_when_idle, signal=signals.spider_idle)
+        connect(self._page_left_scheduler, signal=signals.request_reached_downloader)
+        # A distributed crawl's pages go to the shared queue at once: the worker that
+        # ends a page is seldom the one holding its site's plan.
+        shared = bool(setting(self.settings, "REDIS_URL"))
+        per_site = self.settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN")
+        self.pages_ahead = math.inf if shared else max(PAGES_AHEAD_MIN, 2 * per_site)
         self.open_recrawl()
+
+    def queue_pages(
+        self, site: SiteState, candidates: Iterable[Candidate], priority: int = 0
+    ) -> Iterator[scrapy.Request]:
+        """Plan ``candidates`` as the site's pages (in this order); the requests to hand to
+        Scrapy now (the others go out as the site's pages end)."""
+        for candidate in candidates:
+            self.page_planned(site, candidate)
+            site.pages.push(candidate, priority)
+        yield from self.release_pages(site)
+
+    def release_pages(self, site: SiteState) -> Iterator[scrapy.Request]:
+        held = {Meta.PAGE_HELD: True} if self.pages_ahead != math.inf else {}
+        for priority, candidate in site.pages.release(self.pages_ahead):
+            yield self.build_page_request(site, candidate, priority, **held)
+
+    def _page_left_scheduler(self, request: scrapy.Request, **_: Any) -> None:
+        self._page_ended(request.meta)
+
+    def _page_ended(self, meta: dict[str, Any]) -> None:
+        """A page request reached the downloader, or ended before (an error, a drop): its
+        site's next page goes out. Once per page: retries and redirects copy the meta."""
+        if not meta.pop(Meta.PAGE_HELD, False) or meta.get(Meta.RUN) != self.run_id:
+            return
+        site = self.sites.get(meta.get(Meta.SITE, ""))
+        if site is None:
+            return
+        site.pages.ended()
+        engine = self.crawler.engine
+        if engine is None or not engine.running:
+            return
+        for next_request in self.release_pages(site):
+            engine.crawl(next_request)
+
+    def _release_pages_when_idle(self) -> None:
+        """A crawl gone idle with pages still held (an end that never came back, a request
+        a middleware dropped without a word): they are requested all the same."""
+        released = False
+        for site in self.sites.values():
+            site.pages.in_flight = 0
+            for request in self.release_pages(site):
+                self.crawler.engine.crawl(request)
+                released = True
+        if released:
+            raise DontCloseSpider
 
     def _request_dropped(self, request: scrapy.Request, **_: Any) -> None:
         """A page redirected to a URL this crawl already requested: the duplicate filter
         drops the redirect, and the page would vanish without a word."""
+        self._page_ended(request.meta)
         chain = request.meta.get("redirect_urls")
         if not chain or Meta.PAGE_URL not in request.meta:
             return
@@ -101,8 +164,17 @@ class PageFlow(RecrawlMixin):
     def page_request(
         self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
     ) -> scrapy.Request:
+        """A page's request at once (explore's links), not held in the site's queue."""
+        self.page_planned(site, candidate)
+        return self.build_page_request(site, candidate, priority, **meta)
+
+    def page_planned(self, site: SiteState, candidate: Candidate) -> None:
         site.scheduled.add(candidate.url)
         self.inc_stat(Stat.PAGES_VIA + str(candidate.discovered_via))
+
+    def build_page_request(
+        self, site: SiteState, candidate: Candidate, priority: int = 0, **meta: Any
+    ) -> scrapy.Request:
         meta.update(
             {
                 Meta.DISCOVERED_VIA: candidate.discovered_via,
@@ -125,6 +197,7 @@ class PageFlow(RecrawlMixin):
         )
 
     def parse_page(self, response: Response) -> Iterator[Any]:
+        self._page_ended(response.meta)
         if not is_html_response(response):
             self.inc_stat(Stat.SKIPPED + SkipReason.NON_HTML)
             self.report_skip(response.meta.get(Meta.SITE, ""), SkipReason.NON_HTML)
@@ -163,6 +236,7 @@ class PageFlow(RecrawlMixin):
 
     def page_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
+        self._page_ended(request.meta)
         if self.is_stale(request):
             return
         reason = failure_reason(failure)

@@ -245,8 +245,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         threshold = self.discovery.sitemaps_before_pages
         if threshold <= 0 or site.outstanding <= threshold:
             return
-        for candidate in self.pages_to_fetch(site):
-            yield self.page_request(site, candidate, priority=EARLY_PAGE_PRIORITY)
+        yield from self.queue_pages(site, self.pages_to_fetch(site), EARLY_PAGE_PRIORITY)
 
     def say_discovery_limits(self, site: SiteState) -> None:
         """One line per site for the sitemaps its discovery limits left unread."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
-from scrapy_maintext.discovery.plan import CrawlPlan
+from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
 from scrapy_maintext.vocabulary.settings import setting
 
 
@@ -91,6 +92,33 @@ class SitemapQueue:
 
 
 @dataclass
+class PageQueue:
+    """A site's planned pages not handed to Scrapy yet, as the plan's own entries (a
+    :class:`Candidate` each, about a tenth of a request's memory), in the order planned.
+    At most ``limit`` of a site's pages are requests at a time, and the next goes out as
+    one of them ends, so that a crawl of a million planned URLs holds requests for its
+    sites, not for its URLs (issue 47)."""
+
+    held: deque[tuple[int, Candidate]] = field(default_factory=deque)
+    #: Pages handed to Scrapy whose end (item, error, drop) has not come yet.
+    in_flight: int = 0
+
+    def push(self, candidate: Candidate, priority: int) -> None:
+        self.held.append((priority, candidate))
+
+    def release(self, limit: float) -> list[tuple[int, Candidate]]:
+        """The pages to request now: up to ``limit`` in flight."""
+        released = []
+        while self.held and self.in_flight < limit:
+            released.append(self.held.popleft())
+            self.in_flight += 1
+        return released
+
+    def ended(self) -> None:
+        self.in_flight = max(self.in_flight - 1, 0)
+
+
+@dataclass
 class SiteState:
     """Discovery state of one site of a crawl."""
 
@@ -106,6 +134,8 @@ class SiteState:
     sitemaps_seen: set[str] = field(default_factory=set)
     #: Sitemap requests counted as outstanding but not handed to Scrapy yet.
     sitemaps: SitemapQueue = field(default_factory=SitemapQueue)
+    #: Planned pages (counted in ``scheduled``) not handed to Scrapy yet.
+    pages: PageQueue = field(default_factory=PageQueue)
     links_seen: set[str] = field(default_factory=set)
     #: Discovery is guessing usual locations (so "not a sitemap/feed" is no error).
     guessing: bool = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -233,3 +234,53 @@ def test_a_page_failed_on_any_worker_makes_its_site_incomplete(server: Any) -> N
     assert one.incomplete() == set()
     two.mark_incomplete("http://a.example")
     assert one.incomplete() == {"http://a.example"}
+
+
+def test_fingerprint_index_keys_scale_with_bands_not_documents(redis_server: RedisServer) -> None:
+    """5,000 documents in the index: a fixed number of hashes per band (2**BUCKET_BITS at
+    most), not a key per band value; every document still found by a near copy of it."""
+    import random
+
+    from scrapy_maintext.distributed.fingerprints import BUCKET_BITS, RedisFingerprints
+
+    client = redis.Redis.from_url(redis_server.url)
+    index = RedisFingerprints(client, "scale", 3)
+    rng = random.Random(5)
+    fps = [f"{rng.getrandbits(64):016x}" for _ in range(5000)]
+    kept = [fp for i, fp in enumerate(fps) if index.check_and_add(fp, f"https://a/{i}") is None]
+    keys = list(client.scan_iter(match="scale:*", count=1000))
+    assert len(keys) <= 4 * 2**BUCKET_BITS + 1 < len(kept)
+    for i, fp in enumerate(kept[:200]):
+        near = f"{int(fp, 16) ^ (1 << (i % 64)):016x}"  # one bit apart
+        assert index.check_and_add(near, "https://b/") is not None
+
+
+def test_fingerprint_sets_of_earlier_versions_are_moved_into_hashes(
+    redis_server: RedisServer,
+) -> None:
+    """A state's index as earlier versions wrote it (a set per band value, ``fp url``
+    members): moved once, the count kept, its pages still near-duplicates of their copies
+    and never of themselves; another state whose name begins with this one's is left alone."""
+    from scrapy_maintext.distributed.fingerprints import RedisFingerprints, old_band_keys
+
+    client = redis.Redis.from_url(redis_server.url)
+    prefix, other = "maintext:state:old:near", "maintext:state:old:near:3:1:near"
+    pages = {"f0f0f0f0f0f0f0f0": "https://a/1", "0123456789abcdef": "https://a/2"}
+    for name in (prefix, other):
+        for fp, url in pages.items():
+            for key in old_band_keys(name, fp, 3):
+                client.sadd(key, f"{fp} {url}")
+        client.set(f"{name}:count", len(pages))
+    client.sadd(old_band_keys(prefix, "ffffffffffffffff", 3)[0], "not a fingerprint")
+    index = RedisFingerprints(client, prefix, 3)
+    assert index.migrate() == 2
+    assert index.migrate() == 0  # once
+    old_keys = re.compile(re.escape(prefix) + ":3:[0-9]+:[0-9a-f]+")
+    assert not [
+        k for k in client.scan_iter(match=f"{prefix}:3:*") if old_keys.fullmatch(k.decode())
+    ]
+    assert len(index) == 2
+    assert index.check_and_add("f0f0f0f0f0f0f0f7", "https://a/3") == "f0f0f0f0f0f0f0f0"
+    assert index.check_and_add("0123456789abcdef", "https://a/2") is None  # itself
+    untouched = {k.decode() for k in client.scan_iter(match=f"{other}:*")}
+    assert {k for k in untouched if client.type(k) == b"set"} and len(untouched) == 2 * 4 + 1

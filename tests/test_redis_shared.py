@@ -400,21 +400,21 @@ def test_a_killed_run_is_finished_only_by_its_own_state(
 
 
 def test_a_damaged_fingerprint_key_is_dropped_and_counted(redis_server: RedisServer) -> None:
-    """The near-duplicate index kept with a state: a band key that is no set and a member
-    that is no fingerprint are dropped and counted; the check goes on."""
-    from scrapy_maintext.distributed.fingerprints import RedisFingerprints, band_keys
+    """The near-duplicate index kept with a state: a band bucket that is no hash and a field
+    that is no run of fingerprint entries are dropped and counted; the check goes on."""
+    from scrapy_maintext.distributed.fingerprints import RedisFingerprints, band_slots
 
     client = redis_client(redis_server)
     prefix = "maintext:state:news:near"
     fingerprints = RedisFingerprints(client, prefix, 3)
     fp, near = "00000000000000ff", "00000000000000fe"
     assert fingerprints.check_and_add(fp, "https://a/1") is None
-    first, second, *_ = band_keys(prefix, fp, 3)
+    (first, _), (second, field), *_ = band_slots(prefix, fp, 3)
     client.delete(first)
     client.set(first, "garbage")
-    client.sadd(second, "not a fingerprint")
+    client.hset(second, field, "not a fingerprint")
     # Far from fp (32 bits), in fp's first two bands: every band is read.
     assert fingerprints.check_and_add("ffffffff000000ff", "https://a/3") is None
-    assert fingerprints.skipped == 2 and client.type(first) == b"set"
+    assert fingerprints.skipped == 2 and client.type(first) == b"hash"
     assert fingerprints.check_and_add(near, "https://a/2") == fp
     assert fingerprints.check_and_add(fp, "https://a/1") is None  # itself, not a duplicate

@@ -75,3 +75,36 @@ def test_the_http_handler_gets_a_pool_bounded_by_the_open_file_budget() -> None:
     # What Scrapy set on its own pool is kept.
     assert pool.maxPersistentPerHost == 2
     assert pool._factory.__name__ == "_LenientHTTP11ClientFactory"
+
+
+def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> None:
+    """The spiders' scheduler queue: each site's requests by priority, the sites in turn,
+    a site with a download active passed over while another has none; its length counted."""
+    from scrapy import Request
+    from scrapy.squeues import FifoMemoryQueue
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.scrapy_internals import SlotRingPriorityQueue
+    from scrapy_maintext.spiders.sitemap import SitemapSpider
+
+    crawler = get_crawler(SitemapSpider)
+    assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"].endswith("SlotRingPriorityQueue")
+    crawler.spider = crawler._create_spider(domain="example.org")
+    crawler.engine = crawler._create_engine()
+    queue = SlotRingPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
+    for site in "abc":
+        for i in range(2):
+            queue.push(Request(f"http://{site}.example/{i}", priority=i))
+    assert len(queue) == 6
+    taken = [queue.pop() for _ in range(3)]
+    assert [r.url for r in taken if r] == [f"http://{s}.example/1" for s in "abc"]
+    # Site a now has a download active: b and c go first, then a.
+    downloader = crawler.engine.downloader
+    _, slot = downloader._get_slot(taken[0])
+    slot.active.add(taken[0])
+    rest = [queue.pop() for _ in range(3)]
+    assert [r.url for r in rest if r] == [
+        "http://b.example/0",
+        "http://c.example/0",
+        "http://a.example/0",
+    ]
+    assert len(queue) == 0 and queue.pop() is None and queue.peek() is None

@@ -17,9 +17,9 @@ logger = logging.getLogger(__name__)
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
-    """A page to fetch and where it was found."""
+    """A page to fetch and where it was found (slots: a plan holds one per URL)."""
 
     url: str
     discovered_via: str  # "sitemap", "feed" or "link"

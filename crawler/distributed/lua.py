@@ -171,11 +171,13 @@ return until_ms - now
 """
 )
 
-#: KEYS: the band sets of the fingerprint, then the counter of kept fingerprints.
-#: ARGV: fingerprint (16 hex digits), URL, maximum distance (bits).
-#: Returns {the near-duplicate's fingerprint, or '' when the document is kept (and added),
-#: how many damaged band keys and members were dropped}: a band key that is no set, or a
-#: member that is no ``fingerprint url``, is dropped (counted), never an error.
+#: KEYS: the fingerprint's band buckets (hashes), then the counter of kept fingerprints.
+#: ARGV: fingerprint (16 hex digits), its entry (12 bytes: the fingerprint's 8 bytes, then
+#: the URL's tag, 4 bytes), maximum distance (bits), '1' to count an added fingerprint (''
+#: not: a migration), then each band's field. A field holds the entries of its band value.
+#: Returns {the near-duplicate's fingerprint (16 hex digits), or '' when the document is
+#: kept (and added), how many damaged keys and fields were dropped}: a bucket that is no
+#: hash, or a field that is no run of entries, is dropped (counted), never an error.
 #: A page never duplicates itself: a page fetched again after its worker died is kept.
 FINGERPRINT = """
 local function popcount(x)
@@ -186,37 +188,46 @@ local function popcount(x)
   end
   return c
 end
-local damaged = 0
-local function band(k)
-  local t = redis.call('TYPE', k).ok
-  if t == 'set' or t == 'none' then return redis.call('SMEMBERS', k) end
-  redis.call('DEL', k)
-  damaged = damaged + 1
-  return {}
+local function word(s, p)
+  local a, b, c, d = string.byte(s, p, p + 3)
+  return ((a * 256 + b) * 256 + c) * 256 + d
 end
-local hi = tonumber(string.sub(ARGV[1], 1, 8), 16)
-local lo = tonumber(string.sub(ARGV[1], 9, 16), 16)
+local damaged = 0
+local function entries(k, f)
+  local t = redis.call('TYPE', k).ok
+  if t == 'none' then return '' end
+  if t ~= 'hash' then
+    redis.call('DEL', k)
+    damaged = damaged + 1
+    return ''
+  end
+  local v = redis.call('HGET', k, f)
+  if not v then return '' end
+  if #v % 12 ~= 0 then
+    redis.call('HDEL', k, f)
+    damaged = damaged + 1
+    return ''
+  end
+  return v
+end
+local hi = word(ARGV[2], 1)
+local lo = word(ARGV[2], 5)
+local tag = string.sub(ARGV[2], 9, 12)
 local limit = tonumber(ARGV[3])
 local nbands = #KEYS - 1
+local held = {}
 for i = 1, nbands do
-  for _, m in ipairs(band(KEYS[i])) do
-    local mh = tonumber(string.sub(m, 1, 8), 16)
-    local ml = tonumber(string.sub(m, 9, 16), 16)
-    if not mh or not ml or string.sub(m, 17, 17) ~= ' ' then
-      redis.call('SREM', KEYS[i], m)
-      damaged = damaged + 1
-    else
-      local d = popcount(bit.bxor(hi, mh)) + popcount(bit.bxor(lo, ml))
-      if d <= limit then
-        if string.sub(m, 18) == ARGV[2] then return {'', damaged} end
-        return {string.sub(m, 1, 16), damaged}
-      end
+  local v = entries(KEYS[i], ARGV[4 + i])
+  held[i] = v
+  for p = 1, #v, 12 do
+    if popcount(bit.bxor(hi, word(v, p))) + popcount(bit.bxor(lo, word(v, p + 4))) <= limit then
+      if string.sub(v, p + 8, p + 11) == tag then return {'', damaged} end
+      return {string.format('%08x%08x', word(v, p), word(v, p + 4)), damaged}
     end
   end
 end
-local member = ARGV[1] .. ' ' .. ARGV[2]
-for i = 1, nbands do redis.call('SADD', KEYS[i], member) end
-redis.call('INCR', KEYS[#KEYS])
+for i = 1, nbands do redis.call('HSET', KEYS[i], ARGV[4 + i], held[i] .. ARGV[2]) end
+if ARGV[4] == '1' then redis.call('INCR', KEYS[#KEYS]) end
 return {'', damaged}
 """
 

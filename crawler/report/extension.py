@@ -41,7 +41,13 @@ from scrapy_maintext.report.broad import (
 )
 from scrapy_maintext.report.files import check_report_path, write_report
 from scrapy_maintext.report.header import command_line, run_header, shown_settings
-from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
+from scrapy_maintext.report.sites import (
+    NetlocIndex,
+    RunReport,
+    SiteReport,
+    engine_of,
+    site_of_url,
+)
 from scrapy_maintext.report.table import format_report, format_seconds
 from scrapy_maintext.vocabulary.names import Meta, Signal, Stat
 from scrapy_maintext.vocabulary.reasons import DropReason, drop_reason, switched_off
@@ -140,6 +146,7 @@ class CrawlReport:
         self._last_total = (0, time.monotonic())
         #: Downloads already counted when their headers came (ids of their requests).
         self._counted: set[int] = set()
+        self._netlocs = NetlocIndex()
         connect = crawler.signals.connect
         connect(self.spider_opened, signal=signals.spider_opened)
         connect(self.spider_closed, signal=signals.spider_closed)
@@ -217,8 +224,7 @@ class CrawlReport:
         if key in self.sites or request.meta.get(Meta.SITE):
             return key
         netloc = urlsplit(request.url).netloc
-        known = [*self.sites, *(spider_plan(self.crawler.spider) or {})]
-        return next((site for site in known if urlsplit(site).netloc == netloc), key)
+        return self._netlocs.known(netloc, self.sites, spider_plan(self.crawler.spider)) or key
 
     def item_scraped(self, item: Any, response: Response | None, spider: Spider) -> None:
         get = item.get if hasattr(item, "get") else lambda key: None

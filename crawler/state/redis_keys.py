@@ -35,9 +35,7 @@ COUNTERS = ("pages", "near:count")
 
 #: The keys of one state past its prefix (names may hold ':': ``news:de`` is another state,
 #: and none of its keys matches this after ``news:``). ``held:<worker>``: a crawl holds it.
-_OWN_KEYS = (
-    r"(meta|pages|u:-?[0-9]+|src:[a-z]+://.*|held:.+|near:count|near:[0-9]+:[0-9]+:[0-9a-f]+)"
-)
+_OWN_KEYS = r"(meta|pages|u:-?[0-9]+|src:[a-z]+://.*|held:.+|near:count|near:[0-9]+:(h?[0-9]+:[0-9a-f]+|v2))"
 
 
 def check_name(name: str) -> None:

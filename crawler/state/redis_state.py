@@ -11,8 +11,9 @@ under ``maintext:state:NAME`` (``P``):
   hash's 64-byte values);
 - ``P:src:<sitemap URL>`` the keys of the URLs that sitemap listed last;
 - ``P:pages`` how many rows are pages (not sitemaps or feeds);
-- ``P:near:count``, ``P:near:<distance>:<band>:<value>`` the near-duplicate fingerprints
-  (:mod:`scrapy_maintext.distributed.fingerprints`);
+- ``P:near:count``, ``P:near:<distance>:h<band>:<bucket>`` the near-duplicate fingerprints
+  and ``P:near:<distance>:v2`` their layout (:mod:`scrapy_maintext.distributed.fingerprints`;
+  the sets ``P:near:<distance>:<band>:<value>`` of earlier versions are moved into them);
 - ``P:held:<worker>`` a worker of a crawl holds the state (expires after
   ``DISTRIBUTED_WORKER_TIMEOUT``): ``maintext state --forget`` refuses meanwhile.
 

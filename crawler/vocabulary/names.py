@@ -28,6 +28,9 @@ class Meta:
     RENDER: Final = "maintext_render"
     #: The planned URL of a page request (what the page journal records).
     PAGE_URL: Final = "page_url"
+    #: A page request that counts in its site's pages in flight until it reaches the
+    #: downloader or ends before (``spiders.sites.PageQueue``); removed then.
+    PAGE_HELD: Final = "page_held"
     #: Run id of the discovery spider that made a request (requests of a killed earlier run
     #: that come back from a JOBDIR queue are recognised and dropped).
     RUN: Final = "discovery_run"
