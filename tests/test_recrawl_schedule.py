@@ -257,7 +257,7 @@ def test_adaptive_rerun_skips_what_is_not_due_but_not_what_is_announced(
     now = ["--now", str(T0 + 2 * DAY), "-s", "RECRAWL_MIN_INTERVAL=600"]
     assert main(["state", str(state), "--json", *now]) == 0
     (site,) = json.loads(capsys.readouterr().out)["sites"]
-    assert (site["site"], site["known"], site["documents"]) == (news.base, 22, 2)
+    assert (site["site"], site["known"], site["listings"]) == (news.base, 22, 2)
     assert (site["revisions"], site["changed_24h"], site["due_now"]) == (22, 1, 0)
 
 

@@ -151,7 +151,7 @@ def test_a_damaged_listing_is_skipped_never_a_hang(
     assert again.stats.get("recrawl/not_modified")
     assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
     assert again.stats.get("recrawl/known") == len(news.stories)
-    assert f"0 new or changed of {len(news.stories)} known" in again.log
+    assert f"{len(news.stories)} known pages: 0 new or changed" in again.log
 
 
 @pytest.mark.parametrize(
@@ -322,7 +322,7 @@ def test_a_row_damaged_before_the_first_run_is_counted_right(
     result = recurring(news, redis_server, tmp_path / "run", CRAWL_REPORT=str(report))
     assert result.returncode == 0 and len(result.items) == len(news.stories)
     count = len(news.stories)
-    assert f"{count} new or changed of {count} known" in result.log
+    assert f"{count} known pages: {count} new or changed" in result.log
     assert int(client.get("maintext:state:news:pages")) == count
     recrawl = json.loads(report.read_text())["recrawl"]
     assert recrawl["state_rows_skipped"] == 1 and recrawl["known"] == count, recrawl

@@ -202,6 +202,19 @@ class CrawlState:
         rows = self.db.execute(query, (source, int(documents)))
         return [self._ids[host] + path for host, path in rows]
 
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        source = self._names.get(source_url)
+        if source is None:
+            return [], []
+        query = (
+            "SELECT host, path, listed IS NULL FROM urls WHERE source=? AND gone=0 AND document=0"
+        )
+        dated: list[str] = []
+        undated: list[str] = []
+        for host, path, no_date in self.db.execute(query, (source,)):
+            (undated if no_date else dated).append(self._ids[host] + path)
+        return dated, undated
+
     def fingerprints(self) -> Iterator[str]:
         """The fingerprints (hex) of the last export of every page that has one."""
         rows = self.db.execute("SELECT fingerprint FROM urls WHERE fingerprint IS NOT NULL")

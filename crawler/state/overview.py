@@ -33,9 +33,9 @@ class SiteOverview:
     its sitemap or feed lists it with a newer one."""
 
     site: str
-    #: URLs remembered: pages, and sitemaps and feeds (``documents``).
+    #: URLs remembered: pages, and sitemaps and feeds (``listings``).
     known: int
-    documents: int
+    listings: int
     due_now: int
     due_24h: int
     #: Pages exported (new or changed), sitemaps and feeds read changed, in the last day.
@@ -193,8 +193,8 @@ def total(sites: list[SiteOverview]) -> SiteOverview:
 
 
 def site_overview(name: str, counts: list[int], last: int | None) -> SiteOverview:
-    known, documents, due_now, due_24h, changed, gone, revisions = counts
-    return SiteOverview(name, known, documents, due_now, due_24h, changed, gone, revisions, last)
+    known, listings, due_now, due_24h, changed, gone, revisions = counts
+    return SiteOverview(name, known, listings, due_now, due_24h, changed, gone, revisions, last)
 
 
 def matching_sites(names: list[str], site: str) -> list[str]:

@@ -102,7 +102,7 @@ def _site(url: str) -> str:
 
 
 def _count(counts: list[int], row: dict[str, str], now: int, policy: SchedulePolicy) -> None:
-    """One row added to a site's counts (known, documents, due now, due in 24 h, changed in
+    """One row added to a site's counts (known, listings, due now, due in 24 h, changed in
     24 h, gone, revisions), by the rule of the file's query."""
     due = int(row["du"]) if "du" in row else None
     checked = int(row["ck"]) if "ck" in row else None

@@ -163,6 +163,14 @@ class RedisCrawlState:
     def listed_by(
         self, source_url: str, documents: bool = False, undated: bool = False
     ) -> list[str]:
+        return [row["u"] for row in self._listed_rows(source_url, documents, undated)]
+
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        rows = self._listed_rows(source_url, documents=False, undated=False)
+        dated = [row["u"] for row in rows if "l" in row]
+        return dated, [row["u"] for row in rows if "l" not in row]
+
+    def _listed_rows(self, source_url: str, documents: bool, undated: bool) -> list[dict[str, str]]:
         listing = f"{self.prefix}:src:{source_url}"
         try:
             keys = sorted(text(k) or "" for k in self.client.smembers(listing))
@@ -179,7 +187,7 @@ class RedisCrawlState:
             if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
                 continue
             if not undated or "l" not in row:
-                found.append(row["u"])
+                found.append(row)
         if len(self.skipped) > skipped:
             # A damaged row hides a URL it listed: the next run reads it whole again.
             self._reread_sitemap(source_url)

@@ -93,6 +93,9 @@ class StateStore(Protocol):
         self, source_url: str, documents: bool = False, undated: bool = False
     ) -> list[str]: ...
 
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        """The pages (not gone) last listed by ``source_url``: (with a date, without)."""
+
     def fingerprints(self) -> Iterator[str]: ...
 
     def known_pages(self) -> int: ...

@@ -181,6 +181,11 @@ class Stat:
     RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
     RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
     RECRAWL_NOT_DUE: Final = "recrawl/not_due"
+    #: Pages behind a sitemap or feed that is as it was (not requested).
+    RECRAWL_BEHIND_UNCHANGED: Final = "recrawl/behind_unchanged"
+    #: Known pages this run decided nothing of (not listed, gone earlier, failed, a site
+    #: not crawled): the known total less every outcome above, set at the end.
+    RECRAWL_NOT_REACHED: Final = "recrawl/not_reached"
     #: Sitemaps and feeds not requested: not due yet (RECRAWL_SCHEDULE=adaptive).
     RECRAWL_SITEMAPS_NOT_DUE: Final = "recrawl/sitemaps_not_due"
     RECRAWL_FEEDS_NOT_DUE: Final = "recrawl/feeds_not_due"
