@@ -14,6 +14,7 @@ pyproject.toml is raised.
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Iterator
 from time import monotonic
@@ -24,6 +25,7 @@ from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.open_files import crawl_budget
 from twisted.internet.defer import Deferred
 from twisted.web.client import HTTPConnectionPool
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
 
 
 def slot_key(crawler: Crawler, request: Request) -> str:
@@ -152,6 +156,33 @@ class RobotsTxtHooks(RobotsTxtMiddleware):
     def robots_failed(self, exc: Exception, netloc: str) -> bool:
         """A robots.txt download error; True if handled (else Scrapy's handling runs)."""
         return False
+
+    async def robots_kept(self, request: Request) -> Response | None:
+        """A robots.txt answer to use instead of a download for the site of ``request`` (a
+        copy kept between runs, or one another worker read), or None to download it."""
+        return None
+
+    async def robot_parser(self, request: Request) -> Any:
+        """Scrapy's, asking :meth:`robots_kept` first. Requests of the site that come
+        meanwhile wait for the same parser, as they wait for Scrapy's download."""
+        netloc = urlparse_cached(request).netloc
+        if netloc in self._parsers:
+            return await super().robot_parser(request)
+        waiting: Deferred[Any] = Deferred()
+        self._parsers[netloc] = waiting
+        try:
+            kept = await self.robots_kept(request)
+        except Exception:
+            logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
+            kept = None
+        if kept is not None:
+            await self._parse_robots(kept, netloc, request)
+            return self._parsers[netloc]
+        # Scrapy downloads it (its own entry in place of ours), then ours is settled too.
+        del self._parsers[netloc]
+        parser = await super().robot_parser(request)
+        waiting.callback(parser)
+        return parser
 
     def settle_robots(self, netloc: str, parser: Any) -> None:
         """Make ``parser`` the robots.txt of ``netloc``, releasing requests waiting for it."""

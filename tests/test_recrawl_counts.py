@@ -49,6 +49,7 @@ def crawl(news: ChangingSite, out: Path, state: dict[str, str], spider: str) -> 
     }
     result = run_crawl(spider, out, args, settings)
     assert result.returncode == 0, result.log[-3000:]
+    assert "Traceback" not in result.log, result.log
     return result
 
 

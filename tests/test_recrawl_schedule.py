@@ -187,7 +187,7 @@ def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -
         schedule.visited("https://example.org/a", False)
         state.commit()
     with contextlib.closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         keys = db.execute("SELECT key FROM schedule").fetchall()
         assert keys == [(url_key("https://example.org/a"),)]
 

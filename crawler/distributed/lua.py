@@ -233,10 +233,23 @@ return 0
 """
 
 #: KEYS: the site's Crawl-delay floor key, its "robots.txt read" key.
-#: ARGV: floor (ms), key lifetime (ms).
+#: ARGV: floor (ms), key lifetime (ms), the answer ("<status>\n<body>").
+#: The answer is kept for the other workers, which take it instead of asking the site.
 ROBOTS_READ = """
 local floor = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[1]) or '0'))
 redis.call('SET', KEYS[1], floor, 'PX', ARGV[2])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
 return floor
+"""
+
+#: KEYS: the site's "robots.txt read" key, its "robots.txt being fetched" key.
+#: ARGV: worker id, fetch lease (ms).
+#: {1, answer}: another worker read it (take it); {0}: fetch it now (this worker holds the
+#: lease); {2}: another worker is fetching it: wait.
+ROBOTS_SHARED = """
+local answer = redis.call('GET', KEYS[1])
+if answer then return {1, answer} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
+if redis.call('GET', KEYS[2]) == ARGV[1] then return {0} end
+return {2}
 """

@@ -42,6 +42,7 @@ from scrapy_maintext.state.sqlite_schema import (
 )
 from scrapy_maintext.state.store import (
     CrawlStateError,
+    RobotsCopy,
     StateUnavailable,
     UrlRecord,
     Visit,
@@ -220,6 +221,31 @@ class CrawlState:
         rows = self.db.execute("SELECT fingerprint FROM urls WHERE fingerprint IS NOT NULL")
         for (value,) in rows:
             yield fingerprint_hex(value) or ""
+
+    def robots(self, url: str) -> RobotsCopy | None:
+        query = "SELECT url, status, body, etag, last_modified, checked, fresh_for FROM robots"
+        row = self.db.execute(f"{query} WHERE key=?", (url_key(url),)).fetchone()
+        if row is None or row[0] != url:
+            return None
+        kept, status, body, etag, modified, checked, fresh_for = row
+        return RobotsCopy(kept, status, bytes(body), Validators(etag, modified), checked, fresh_for)
+
+    def keep_robots(self, copy: RobotsCopy) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO robots (key, url, status, body, etag, last_modified,"
+            " checked, fresh_for) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                url_key(copy.url),
+                copy.url,
+                copy.status,
+                copy.body,
+                copy.validators.etag,
+                copy.validators.last_modified,
+                copy.checked,
+                copy.fresh_for,
+            ),
+        )
+        self._dirty += 1
 
     def known_pages(self) -> int:
         """Pages remembered (discovery documents not counted), gone ones included."""

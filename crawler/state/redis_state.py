@@ -48,6 +48,7 @@ from scrapy_maintext.state.redis_keys import (
     decode,
     key_pattern,
     record_of,
+    robots_copy_of,
     state_keys,
     state_prefix,
     text,
@@ -55,6 +56,7 @@ from scrapy_maintext.state.redis_keys import (
 )
 from scrapy_maintext.state.store import (
     CrawlStateError,
+    RobotsCopy,
     StateUnavailable,
     UrlRecord,
     Visit,
@@ -96,7 +98,7 @@ class RedisCrawlState:
         self._rebuilt: dict[str, list[str]] = {}
         #: Sitemaps whose listing held such a row: the next run reads them whole.
         self._reread: set[str] = set()
-        self._pending: list[tuple[Any, list[str], list[str]]] = []
+        self._pending: list[tuple[Any, list[str], Any]] = []
         self._export = client.register_script(lua.EXPORT)
         self._seen = client.register_script(lua.SEEN)
         self._gone = client.register_script(lua.GONE)
@@ -105,6 +107,7 @@ class RedisCrawlState:
         self._reread_script = client.register_script(lua.REREAD)
         self._drop = client.register_script(lua.DROP)
         self._relist = client.register_script(lua.RELIST)
+        self._robots_write = client.register_script(lua.ROBOTS)
         try:
             check_meta(client, self.prefix, self.path)
         except RedisError as exc:
@@ -316,6 +319,31 @@ class RedisCrawlState:
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
         self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
 
+    def robots(self, url: str) -> RobotsCopy | None:
+        try:
+            found = self.client.hgetall(self._robots_key(url))
+        except ResponseError:
+            return None  # not a hash (damaged by hand): asked again, and written again
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+        return robots_copy_of(dict(found), url)
+
+    def keep_robots(self, copy: RobotsCopy) -> None:
+        fields = {
+            "u": copy.url,
+            "st": copy.status,
+            "b": copy.body,
+            "e": copy.validators.etag or "",
+            "m": "" if copy.validators.last_modified is None else copy.validators.last_modified,
+            "ck": copy.checked,
+            "ff": copy.fresh_for,
+        }
+        args = [str(v) if isinstance(v, int) else v for pair in fields.items() for v in pair]
+        self._pending.append((self._robots_write, [self._robots_key(copy.url)], args))
+
+    def _robots_key(self, url: str) -> str:
+        return f"{self.prefix}:robots:{url_key(url)}"
+
     @property
     def pending(self) -> int:
         return len(self._pending)
@@ -362,3 +390,4 @@ def redis_cause(exc: RedisError) -> str:
     if isinstance(exc, OutOfMemoryError) or "maxmemory" in str(exc):
         return f"Redis is full: it refuses writes at its maxmemory ({exc})"
     return f"Redis refused a command ({exc})"
+

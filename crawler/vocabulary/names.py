@@ -33,6 +33,9 @@ class Meta:
     SKIP_URL_FILTER: Final = "skip_url_filter"
     #: A spider's own robots.txt request, answered from the robots middleware's cache.
     ROBOTS_DISCOVERY: Final = "robots_discovery"
+    #: On a robots.txt answer that was not downloaded: where it came from ("state": kept
+    #: between runs; "workers": another worker of a shared crawl read it).
+    ROBOTS_COPY: Final = "robots_copy"
     #: How the page was found (``sitemap``, ``feed``, ``link``...), and from where.
     DISCOVERED_VIA: Final = "discovered_via"
     SOURCE_URL: Final = "source_url"
@@ -134,6 +137,12 @@ class Stat:
     # Politeness.
     ROBOTS_TRUNCATED: Final = "politeness/robots_truncated"
     ROBOTS_UNREACHABLE: Final = "politeness/robots_unreachable"
+    #: robots.txt taken from the crawl state unasked (kept for less than ROBOTSTXT_KEEP_FOR).
+    ROBOTS_KEPT: Final = "politeness/robots_kept"
+    #: robots.txt asked conditionally that answered 304: the kept copy was used.
+    ROBOTS_NOT_MODIFIED: Final = "politeness/robots_not_modified"
+    #: robots.txt read by another worker of a shared crawl, taken from Redis unasked.
+    ROBOTS_SHARED: Final = "politeness/robots_shared"
     SITE_FAILED: Final = "politeness/site_failed/"
     CRAWL_DELAY: Final = "politeness/crawl_delay/"
     RETRY_AFTER: Final = "politeness/retry_after"

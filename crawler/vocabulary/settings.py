@@ -51,6 +51,12 @@ _OURS = [
             bool,
             "robots.txt unreachable or 5xx: the site is not crawled (RFC 9309).",
         ),
+        (
+            "ROBOTSTXT_KEEP_FOR",
+            86400,
+            int,
+            "Seconds a robots.txt kept in CRAWL_STATE is used unasked (RFC 9309: 24 h at most).",
+        ),
         ("RETRY_AFTER_ENABLED", True, bool, "Honour Retry-After on 429/503 with a site pause."),
         ("RETRY_AFTER_HTTP_CODES", [429, 503], list, "Statuses whose Retry-After is honoured."),
         ("RETRY_AFTER_MAX_DELAY", 300.0, float, "Longest pause (seconds) a site may ask for."),
