@@ -89,6 +89,8 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         if self.config.unreachable_disallows:
             install_fold_filter()
         self.kept = KeptRobots(crawler)
+        #: A shared crawl (``REDIS_URL``): one worker reads each site's robots.txt.
+        self._distributed = bool(setting(crawler.settings, "REDIS_URL"))
 
     async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
         parts = urlparse_cached(request)
@@ -127,7 +129,7 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         return None if shared is None else await shared.robots_of_others(request)
 
     def _shared(self) -> SharedPolitenessMiddleware | None:
-        if not self.crawler.settings.get("REDIS_URL"):
+        if not self._distributed:
             return None
         from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
 
