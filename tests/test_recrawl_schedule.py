@@ -180,7 +180,7 @@ def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -
     with CrawlState(path) as state:
         state.record_export("https://example.org/a", 1, T0, Validators(), None, None)
     with contextlib.closing(sqlite3.connect(path)) as db:
-        db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
+        db.executescript("DROP TABLE schedule; DROP TABLE robots; PRAGMA user_version=2;")
     with CrawlState(path) as state:
         schedule = Schedule(state, POLICY, Clock(T0))
         assert schedule.due("https://example.org/a")

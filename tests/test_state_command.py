@@ -87,7 +87,7 @@ def test_forget_a_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def _schema_2(path: Path) -> None:
     _state(path)
     with contextlib.closing(sqlite3.connect(path)) as db:
-        db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
+        db.executescript("DROP TABLE schedule; DROP TABLE robots; PRAGMA user_version=2;")
 
 
 @pytest.mark.parametrize(
