@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,23 @@ def slot_settings(crawler: Crawler, key: str) -> dict[str, Any]:
     """The settings the downloader gives slot ``key`` when it (re)creates it; mutable."""
     assert crawler.engine is not None
     return crawler.engine.downloader.per_slot_settings.setdefault(key, {})
+
+
+def when_request_done(crawler: Crawler, callback: Callable[[Request], None]) -> None:
+    """Call ``callback(request)`` each time the engine is done with a request it took from
+    the scheduler: downloaded or failed, its callback run and its items through every item
+    pipeline (the engine slot's ``remove_request``, which has no signal). Call it once the
+    spider is open."""
+    assert crawler.engine is not None
+    slot = crawler.engine._slot
+    assert slot is not None
+    remove = slot.remove_request
+
+    def remove_request(request: Request) -> None:
+        remove(request)
+        callback(request)
+
+    slot.remove_request = remove_request  # type: ignore[method-assign]
 
 
 def cancel_slot_timer(slot: Slot) -> None:

@@ -390,4 +390,3 @@ def redis_cause(exc: RedisError) -> str:
     if isinstance(exc, OutOfMemoryError) or "maxmemory" in str(exc):
         return f"Redis is full: it refuses writes at its maxmemory ({exc})"
     return f"Redis refused a command ({exc})"
-

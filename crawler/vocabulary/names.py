@@ -106,6 +106,10 @@ class Stat:
     EXTRACT_REASON: Final = "extract/reason/"
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
+    #: Page requests that waited for extraction to catch up (EXTRACT_MAX_PENDING), and the
+    #: most pages downloading or waiting for extraction at once.
+    EXTRACT_BACKPRESSURE_WAITS: Final = "extract/backpressure_waits"
+    EXTRACT_PENDING_MAX: Final = "extract/pending_max"
     EXTRACT_ERROR: Final = "extract/error"
     #: Pages whose worker died under them (killed, out of memory): given to another worker.
     EXTRACT_WORKER_DIED: Final = "extract/worker_died"
