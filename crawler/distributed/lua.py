@@ -136,8 +136,12 @@ return {start - now, start}
 """
 )
 
-#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key.
-#: ARGV: this worker's delay for the site (ms), key lifetime (ms).
+#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key,
+#: its "request in flight" key.
+#: ARGV: this worker's delay for the site (ms), key lifetime (ms), the longest a request may
+#: stay in flight (ms: its download timeout and more), how long to wait while another
+#: worker's request is in flight (ms), this request's token.
+#: One request of a site in flight at a time, all workers together (see ANSWERED).
 #: Right before sending, after the wait a reservation asked for: 0 and the send is recorded
 #: when no request of any worker went out within the delay; else how long to wait more (ms).
 #: A worker that woke up late (a loaded machine) thus never squeezes the gap to the next
@@ -146,9 +150,33 @@ DISPATCH = (
     _NOW_MS
     + """
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+if redis.call('EXISTS', KEYS[4]) == 1 then return tonumber(ARGV[4]) end
 local last = redis.call('GET', KEYS[2])
 if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
+if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
+  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
+end
+return 0
+"""
+)
+
+#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key, its
+#: "request in flight" key. ARGV: this worker's delay for the site (ms), key lifetime (ms),
+#: the request's token.
+#: The request's answer came (or it failed): the site's next request leaves no earlier than
+#: the delay after now. The server saw the request at some moment between its dispatch and
+#: now: counting from now, no two requests reach it closer than the delay, however long one
+#: took on its way (a worker's first connection, a loaded machine).
+ANSWERED = (
+    _NOW_MS
+    + """
+local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+if redis.call('GET', KEYS[4]) == ARGV[3] then redis.call('DEL', KEYS[4]) end
+if tonumber(redis.call('GET', KEYS[2]) or '0') < now then
+  redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
+end
 if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
   redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
 end

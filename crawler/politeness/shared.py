@@ -16,12 +16,17 @@ is not held back by this worker's own download slot (its delay was reserved alre
 time Redis recorded is the time it leaves.
 Within one worker, a site's requests are sent one at a time: the next one reserves its
 slot only when the previous one is answered, so a reserved time is never spent waiting in
-the downloader.
+the downloader. Across workers too: a request holds the site's "in flight" key until its
+answer comes, and the site's next request, any worker's, leaves its delay after that
+answer. The server sees a request somewhere between its dispatch and its answer, so no two
+reach it closer than the delay, however long one took on its way (a worker's first
+connection, a loaded machine); a site's pace is thus its delay plus its answer time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -58,6 +63,12 @@ KEY_LIFETIME_MS = 3600 * 1000
 ROBOTS_FETCH_LEASE_MS = 30_000
 #: How often a worker waiting for another's robots.txt looks again (s).
 ROBOTS_POLL = 0.1
+#: How often a worker whose turn came while another worker's request to the site is still
+#: unanswered looks again (ms).
+IN_FLIGHT_POLL_MS = 20
+#: A site's "request in flight" key outlives the request's download timeout by this (s): a
+#: worker killed mid-request holds the site no longer.
+IN_FLIGHT_MARGIN = 5.0
 
 
 class SharedPolitenessMiddleware:
@@ -79,6 +90,12 @@ class SharedPolitenessMiddleware:
         self._reserve = server.register_script(lua.RESERVE)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
+        self._answered_script = server.register_script(lua.ANSWERED)
+        #: Each request sent holds the site's "in flight" key with a token until answered.
+        self._tokens: dict[Request, str] = {}
+        self._sequence = itertools.count()
+        timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+        self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
         self._robots_gate = server.register_script(lua.ROBOTS_GATE)
         self._robots_read = server.register_script(lua.ROBOTS_READ)
         self._robots_shared = server.register_script(lua.ROBOTS_SHARED)
@@ -101,7 +118,7 @@ class SharedPolitenessMiddleware:
         try:
             if is_robots_txt(request):
                 await self._robots_turn(key)
-            await self._wait_for_turn(key)
+            await self._wait_for_turn(key, request)
         except RedisError:
             # Redis stopped answering (said once; the crawl stops): not sent, left undone.
             self._release(request)
@@ -110,7 +127,7 @@ class SharedPolitenessMiddleware:
             self._release(request)
             raise
 
-    async def _wait_for_turn(self, key: str) -> None:
+    async def _wait_for_turn(self, key: str, request: Request) -> None:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
         Then record the send, or wait more if this worker woke up too late for its turn."""
@@ -125,8 +142,10 @@ class SharedPolitenessMiddleware:
                 await sleep(paused / 1000)
                 wait = self._reserve_slot(key) / 1000
                 continue
-            wait = self._dispatch_slot(key) / 1000
+            token = f"{self.worker_id}:{next(self._sequence)}"
+            wait = self._dispatch_slot(key, token) / 1000
             if wait <= 0:
+                self._tokens[request] = token
                 self._drop_stale_timer(key)
                 return
             self._inc(Stat.SHARED_LATE_WAITS)
@@ -142,10 +161,26 @@ class SharedPolitenessMiddleware:
             cancel_slot_timer(slot)
             slot.lastseen = float("-inf")
 
-    def _dispatch_slot(self, key: str) -> int:
+    def _dispatch_slot(self, key: str, token: str) -> int:
         delay, _floor = self._delays(key)
-        keys = [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
-        return int(self._dispatch(keys, [int(delay * 1000), KEY_LIFETIME_MS]))
+        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
+        return int(self._dispatch(keys, [*args, token]))
+
+    def _pace_keys(self, key: str) -> list[str]:
+        return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
+
+    def _answered(self, request: Request) -> None:
+        """The site's request in flight was answered (or failed): the next one, any
+        worker's, leaves the site's delay after now."""
+        token = self._tokens.pop(request, None)
+        if token is None:
+            return
+        key = slot_key(self.crawler, request)
+        delay, _floor = self._delays(key)
+        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        with contextlib.suppress(RedisError):  # the crawl stops (said once)
+            self._answered_script(keys, [int(delay * 1000), KEY_LIFETIME_MS, token])
 
     def _robots_keys(self, key: str) -> list[str]:
         """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
@@ -222,6 +257,7 @@ class SharedPolitenessMiddleware:
         return delay, floor
 
     def process_response(self, request: Request, response: Response) -> Response:
+        self._answered(request)
         self._release(request)
         worker = self._worker()
         if worker is not None:
@@ -229,6 +265,7 @@ class SharedPolitenessMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: BaseException) -> None:
+        self._answered(request)
         self._release(request)
         worker = self._worker()
         if worker is not None:
