@@ -128,3 +128,18 @@ def test_without_state_robots_is_asked_every_run(news: ChangingSite, tmp_path: P
         result = run_crawl("sitemap", out, {"domain": news.base}, dict(NO_WAITS))
         assert result.returncode == 0
         assert robots_hits([(h.path, h.status) for h in news.server.hits]) == [200]
+
+
+def test_a_forgotten_site_is_asked_its_robots_txt_again(
+    news: ChangingSite, backend: dict[str, str], tmp_path: Path
+) -> None:
+    from scrapy_maintext.cli import main
+
+    crawl(news, tmp_path / "1", backend, T0)
+    if "REDIS_URL" in backend:
+        where = [backend["REDIS_URL"], backend["CRAWL_STATE"]]
+    else:
+        where = [backend["CRAWL_STATE"]]
+    assert main(["state", *where, "--forget", news.base]) == 0
+    _, hits = crawl(news, tmp_path / "2", backend, T0 + HOUR)
+    assert robots_hits(hits) == [200]

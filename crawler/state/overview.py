@@ -22,6 +22,7 @@ from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check
 from scrapy_maintext.state.schedule import SchedulePolicy, due_at
 from scrapy_maintext.state.sqlite_file import check_head, unreadable
 from scrapy_maintext.state.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
+from scrapy_maintext.state.store import url_key
 
 DAY = 86_400
 
@@ -226,6 +227,9 @@ def forget(path: str | Path, site: str) -> tuple[list[str], int]:
             matched,
         )
         dropped = state.db.execute(f"DELETE FROM urls WHERE host IN {hosts}", matched).rowcount
+        # Its robots.txt too: the next run asks the site as a new one.
+        robots = [(url_key(f"{name}/robots.txt"),) for name in matched]
+        state.db.executemany("DELETE FROM robots WHERE key=?", robots)
         state.wrote()
         state.commit()
     return matched, dropped

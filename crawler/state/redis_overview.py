@@ -94,6 +94,9 @@ class RedisStateView:
                 if "d" not in row:
                     pipe.decr(f"{self.prefix}:pages")
             pipe.execute()
+        # Its robots.txt too: the next run asks the site as a new one.
+        for name in matched:
+            self.client.delete(f"{self.prefix}:robots:{url_key(name + '/robots.txt')}")
         return matched, len(dropped)
 
 
