@@ -66,7 +66,8 @@ def test_unreadable_cgroup_files_mean_no_quota(tmp_path: Path) -> None:
 
 @pytest.fixture
 def one_core() -> Iterator[None]:
-    """This process may run on one core only (its real affinity), for the test."""
+    """This thread, and the processes it starts, may run on one core only (their real
+    affinity), for the test."""
     before = os.sched_getaffinity(0)
     if len(before) < 2:
         pytest.skip("the machine has one core: nothing to tell apart")
@@ -82,7 +83,10 @@ def test_the_crawl_pool_follows_the_affinity(one_core: None, tmp_path: Path) -> 
     core of the host."""
     with ManySites(1, pages=2, crawl_delay=0) as sites:
         domains = sites.write_domains(tmp_path / "sites.txt")
-        result = run_crawl("sitemap", tmp_path, {"domains_file": str(domains)}, dict(NO_WAITS))
+        # A process started now, from this thread: it inherits the affinity (a crawl process
+        # started earlier for the tests would not).
+        args = {"domains_file": str(domains)}
+        result = run_crawl("sitemap", tmp_path, args, dict(NO_WAITS), fresh_process=True)
     assert result.returncode == 0, result.log[-3000:]
     assert len(result.items) == 2
     assert "workers=1 " in result.log, result.log[-3000:]
