@@ -111,3 +111,23 @@ def test_fetching_waits_for_extraction(tmp_path: Path) -> None:
     assert len(exported) == sites.expected and max(exported.values()) == 1
     assert result.stats["extract/pending_max"] <= 3
     assert result.stats["extract/backpressure_waits"] > 0
+
+
+def test_pages_held_for_a_site_memory_warm_up_do_not_stop_fetching(tmp_path: Path) -> None:
+    """The site memory holds a site's first pages, extracted, until the site has its
+    warm-up's worth: those do not count against EXTRACT_MAX_PENDING (they would wait for
+    pages that could never come)."""
+    settings = {
+        **NO_WAITS,
+        "EXTRACT_WORKERS": "1",
+        "EXTRACT_MAX_PENDING": "2",
+        "SITE_MEMORY_ENABLED": "True",
+        "SITE_MEMORY_WARMUP": "5",
+    }
+    with ManySites(3, pages=8, crawl_delay=0) as sites:
+        domains = sites.write_domains(tmp_path / "sites.txt")
+        args = {"domains_file": str(domains)}
+        result = run_crawl("sitemap", tmp_path, args, settings, timeout=120)
+    assert result.returncode == 0, result.log[-3000:]
+    assert len({item["url"] for item in result.items}) == sites.expected
+    assert result.stats["extract/pending_max"] <= 2
