@@ -22,7 +22,8 @@ _ = (news_site,)
 
 END_LINE = re.compile(
     r"Recurring crawl: (\d+) known pages: (\d+) new or changed, (\d+) unchanged, (\d+) behind "
-    r"unchanged sitemaps or feeds, (\d+) gone, (\d+) not due, (-?\d+) not reached"
+    r"unchanged sitemaps or feeds, (\d+) gone, (\d+) not due, (-?\d+) "
+    r"(?:not reached|decided by other workers or not reached)"
 )
 
 

@@ -242,9 +242,12 @@ class Recrawl:
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
         counts = end_counts(stats.get_stats() if stats is not None else {})
+        # In a shared crawl this worker's outcomes are its own: the rest of the known pages
+        # may have been decided by the other workers.
+        rest = "decided by other workers or not reached" if self.config.redis_url else "not reached"
         logger.info(
             "Recurring crawl: %s known pages: %d new or changed, %d unchanged, %d behind "
-            "unchanged sitemaps or feeds, %d gone, %d not due, %s not reached (state %s)",
+            "unchanged sitemaps or feeds, %d gone, %d not due, %s %s (state %s)",
             "an unknown number of" if self.known is None else str(self.known),
             counts.fresh,
             counts.unchanged,
@@ -252,6 +255,7 @@ class Recrawl:
             counts.gone,
             counts.not_due,
             "?" if self.known is None else str(self.known - counts.total),
+            rest,
             self.state.path,
             extra=REPORT,
         )
