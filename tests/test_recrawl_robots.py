@@ -143,3 +143,20 @@ def test_a_forgotten_site_is_asked_its_robots_txt_again(
     assert main(["state", *where, "--forget", news.base]) == 0
     _, hits = crawl(news, tmp_path / "2", backend, T0 + HOUR)
     assert robots_hits(hits) == [200]
+
+
+def test_a_redirected_robots_txt_is_kept_under_the_site(news: ChangingSite, tmp_path: Path) -> None:
+    """robots.txt that redirects (to https, to a CDN path): the copy is kept under the URL
+    asked, so the next run finds it."""
+    from tests.sites import Route
+
+    assert news.server.site is not None
+    routes = news.server.site.routes
+    routes["/robots-live.txt"] = routes["/robots.txt"]
+    routes["/robots.txt"] = Route(b"", status=301, headers={"Location": "/robots-live.txt"})
+    state = {"CRAWL_STATE": str(tmp_path / "state.sqlite")}
+    first, hits = crawl(news, tmp_path / "1", state, T0)
+    assert ("/robots-live.txt", 200) in hits and len(first.items) == len(news.stories)
+    second, hits = crawl(news, tmp_path / "2", state, T0 + HOUR)
+    assert not [path for path, _ in hits if path.startswith("/robots")]
+    assert second.stats["politeness/robots_kept"] == 1

@@ -109,7 +109,7 @@ class KeptRobots:
         recrawl = self._state()
         if recrawl is None:
             return response
-        url = response.request.url if response.request is not None else response.url
+        url = asked_url(response)
         stale = self._stale.pop(url, None)
         now = recrawl.clock.now()
         fresh_for = self._fresh_for(response, now)
@@ -147,6 +147,15 @@ def robots_url(request: Request) -> str:
 
     parts = urlparse_cached(request)
     return f"{parts.scheme}://{parts.netloc}/robots.txt"
+
+
+def asked_url(response: Response) -> str:
+    """The robots.txt URL that was asked (before any redirect): the site's key."""
+    request = response.request
+    if request is None:
+        return response.url
+    redirected = request.meta.get("redirect_urls")
+    return str(redirected[0]) if redirected else request.url
 
 
 def _was_conditional(response: Response) -> bool:
