@@ -139,8 +139,11 @@ return {start - now, start}
 #: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key,
 #: its "request in flight" key.
 #: ARGV: this worker's delay for the site (ms), key lifetime (ms), the longest a request may
-#: stay in flight (ms: its download timeout and more), how long to wait while another
-#: worker's request is in flight (ms), this request's token.
+#: stay in flight (ms: its download timeout and more), the shortest wait while another
+#: worker's request is in flight (ms), this request's token. While one is, the wait is
+#: nearly the delay: the answer can come at any moment, and the delay after it is waited
+#: out on the next look, so a longer wait would lose time and a shorter one asks Redis
+#: more often for nothing.
 #: One request of a site in flight at a time, all workers together (see ANSWERED).
 #: Right before sending, after the wait a reservation asked for: 0 and the send is recorded
 #: when no request of any worker went out within the delay; else how long to wait more (ms).
@@ -150,7 +153,9 @@ DISPATCH = (
     _NOW_MS
     + """
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
-if redis.call('EXISTS', KEYS[4]) == 1 then return tonumber(ARGV[4]) end
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  return math.max(tonumber(ARGV[4]), math.floor(delay * 0.9))
+end
 local last = redis.call('GET', KEYS[2])
 if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[3])

@@ -63,8 +63,8 @@ KEY_LIFETIME_MS = 3600 * 1000
 ROBOTS_FETCH_LEASE_MS = 30_000
 #: How often a worker waiting for another's robots.txt looks again (s).
 ROBOTS_POLL = 0.1
-#: How often a worker whose turn came while another worker's request to the site is still
-#: unanswered looks again (ms).
+#: How often at most a worker whose turn came while another worker's request to the site
+#: is still unanswered looks again (ms; 0.9 x the site's delay when that is longer).
 IN_FLIGHT_POLL_MS = 20
 #: A site's "request in flight" key outlives the request's download timeout by this (s): a
 #: worker killed mid-request holds the site no longer.
