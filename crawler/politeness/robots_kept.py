@@ -89,7 +89,7 @@ class KeptRobots:
             self._stale[url] = copy
             return None
         self._inc(Stat.ROBOTS_KEPT)
-        return _response(copy, Request(url, meta={Meta.ROBOTS_COPY: ROBOTS_FROM_STATE}))
+        return _response(copy, copy_request(request, ROBOTS_FROM_STATE))
 
     def ask_conditionally(self, request: Request) -> None:
         """Scrapy's robots.txt request of a site whose kept copy is too old to use unasked:
@@ -118,7 +118,7 @@ class KeptRobots:
             kept = replace(stale, checked=now, fresh_for=fresh_for)
             recrawl.write(recrawl.state.keep_robots, kept)
             return _response(kept, response.request or Request(url))
-        if response.status < 500 and response.status not in (304,):
+        if response.status < 500 and response.status != 304:
             body = response.body if response.status < 300 else b""
             validators = Validators.from_headers(
                 response.headers.get("ETag"), response.headers.get("Last-Modified")
@@ -147,6 +147,15 @@ def robots_url(request: Request) -> str:
 
     parts = urlparse_cached(request)
     return f"{parts.scheme}://{parts.netloc}/robots.txt"
+
+
+def copy_request(request: Request, origin: str) -> Request:
+    """The robots.txt request a copy answers, in the download slot of the site's
+    ``request`` (a shared crawl keys the site's pace by it)."""
+    meta: dict[str, object] = {Meta.ROBOTS_COPY: origin}
+    if Meta.DOWNLOAD_SLOT in request.meta:
+        meta[Meta.DOWNLOAD_SLOT] = request.meta[Meta.DOWNLOAD_SLOT]
+    return Request(robots_url(request), meta=meta)
 
 
 def asked_url(response: Response) -> str:

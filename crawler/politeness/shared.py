@@ -305,19 +305,17 @@ async def sleep(seconds: float) -> None:
 
 def shared_answer(request: Request, answer: bytes) -> Response:
     """The robots.txt answer another worker kept in Redis (``<status>\n<body>``)."""
-    from scrapy.http import Request as ScrapyRequest
     from scrapy.http import TextResponse
-    from scrapy_maintext.politeness.robots_kept import ROBOTS_FROM_WORKERS, robots_url
+    from scrapy_maintext.politeness.robots_kept import ROBOTS_FROM_WORKERS, copy_request
 
     status, _, body = answer.partition(b"\n")
-    url = robots_url(request)
-    meta = {Meta.ROBOTS_COPY: ROBOTS_FROM_WORKERS}
+    asked = copy_request(request, ROBOTS_FROM_WORKERS)
     return TextResponse(
-        url=url,
+        url=asked.url,
         status=int(status) if status.isdigit() else 200,
         body=body,
         encoding="utf-8",
-        request=ScrapyRequest(url, meta=meta),
+        request=asked,
     )
 
 
