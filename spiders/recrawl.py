@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
 from scrapy.http import Response
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
-from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
+from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory, format_epoch
 from scrapy_maintext.state.schedule import NO_HINTS, Hints, body_digest, response_freshness
 from scrapy_maintext.state.validators import Validators
 from scrapy_maintext.vocabulary.names import Meta, Stat
@@ -33,10 +32,6 @@ else:
     _Base = object
 
 logger = logging.getLogger(__name__)
-
-
-def format_epoch(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class RecrawlMixin(_Base):
@@ -94,13 +89,12 @@ class RecrawlMixin(_Base):
         self.inc_stat(stat)
         when = memory.requested_from(url)
         logger.info(
-            "Not due: %s is read by a run started from %s (RECRAWL_SCHEDULE=adaptive, "
-            "RECRAWL_MIN_INTERVAL=%d); until then what it listed last is planned. To read it "
-            "now: -s RECRAWL_SCHEDULE=every-run",
+            "Sitemap or feed not due: %s (read by a run started from %s)",
             url,
             "now" if when is None else format_epoch(when),
-            memory.schedule.policy.min_interval,
         )
+        if self.recrawl is not None:
+            self.recrawl.not_due.add(url, when)
         return True
 
     def _item_not_final(

@@ -114,10 +114,10 @@ def check_json(record: dict[str, Any], base: str, where: str) -> None:
 def check_markdown(section: str, base: str, where: str) -> None:
     """Each picture as ``![alt](url "caption")`` and its credit, before its paragraph."""
     lines = [line for line in section.splitlines() if line.strip()]
-    lead = lines.index(f'![A white lighthouse on a rocky point]({LEAD} "{LEAD_CAPTION}")\\')
+    lead = lines.index(f'![A white lighthouse on a rocky point](<{LEAD}> "{LEAD_CAPTION}")\\')
     assert lines[lead + 1] == "*Erik Holm*" and lines[lead + 2].startswith(FIRST), where
     keeper = next(i for i, line in enumerate(lines) if line.startswith("![A narrow room"))
-    assert f'({base}{KEEPER} "{KEEPER_CAPTION}")' in lines[keeper], where
+    assert f'(<{base}{KEEPER}> "{KEEPER_CAPTION}")' in lines[keeper], where
     assert lines[keeper + 1] == "*Harbour Archive*" and lines[keeper + 2].startswith(THIRD), where
 
 

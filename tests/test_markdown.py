@@ -56,7 +56,7 @@ def test_page_with_every_structure_matches_golden(engine: str) -> None:
     assert "Date: 2025-04-12\\" in lines
 
 
-def test_markup_in_text_is_escaped_where_it_would_change_the_structure() -> None:
+def test_markup_in_text_is_escaped_so_it_renders_as_text() -> None:
     blocks = [
         Block("p", "# not a heading"),
         Block("p", "2024. A year of change"),
@@ -69,8 +69,8 @@ def test_markup_in_text_is_escaped_where_it_would_change_the_structure() -> None
     assert markdown_body(blocks) == (
         "\\# not a heading\n\n"
         "2024\\. A year of change\n\n"
-        "\\- not an item, and *inline* stays\n\n"
-        "-5 degrees is cold\n\n"
+        "\\- not an item, and \\*inline\\* stays\n\n"
+        "\\-5 degrees is cold\n\n"
         "| a\\|b | c |\n| --- | --- |\n| d |  |\n\n"
         "````\nx = 1\n```\ny = 2\n````"
     )

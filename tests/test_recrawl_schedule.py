@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +22,7 @@ from scrapy_maintext.demo.site import SiteOptions
 from scrapy_maintext.discovery.feeds import parse_feed
 from scrapy_maintext.discovery.sitemaps import parse_sitemap
 from scrapy_maintext.state.crawl_state import CrawlState, url_key
-from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory
+from scrapy_maintext.state.recrawl_discovery import DiscoveryMemory, NotDueDocuments
 from scrapy_maintext.state.schedule import (
     DAY,
     EVERY_RUN,
@@ -284,3 +288,60 @@ def test_a_lowered_max_interval_applies_at_the_next_run(news: ChangingSite, tmp_
     six_hours = {"RECRAWL_MAX_INTERVAL": str(6 * HOUR)}
     hits = _crawl(news, tmp_path / "2", state, T0 + 7 * HOUR, **six_hours)
     assert _articles(hits) == {(path, 304) for path in undated}
+
+
+def _cron_run(news: ChangingSite, out: Path, state: Path, now: int) -> str:
+    """The documented cron line as a user runs it (the default console), on the sitemap."""
+    news.server.reset()
+    out.mkdir()
+    argv = ["crawl", "sitemap", "-a", f"domain={news.base}", "-O", str(out / "news.jsonl")]
+    for key, value in {
+        **NO_WAITS,
+        "EXTRACT_ENABLED": "False",
+        "CRAWL_STATE": str(state),
+        "RECRAWL_NOW": str(now),
+    }.items():
+        argv += ["-s", f"{key}={value}"]
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy_maintext", *argv],
+        cwd=out,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stderr
+
+
+def test_a_cron_run_that_reads_nothing_says_why_once_on_the_console(
+    news: ChangingSite, tmp_path: Path
+) -> None:
+    """Ten minutes after a run, the sitemap index is not due: the default console (no
+    ``-v``, no ``-L``) says so in one line, with when it is read and how to read it now."""
+    state = tmp_path / "state.sqlite"
+    first = _cron_run(news, tmp_path / "1", state, T0)
+    assert "Not due" not in first
+    again = _cron_run(news, tmp_path / "2", state, T0 + 600)
+    said = [line for line in again.splitlines() if "Not due: " in line]
+    assert len(said) == 1, again
+    started = (
+        rf"{news.base}/sitemap_index.xml read by a run started from \d{{4}}-\d\d-\d\d \d\d:\d\d UTC"
+    )
+    assert re.search(started, said[0]), said[0]
+    assert said[0].endswith("To read it now: -s RECRAWL_SCHEDULE=every-run"), said[0]
+    assert not news.server.hits or {h.path for h in news.server.hits} <= {"/robots.txt"}
+
+
+def test_not_due_documents_are_one_line_naming_the_first() -> None:
+    documents = NotDueDocuments()
+    assert documents.line(600) is None
+    documents.add("https://a.example/feed.xml", T0 + 900)
+    documents.add("https://a.example/sitemap.xml", T0 + 600)
+    documents.add("https://a.example/news.xml", None)
+    line = documents.line(600)
+    assert line is not None and line.startswith(
+        "Not due: 3 sitemaps or feeds (https://a.example/news.xml first) read by a run "
+        "started from now (RECRAWL_SCHEDULE=adaptive, RECRAWL_MIN_INTERVAL=600)"
+    )

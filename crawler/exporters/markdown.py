@@ -2,9 +2,13 @@
 
 Built from the same blocks as TEI: headings as ``#`` (the top ones one level below the
 document's title), paragraphs, lists (nested by the items' depth), GitHub pipe tables
-(first row as header), fenced code and ``>`` quotes. Text is kept as extracted: only what
-would change the block structure is escaped (a paragraph that starts like a heading, a list
-or a quote; ``|`` in a table cell), not inline ``*`` or ``_``, which corpora want as they are.
+(first row as header), fenced code and ``>`` quotes. A page's text stays text: every
+character that CommonMark or GitHub's Markdown would read as inline markup (code spans,
+emphasis, links and images, raw HTML, autolinks, entity references, tables, strikethrough)
+is backslash-escaped, and so is whatever would open a block at a line's start, so a renderer
+shows the page's words and nothing the page did not have. Only our own structure is markup;
+a picture's line stays one image whatever its alt text, caption and URL hold, and only
+``http(s)`` URLs become links or images. Plain text, JSON and TEI keep the text unescaped.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from scrapy_maintext.document import Block, Image
 from scrapy_maintext.exporters.records import images_before, text_of, to_record
@@ -27,15 +32,19 @@ HEADER_FIELDS = (
     ("Language", "language"),
     ("Language-Confidence", "language_confidence"),
 )
-#: A line that Markdown would read as a block marker (heading, quote, bullet, rule or setext
-#: underline, fence, HTML), escaped with a backslash before its first character.
-_BLOCK_START = re.compile(
-    r"^(\s*)(?=#{1,6}(\s|$)|>|[-+*](\s|$)|[-*_=][-*_=\s]{2,}$|`{3}|~{3}|<[A-Za-z/!?])"
-)
+#: Characters that open inline markup in CommonMark or GitHub's Markdown: a backslash (it
+#: would escape what follows), code spans, emphasis, strikethrough, links and images, raw
+#: HTML and autolinks, entity references, table cells, a heading's closing ``#``.
+_INLINE = re.compile(r"([\\`*_~\[\]<>&|#])")
+#: A character that opens a block at a line's start and is not escaped inline: a list
+#: bullet, a setext underline (``=``, ``-``), a thematic break.
+_BLOCK_START = re.compile(r"^(?=[-+=])")
 #: An ordered list marker: its ``.`` or ``)`` escaped.
-_ORDERED_START = re.compile(r"^(\s*\d{1,9})([.)])(?=\s|$)")
+_ORDERED_START = re.compile(r"^(\d{1,9})([.)])")
 _BACKTICKS = re.compile(r"`+")
-_AUTOLINK_UNSAFE = re.compile(r"[\s<>]")
+#: A URL character that may not stand unencoded (RFC 3986 allows the rest and ``%``).
+_URL_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
+_LINK_SCHEMES = ("http", "https")
 
 
 def markdown_document(item: Any) -> str:
@@ -44,9 +53,7 @@ def markdown_document(item: Any) -> str:
     title = _one_line(record.get("title") or record.get("url") or "Untitled")
     lines = [f"# {_escape_line(title)}", ""]
     meta = [
-        f"{label}: <{_autolink(str(value))}>"
-        if key == "url"
-        else f"{label}: {_one_line(str(value))}"
+        f"{label}: {_meta_value(key, str(value))}"
         for label, key in HEADER_FIELDS
         if (value := record.get(key)) not in (None, "")
     ]
@@ -68,6 +75,10 @@ def markdown_document(item: Any) -> str:
         paragraphs = [_escape_line(line) for line in comments.splitlines() if line.strip()]
         lines += ["## Comments", "", "\n\n".join(paragraphs), ""]
     return "\n".join(lines) + "\n"
+
+
+def _meta_value(key: str, value: str) -> str:
+    return _url_line(value) if key == "url" else _escape_inline(_one_line(value))
 
 
 def markdown_body(
@@ -98,24 +109,47 @@ def markdown_body(
 
 
 def markdown_image(image: Image) -> str:
-    """``![alt](url "caption")``, and the credit in italics on the next line."""
-    alt = _one_line(image.alt or "").replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    """``![alt](<url> "caption")``, and the credit in italics on the next line; a picture
+    whose URL is not ``http(s)`` keeps its caption and credit as text, with no image."""
+    url = _http_url(image.url)
+    credit = _escape_inline(_one_line(image.credit or ""))
+    if url is None:
+        words = [_one_line(image.caption or ""), _one_line(image.credit or "")]
+        return _escape_line(" ".join(word for word in words if word))
     title = ""
     if image.caption:
-        caption = _one_line(image.caption).replace("\\", "\\\\").replace('"', '\\"')
-        title = f' "{caption}"'
-    url = _autolink(image.url)
-    if "(" in url or ")" in url:
-        url = f"<{url}>"
-    line = f"![{alt}]({url}{title})"
-    if image.credit:
-        line += f"\\\n*{_escape_inline(_one_line(image.credit))}*"
+        title = ' "' + _escape_inline(_one_line(image.caption)).replace('"', '\\"') + '"'
+    # In a link destination an entity's ``&`` would be decoded: escaped.
+    url = url.replace("&", "\\&")
+    line = f"![{_escape_inline(_one_line(image.alt or ''))}](<{url}>{title})"
+    if credit:
+        line += f"\\\n*{credit}*"
     return line
 
 
 def _escape_inline(text: str) -> str:
-    """Text inside ``*...*``: its own ``*``, ``_`` and backslashes escaped."""
-    return re.sub(r"([\\*_])", r"\\\1", text)
+    """Text that renders as itself inside a paragraph, a heading, an image's alt text or
+    title, or ``*...*``: every inline markup character backslash-escaped."""
+    return _INLINE.sub(r"\\\1", text)
+
+
+def _http_url(url: str) -> str | None:
+    """An ``http(s)`` URL percent-encoded where RFC 3986 does not allow the character (so it
+    holds no space, ``<``, ``>``, quote, backquote or backslash); None for any other scheme."""
+    url = url.strip()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError:
+        return None
+    if scheme not in _LINK_SCHEMES:
+        return None
+    return _URL_UNSAFE.sub(lambda match: quote(match.group(), safe=""), url)
+
+
+def _url_line(url: str) -> str:
+    """The document's URL: an autolink where it is ``http(s)``, else text."""
+    link = _http_url(url)
+    return f"<{link}>" if link else _escape_inline(_one_line(url))
 
 
 def _block(block: Block, heading_offset: int) -> str:
@@ -125,8 +159,9 @@ def _block(block: Block, heading_offset: int) -> str:
     if block.kind == "code":
         return _fenced(block.text)
     if block.kind == "quote":
-        return "\n".join(f"> {_escape_line(line)}".rstrip() for line in block.text.splitlines())
-    return "\n".join(_escape_line(line) for line in block.text.splitlines())
+        lines = [line for line in block.text.splitlines() if line.strip()]
+        return "\n".join(f"> {_escape_line(line)}" for line in lines)
+    return "\n".join(_escape_line(line) for line in block.text.splitlines() if line.strip())
 
 
 def _list(items: list[Block]) -> str:
@@ -152,7 +187,7 @@ def _table(rows: list[Block]) -> str:
 
 
 def _cell(text: str) -> str:
-    return _one_line(text).replace("\\", "\\\\").replace("|", "\\|")
+    return _escape_inline(_one_line(text))
 
 
 def _fenced(code: str) -> str:
@@ -162,13 +197,11 @@ def _fenced(code: str) -> str:
 
 
 def _escape_line(line: str) -> str:
+    """One line of text that renders as itself: no indentation (it would make code) or
+    trailing spaces (a line break), inline markup escaped, and no block opened."""
+    line = _escape_inline(line.strip())
     line = _ORDERED_START.sub(r"\1\\\2", line, count=1)
-    return _BLOCK_START.sub(r"\1\\", line, count=1)
-
-
-def _autolink(url: str) -> str:
-    """A URL that stays one autolink: ``<``, ``>`` and spaces percent-encoded."""
-    return _AUTOLINK_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), url)
+    return _BLOCK_START.sub("\\\\", line, count=1)
 
 
 def _one_line(text: str) -> str:

@@ -32,21 +32,46 @@ from trafilatura.xml import delete_element
 #: Longest author string kept, as ``extract_author`` asks of ``extract_metainfo``.
 AUTHOR_MAX_CHARS = 120
 
-#: The attributes the three author expressions test, each with its element, read in one
-#: pass evaluated in C (an XPath testing each element with ``contains()`` instead costs as
-#: much as trafilatura's own expressions: ~6 ms on a median page, against ~2 ms).
-_ATTRIBUTE_NODES = lxml.etree.XPath(
-    "|".join(
-        f"descendant-or-self::*/@{name}"
-        for name in ("class", "id", "itemprop", "data-component", "rel", "data-testid")
-    )
-)
+#: The attributes the three author expressions test.
+_ATTRIBUTES = ("class", "id", "itemprop", "data-component", "rel", "data-testid")
 #: Every value that may make an element match: each regular expression and exact test of the
 #: three expressions needs one of these substrings in one of those attributes.
-_SUPERSET_VALUE = re.compile(
-    "uthor|yline|writer|screenname|channel-name|zuozhe|bianji|xiaobian|submitted-by"
-    "|posted-by|journalist-name|^username$|^byl$|^BBL$"
+_SUPERSET_WORDS = (
+    "uthor",
+    "yline",
+    "writer",
+    "screenname",
+    "channel-name",
+    "zuozhe",
+    "bianji",
+    "xiaobian",
+    "submitted-by",
+    "posted-by",
+    "journalist-name",
 )
+_SUPERSET_EXACT = ("username", "byl", "BBL")
+_SUPERSET_VALUE = re.compile(
+    "|".join((*_SUPERSET_WORDS, *(f"^{word}$" for word in _SUPERSET_EXACT)))
+)
+#: Those attributes with their elements, read in one pass evaluated in C (an XPath testing
+#: each element with ``contains()`` instead costs as much as trafilatura's own expressions).
+#: libxml2 merges a union's node sets in time quadratic in their sizes: on pages of more
+#: than ``UNION_MAX_ELEMENTS`` elements only the attributes holding a superset word are
+#: united (each test in C, slower on a small page, linear on a huge one).
+_ATTRIBUTE_NODES = lxml.etree.XPath(
+    "|".join(f"descendant-or-self::*/@{name}" for name in _ATTRIBUTES)
+)
+_SUPERSET_TEST = " or ".join(
+    [
+        *(f"contains(., '{word}')" for word in _SUPERSET_WORDS),
+        *(f".='{word}'" for word in _SUPERSET_EXACT),
+    ]
+)
+_SUPERSET_NODES = lxml.etree.XPath(
+    "|".join(f"descendant-or-self::*/@{name}[{_SUPERSET_TEST}]" for name in _ATTRIBUTES)
+)
+UNION_MAX_ELEMENTS = 5_000
+_ELEMENTS = lxml.etree.XPath("count(descendant-or-self::*)")
 #: The two tests on elements rather than attributes: ``//author`` and ``rel='me'``.
 _ODD_ELEMENTS = lxml.etree.XPath("descendant-or-self::author|descendant-or-self::rel")
 
@@ -170,7 +195,8 @@ def _candidates(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
     """In document order, the elements of ``tree`` the three expressions may match."""
     if _ODD_ELEMENTS(tree):
         return [el for el in tree.iter() if isinstance(el.tag, str)]
-    found = (a.getparent() for a in _ATTRIBUTE_NODES(tree) if _SUPERSET_VALUE.search(a))
+    nodes = _ATTRIBUTE_NODES if _ELEMENTS(tree) <= UNION_MAX_ELEMENTS else _SUPERSET_NODES
+    found = (a.getparent() for a in nodes(tree) if _SUPERSET_VALUE.search(a))
     return list(dict.fromkeys(found))
 
 

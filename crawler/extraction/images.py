@@ -16,8 +16,9 @@ the caption text, or JSON-LD. Scrapy-free.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -39,19 +40,16 @@ MAX_IMAGES = 60
 MIN_SIDE = 100
 #: Characters of a block's text used to find it in the page's text.
 BLOCK_KEY_CHARS = 40
+#: Elements the walk reads at most (the first, in document order): above every page of the
+#: labelled data; on a larger page the pictures and body blocks after them are not looked for.
+MAX_WALK_ELEMENTS = 20_000
+#: Blocks looked for again from the page's start, at most, per page (see ``block_offsets``).
+MAX_LOOKBACKS = 200
 
-#: The page's text nodes (not those of scripts, styles, templates, or a ``<noscript>``, whose
-#: pictures still count: lazy-loading pages put the real ``<img>`` there), its pictures and
-#: ``<h1>``s, in document order. ``parent::``, not ``ancestor::``: a test per node, not per
-#: level above it, and only on the nodes that are not all whitespace (half of them, which
-#: add nothing to the squashed text); ``@itemtype`` tested for ``ImageObject`` in Python
-#: (``contains()`` on every element costs more than the few elements with one).
-_WALK = lxml.etree.XPath(
-    "//text()[normalize-space()]"
-    "[not(parent::script or parent::style or parent::template or parent::noscript)]"
-    " | //img | //amp-img | //h1 | //*[@itemtype]",
-    smart_strings=False,
-)
+#: Elements whose own text is not the page's text (their pictures still count: lazy-loading
+#: pages put the real ``<img>`` in a ``<noscript>``).
+_NO_TEXT = frozenset({"script", "style", "template", "noscript"})
+_IMAGE_OBJECTS = lxml.etree.XPath("boolean(//*[@itemtype][contains(@itemtype, 'ImageObject')])")
 #: The page's ``<base href>``: in ``<head>``, where the parser keeps it (not a whole-tree scan).
 _BASE = lxml.etree.XPath("/html/head/base/@href")
 _FURNITURE_TAGS = frozenset({"header", "nav", "footer", "aside", "form", "button"})
@@ -84,7 +82,7 @@ def article_images(
 ) -> list[Image]:
     """The article's pictures (see the module's doc); ``cover`` (``og:image``) marks the cover,
     ``captions`` are the caption lines the text convention took out of the body."""
-    if not body:
+    if not body or not _has_pictures(tree):
         return []
     page = walk(tree)
     if not page.pictures:
@@ -150,29 +148,55 @@ def _cover_at(pictures: list[Picture], cover: str | None) -> int:
 
 
 def walk(tree: lxml.html.HtmlElement) -> PageText:
-    """One pass in document order (the nodes picked in C by one XPath): the text without
-    whitespace, the pictures and the ``<h1>``s. The text between two elements is joined and
-    squashed at once (a page has thousands of text nodes, and a few dozen pictures)."""
+    """One pass in document order, linear in the page's size: the text without whitespace,
+    the pictures and the ``<h1>``s, each at its offset in that text.
+
+    (A single XPath uniting the text nodes with the pictures and headings, which this
+    replaced, took time quadratic in the nodes: ``benchmarks/huge_pages.py``.)
+    """
     page = PageText()
-    nodes = _WALK(tree)
-    elements = [i for i, node in enumerate(nodes) if not isinstance(node, str)]
     parts: list[str] = []
     length = 0
-    start = 0
-    for i in [*elements, len(nodes)]:
-        piece = "".join("".join(nodes[start:i]).split())
-        parts.append(piece)
-        length += len(piece)
-        start = i + 1
-        if i == len(nodes):
-            break
-        node = nodes[i]
-        if node.tag == "h1":
-            page.headings.append(("".join(node.text_content().split()), length))
-        elif node.tag in IMAGE_TAGS or _is_image_object(node):
-            page.pictures.append((node, length))
+    # Whether each open element's own text is skipped; a tail belongs to the parent's.
+    skipping = [False]
+    elements = 0
+    for event, el in _iterwalk_document(tree):
+        if event == "start":
+            elements += 1
+            if elements > MAX_WALK_ELEMENTS:
+                break
+            tag = el.tag
+            if tag == "h1":
+                page.headings.append(("".join(el.text_content().split()), length))
+            elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
+                page.pictures.append((el, length))
+            skipping.append(tag in _NO_TEXT)
+            text = None if skipping[-1] else el.text
+        else:
+            if event == "end":
+                skipping.pop()
+            text = None if skipping[-1] else el.tail
+        if text:
+            piece = "".join(text.split())
+            parts.append(piece)
+            length += len(piece)
     page.text = "".join(parts)
     return page
+
+
+def _has_pictures(tree: lxml.html.HtmlElement) -> bool:
+    """Whether the page has a picture or a microdata ``ImageObject`` at all (in C)."""
+    return next(tree.iter(*IMAGE_TAGS), None) is not None or bool(_IMAGE_OBJECTS(tree))
+
+
+def _iterwalk_document(tree: lxml.html.HtmlElement) -> Iterator[tuple[str, Any]]:
+    """The document's every top-level element walked in order: a broken page can hold a
+    second ``<html>`` after the first, which the parser keeps beside the root."""
+    root = tree.getroottree().getroot()
+    tops = [*reversed(list(root.itersiblings(preceding=True))), root, *root.itersiblings()]
+    for top in tops:
+        if isinstance(top.tag, str):
+            yield from lxml.etree.iterwalk(top, events=("start", "end", "comment", "pi"))
 
 
 def _is_image_object(el: lxml.html.HtmlElement) -> bool:
@@ -187,13 +211,18 @@ def _squash(text: str) -> str:
 
 
 def block_offsets(text: str, blocks: Sequence[Block]) -> list[int | None]:
-    """Where each block's text starts in the page's text (None: not found), in order."""
+    """Where each block's text starts in the page's text (None: not found), in order. A
+    block not found after the one before is looked for from the start again, at most
+    ``MAX_LOOKBACKS`` times a page: each is a scan of the text, and on a page cut by the
+    walk's cap every block after the cut would be one."""
     offsets: list[int | None] = []
     cursor = 0
+    lookbacks = MAX_LOOKBACKS
     for block in blocks:
         key = _squash(block.text)[:BLOCK_KEY_CHARS]
         at = text.find(key, cursor) if key else -1
-        if at < 0 and key:
+        if at < 0 and key and lookbacks:
+            lookbacks -= 1
             at = text.find(key)
         offsets.append(at if at >= 0 else None)
         if at >= cursor:

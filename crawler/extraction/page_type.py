@@ -18,6 +18,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,11 @@ import numpy as np
 from lxml import etree
 
 PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
+#: Elements the structure features read at most (the first, in document order): above every
+#: page of the labelled data (training and evaluation); on a huge page the type would
+#: otherwise cost a share of the extraction it does not on real pages
+#: (``benchmarks/huge_pages.py``).
+MAX_ELEMENTS = 20_000
 #: The types on which the article rules of the text convention apply (headline aside, which
 #: every page's title repeats): bylines, datelines, captions and teasers are an article's
 #: furniture; on a listing, a collection or a forum index, the items' titles, dates and
@@ -156,7 +162,7 @@ def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
     # Local names: this loop visits every element of every page.
     post_mark, cart_mark = _POST_MARK.search, _CART_MARK.search
     price, cart = _PRICE.search, _CART.search
-    for el in tree.iter(etree.Element):
+    for el in islice(tree.iter(etree.Element), MAX_ELEMENTS):
         tag = el.tag
         if tag in _SKIP:
             continue

@@ -31,6 +31,7 @@ from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.logformatter import REPORT
 from scrapy_maintext.report.losses import write_failed
 from scrapy_maintext.state.crawl_state import CrawlStateError, open_state
+from scrapy_maintext.state.recrawl_discovery import NotDueDocuments
 from scrapy_maintext.state.schedule import (
     Clock,
     Hints,
@@ -115,6 +116,8 @@ class Recrawl:
         self._lost: set[str] = set()
         #: Pages the state knows, as read at the last flush (None: it could not be read).
         self.known: int | None = None
+        #: Sitemaps and feeds not read because they were not due (said once, at the end).
+        self.not_due = NotDueDocuments()
         crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     def outcome(self, site: str, outcome: RecrawlOutcome, count: int = 1) -> None:
@@ -259,6 +262,9 @@ class Recrawl:
             self.state.path,
             extra=REPORT,
         )
+        not_due = self.not_due.line(self.config.schedule.min_interval)
+        if not_due:
+            logger.info("%s", not_due, extra=REPORT)
 
 
 @dataclass(frozen=True)

@@ -139,3 +139,37 @@ class DiscoveryMemory:
 
 def _epoch(date: datetime) -> int:
     return int((date if date.tzinfo else date.replace(tzinfo=UTC)).timestamp())
+
+
+def format_epoch(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@dataclass
+class NotDueDocuments:
+    """The sitemaps and feeds a run did not read because they were not due: said once, at
+    the end, on the default console (a cron run that asks nothing says why)."""
+
+    count: int = 0
+    #: The one a run reads first: (the run's start from which it is read, its URL).
+    first: tuple[int, str] | None = None
+
+    def add(self, url: str, when: int | None) -> None:
+        self.count += 1
+        key = (when if when is not None else 0, url)
+        if self.first is None or key < self.first:
+            self.first = key
+
+    def line(self, min_interval: int) -> str | None:
+        """The end's line, or None when every sitemap and feed was due."""
+        if self.first is None:
+            return None
+        when, url = self.first
+        start = format_epoch(when) if when else "now"
+        what = url if self.count == 1 else f"{self.count} sitemaps or feeds ({url} first)"
+        listed = "it listed" if self.count == 1 else "they listed"
+        return (
+            f"Not due: {what} read by a run started from {start} (RECRAWL_SCHEDULE=adaptive, "
+            f"RECRAWL_MIN_INTERVAL={min_interval}); until then what {listed} last is planned. "
+            "To read it now: -s RECRAWL_SCHEDULE=every-run"
+        )
