@@ -220,8 +220,7 @@ def test_a_sitemap_not_due_says_when_and_how_to_read_it_now(
     assert rerun.returncode == 0 and not rerun.items
     said = [line for line in rerun.log.splitlines() if "Not due: " in line]
     assert (
-        len(said) == 1
-        and f"{news.base}/sitemap_index.xml read by a run started from 20" in said[0]
+        len(said) == 1 and f"{news.base}/sitemap_index.xml read by a run started from 20" in said[0]
     )
     assert "To read it now: -s RECRAWL_SCHEDULE=every-run" in said[0]
     now = recurring(news, redis_server, tmp_path / "run3", RECRAWL_SCHEDULE="every-run")

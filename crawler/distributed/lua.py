@@ -137,10 +137,13 @@ return {start - now, start}
 )
 
 #: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key,
-#: its "request in flight" key.
+#: its "request in flight" key, its "whose turn" key.
 #: ARGV: this worker's delay for the site (ms), key lifetime (ms), the longest a request may
 #: stay in flight (ms: its download timeout and more), the shortest wait while another
-#: worker's request is in flight (ms), this request's token. While one is, the wait is
+#: worker's request is in flight (ms), this request's token, its reserved start (ms). While
+#: another request is in flight, the earliest reservation waiting keeps the next turn ("whose
+#: turn", renewed at each look): a worker that reserved later does not take it from one
+#: that waits for the answer (which would starve a slower worker). While one is, the wait is
 #: nearly the delay: the answer can come at any moment, and the delay after it is waited
 #: out on the next look, so a longer wait would lose time and a shorter one asks Redis
 #: more often for nothing.
@@ -153,11 +156,20 @@ DISPATCH = (
     _NOW_MS
     + """
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+local start = tonumber(ARGV[6])
+local turn = tonumber(redis.call('GET', KEYS[5]) or '-1')
 if redis.call('EXISTS', KEYS[4]) == 1 then
+  if turn < 0 or start < turn then
+    redis.call('SET', KEYS[5], start, 'PX', 2 * delay + 1000)
+  elseif start == turn then
+    redis.call('PEXPIRE', KEYS[5], 2 * delay + 1000)
+  end
   return math.max(tonumber(ARGV[4]), math.floor(delay * 0.9))
 end
+if turn >= 0 and start > turn then return tonumber(ARGV[4]) end
 local last = redis.call('GET', KEYS[2])
 if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
+if turn >= 0 then redis.call('DEL', KEYS[5]) end
 redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
 if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then

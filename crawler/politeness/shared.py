@@ -131,7 +131,7 @@ class SharedPolitenessMiddleware:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
         Then record the send, or wait more if this worker woke up too late for its turn."""
-        wait = self._reserve_slot(key) / 1000
+        wait, start = self._reserve_slot(key)
         while True:
             if wait > 0:
                 await sleep(wait)
@@ -140,10 +140,10 @@ class SharedPolitenessMiddleware:
             if paused > 0:
                 self._inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(paused / 1000)
-                wait = self._reserve_slot(key) / 1000
+                wait, start = self._reserve_slot(key)
                 continue
             token = f"{self.worker_id}:{next(self._sequence)}"
-            wait = self._dispatch_slot(key, token) / 1000
+            wait = self._dispatch_slot(key, token, start) / 1000
             if wait <= 0:
                 self._tokens[request] = token
                 self._drop_stale_timer(key)
@@ -161,11 +161,11 @@ class SharedPolitenessMiddleware:
             cancel_slot_timer(slot)
             slot.lastseen = float("-inf")
 
-    def _dispatch_slot(self, key: str, token: str) -> int:
+    def _dispatch_slot(self, key: str, token: str, start: int) -> int:
         delay, _floor = self._delays(key)
-        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        keys = [*self._pace_keys(key), self._key(key, "inflight"), self._key(key, "turn")]
         args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
-        return int(self._dispatch(keys, [*args, token]))
+        return int(self._dispatch(keys, [*args, token, start]))
 
     def _pace_keys(self, key: str) -> list[str]:
         return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
@@ -231,13 +231,15 @@ class SharedPolitenessMiddleware:
     def _key(self, site: str, name: str) -> str:
         return f"{self.prefix}:{site}:{name}"
 
-    def _reserve_slot(self, key: str) -> int:
+    def _reserve_slot(self, key: str) -> tuple[float, int]:
+        """How long to wait for the site's next reserved time (s), and that time (ms, Redis's
+        clock: the reservation's place in the queue)."""
         delay, floor = self._delays(key)
         keys = [self._key(key, "next"), self._key(key, "floor")]
         local = int(self._local_wait(key) * 1000)
         args = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
-        wait, _start = self._reserve(keys, args)
-        return int(wait)
+        wait, start = self._reserve(keys, args)
+        return int(wait) / 1000, int(start)
 
     def _local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay
