@@ -67,6 +67,8 @@ EXTENSIONS = {
 #: (for the schemes where the project kept Scrapy's own).
 HTTP_HANDLER = "scrapy_maintext.scrapy_internals.BoundedHTTP11DownloadHandler"
 SCRAPY_HTTP_HANDLER = "scrapy.core.downloader.handlers.http11.HTTP11DownloadHandler"
+#: Ours with scrapy-playwright's for render requests (issue 46), when the crawl may render.
+RENDER_HANDLER = "scrapy_maintext.render.handler.RenderDownloadHandler"
 
 
 @dataclass(frozen=True)
@@ -157,15 +159,33 @@ def apply_extraction_buffer(settings: BaseSettings) -> None:
 
 
 def apply_download_handlers(settings: BaseSettings) -> None:
-    """Ours for http and https unless the project chose another handler than Scrapy's."""
+    """Ours for http and https unless the project chose another handler than Scrapy's; the
+    one that can also render when this crawl may render (``RENDER_JS``, the render extra
+    and a browser)."""
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
     base = settings.getdict("DOWNLOAD_HANDLERS_BASE")
+    ours = render_handler(settings) or HTTP_HANDLER
     for scheme in ("http", "https"):
         chosen = handlers.get(scheme, base.get(scheme))
         if chosen is not None and _path(chosen) == SCRAPY_HTTP_HANDLER:
-            handlers[scheme] = HTTP_HANDLER
+            handlers[scheme] = ours
     priority = settings.getpriority("DOWNLOAD_HANDLERS") or 0
     settings.set("DOWNLOAD_HANDLERS", handlers, priority=priority)
+
+
+def render_handler(settings: BaseSettings) -> str | None:
+    """The rendering download handler, with scrapy-playwright's settings, when this crawl
+    may render; None when it may not (it then counts and says what needed JavaScript)."""
+    from scrapy_maintext.render.availability import availability
+    from scrapy_maintext.render.config import RenderConfig
+
+    config = RenderConfig.from_settings(settings)
+    found = availability(config.browser_path, config.forced_unavailable)
+    if config.mode == "never" or not found.ok:
+        return None
+    for name, value in config.playwright_settings().items():
+        settings.set(name, value, priority=PRIORITY)
+    return RENDER_HANDLER
 
 
 def merge_components(settings: BaseSettings, name: str, components: dict[str, Any]) -> None:

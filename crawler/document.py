@@ -138,8 +138,13 @@ class Document:
     page_type_probability: float | None = None
     #: Stable near-duplicate hash of the text (hex simhash).
     fingerprint: str = ""
-    #: Why the text is empty, when it is ("empty-page", "binary", "no-main-text", ...).
+    #: Why the text is empty, when it is ("empty-page", "binary", "no-main-text",
+    #: "needs-javascript", ...).
     reason: str | None = None
+    #: How the text was obtained: ``html`` (the page as fetched), ``embedded:<kind>`` (the
+    #: data a script-built page ships: ``next-data``, ``nuxt-data``, ``hydration-state``,
+    #: ``json-data``, ``json-ld``) or ``rendered`` (the page after a headless browser ran it).
+    text_source: str = "html"
     #: The neural engine's error on this page, if it failed (counted by the crawl as
     #: ``extract/neural_error``; not an exported field).
     neural_error: str | None = None
@@ -152,6 +157,9 @@ class Document:
     #: How trafilatura's work was bounded on a page too big for it ("no_comparison",
     #: "no_reference"; counted as ``extract/trafilatura_bounded/...``; not exported).
     trafilatura_bounded: str | None = None
+    #: Whether the page looks written by its scripts and has little text without them
+    #: (``render.marks``; the crawl renders such pages; not exported).
+    needs_javascript: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The exported fields, in field order (``INTERNAL_FIELDS`` left out).
@@ -170,6 +178,12 @@ class Document:
 
 
 #: Fields the crawl counts but does not export.
-INTERNAL_FIELDS = ("neural_error", "notes", "escalated", "trafilatura_bounded")
+INTERNAL_FIELDS = (
+    "neural_error",
+    "notes",
+    "escalated",
+    "trafilatura_bounded",
+    "needs_javascript",
+)
 #: Fields of :meth:`Document.to_dict`, in order.
 EXPORTED_FIELDS = tuple(f.name for f in fields(Document) if f.name not in INTERNAL_FIELDS)

@@ -276,3 +276,25 @@ class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
         pool.maxPersistentPerHost = old.maxPersistentPerHost
         pool._factory = old._factory
         self._pool = pool
+
+
+def robots_middleware(crawler: Crawler) -> Any:
+    """The crawl's robots.txt middleware (Scrapy's or a subclass), or None when robots.txt
+    is not obeyed: a rendered page's requests are checked with its parsers."""
+    from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+    assert crawler.engine is not None
+    for middleware in crawler.engine.downloader.middleware.middlewares:
+        if isinstance(middleware, RobotsTxtMiddleware):
+            return middleware
+    return None
+
+
+def slot_sent_at(crawler: Crawler, key: str, when: float) -> None:
+    """Count a request sent at ``when`` (``time.monotonic()``, the clock of Scrapy's
+    ``Slot.lastseen``) outside the downloader against slot ``key``: its next request waits
+    the slot's delay from then (a rendered page's own requests, sent while its render holds
+    the slot)."""
+    slot = live_slot(crawler, key)
+    if slot is not None:
+        slot.lastseen = max(slot.lastseen, when)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.settings import Settings
@@ -194,8 +195,28 @@ def test_project_that_disables_scrapys_component_gets_ours_disabled_too() -> Non
 
 def test_http_handlers_bound_idle_connections_unless_the_project_chose_its_own() -> None:
     ours = "scrapy_maintext.scrapy_internals.BoundedHTTP11DownloadHandler"
-    handlers = applied({}).getdict("DOWNLOAD_HANDLERS")
+    never = {"RENDER_JS": "never"}
+    handlers = applied(never).getdict("DOWNLOAD_HANDLERS")
     assert handlers == {"http": ours, "https": ours}
     own = "myproject.handlers.OwnHandler"
-    handlers = applied({"DOWNLOAD_HANDLERS": {"https": own}}).getdict("DOWNLOAD_HANDLERS")
+    settings = {**never, "DOWNLOAD_HANDLERS": {"https": own}}
+    handlers = applied(settings).getdict("DOWNLOAD_HANDLERS")
     assert handlers == {"http": ours, "https": own}
+
+
+@pytest.mark.skipif(not os.access("/usr/bin/chromium", os.X_OK), reason="no Chromium")
+def test_a_crawl_that_may_render_gets_the_rendering_handler_over_ours() -> None:
+    from scrapy_maintext.render.handler import RenderDownloadHandler
+    from scrapy_maintext.scrapy_internals import BoundedHTTP11DownloadHandler
+
+    assert issubclass(RenderDownloadHandler, BoundedHTTP11DownloadHandler)
+    render = "scrapy_maintext.render.handler.RenderDownloadHandler"
+    settings = applied({})
+    assert settings.getdict("DOWNLOAD_HANDLERS") == {"http": render, "https": render}
+    launch = settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")
+    assert launch["executable_path"] == "/usr/bin/chromium" and "--disable-quic" in launch["args"]
+    ours = "scrapy_maintext.scrapy_internals.BoundedHTTP11DownloadHandler"
+    for off in ({"RENDER_AVAILABLE": "unavailable"}, {"RENDER_BROWSER_PATH": "/nowhere/chrome"}):
+        assert applied(off).getdict("DOWNLOAD_HANDLERS") == {"http": ours, "https": ours}
+    with pytest.raises(ValueError, match="RENDER_JS"):
+        applied({"RENDER_JS": "sometimes"})

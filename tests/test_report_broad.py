@@ -88,6 +88,15 @@ def test_summary_is_short_whatever_the_number_of_sites() -> None:
     header = next(i for i, line in enumerate(lines) if line.startswith("site "))
     assert lines[header + 1].startswith("http://dead0.test")
     assert lines[-1] == "Every site: the report r.html"
+    assert not any(line.startswith("rendered:") for line in lines)
+
+
+def test_summary_says_what_was_rendered() -> None:
+    sites = [_site(f"s{i}.test", exported=4) for i in range(30)]
+    sites[3] = {**sites[3], "rendered": 5, "render_seconds": 7.25}
+    sites[9] = {**sites[9], "rendered": 2, "render_seconds": 1.5}
+    lines = summary(sites, "finished", "r.html").splitlines()
+    assert "rendered: 7 pages of 2 sites in 8.8 s" in lines
 
 
 def test_progress_is_one_line_for_the_crawl() -> None:

@@ -10,6 +10,7 @@ the response record's location to the items a response yields. Both are off with
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import platform
@@ -170,7 +171,16 @@ class WarcCaptureMiddleware:
         if request.meta.get(Meta.ROBOTS_DISCOVERY):
             # The robots middleware's copy of a robots.txt archived when it was fetched.
             return response
-        future = self.archive.submit(exchange_of(request, response))
+        exchange = exchange_of(request, response)
+        job = request.meta.get(Meta.RENDER)
+        if job is not None:
+            # The rendered page (issue 46): a conversion record of the fetched response,
+            # or nothing when the page was not archived.
+            refers_to = getattr(job, "refers_to", None)
+            if not refers_to:
+                return response
+            exchange = dataclasses.replace(exchange, refers_to=refers_to)
+        future = self.archive.submit(exchange)
         self.pending[request] = future
         future.add_done_callback(self._written)
         return response

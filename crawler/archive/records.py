@@ -50,6 +50,9 @@ class Exchange:
     #: ``HTTP/1.1``; HTTP/2 answers are written with an HTTP/1.1 status line.
     protocol: str = "HTTP/1.1"
     ip_address: str | None = None
+    #: A rendered page (issue 46): the ``WARC-Record-ID`` of the response it was rendered
+    #: from; it is written as a ``conversion`` record that refers to it, with no request.
+    refers_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,12 +77,14 @@ def build_pair(
     exchange: Exchange, warcinfo_id: str | None = None, level: int = DEFAULT_LEVEL
 ) -> RecordPair:
     """The response and request records of ``exchange``, each a complete gzip member
-    (compressed at ``level``)."""
+    (compressed at ``level``); a rendered page's ``conversion`` record alone."""
     writer = BufferWARCWriter(gzip=False, warc_version=WARC_VERSION)
     date = warc_date(exchange.date)
     common = {"WARC-Date": date}
     if warcinfo_id:
         common["WARC-Warcinfo-ID"] = warcinfo_id
+    if exchange.refers_to is not None:
+        return _conversion(writer, exchange, common, level)
     response_headers = dict(common)
     if exchange.ip_address:
         response_headers["WARC-IP-Address"] = exchange.ip_address
@@ -121,6 +126,34 @@ def build_pair(
         response_id=response_id,
         payload_digest=response.rec_headers.get_header("WARC-Payload-Digest"),
         warc_date=date,
+    )
+
+
+def _conversion(
+    writer: BufferWARCWriter, exchange: Exchange, common: dict[str, str], level: int
+) -> RecordPair:
+    """The page as the browser left it, refering to the response it was rendered from
+    (readers that take ``response`` records, ``maintext extract`` among them, skip it)."""
+    refers_to = exchange.refers_to or ""
+    headers = {
+        **common,
+        "WARC-Refers-To": refers_to if refers_to.startswith("<") else f"<{refers_to}>",
+    }
+    record = writer.create_warc_record(
+        exchange.url,
+        "conversion",
+        payload=io.BytesIO(exchange.payload),
+        length=len(exchange.payload),
+        warc_content_type=_media_type(exchange.headers) or "text/html",
+        warc_headers_dict=headers,
+    )
+    writer.write_record(record)
+    return RecordPair(
+        response=gzip_member(writer.get_contents(), level),
+        request=b"",
+        response_id=record.rec_headers.get_header("WARC-Record-ID"),
+        payload_digest=record.rec_headers.get_header("WARC-Payload-Digest") or "",
+        warc_date=common["WARC-Date"],
     )
 
 

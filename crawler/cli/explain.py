@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from scrapy_maintext.cli.engine_options import add_engine_options, engine_options, seconds
 from scrapy_maintext.cli.subcommand import Subcommand
@@ -18,8 +19,9 @@ out by trafilatura when it decided the page (the model unsure or keeping nothing
 blocks kept are the text `maintext extract` writes for the page with the same options.
 
 PAGE_OR_URL is an HTML file or an http(s) URL, fetched with one GET (redirects followed,
---timeout, at most EXTRACT_MAX_BYTES). OUTPUT is one standalone HTML page: no script, no
-request when opened.
+--timeout, at most EXTRACT_MAX_BYTES). --render runs its scripts in Chromium first, as a
+crawl renders a page that needs JavaScript (its own site only, robots.txt obeyed). OUTPUT
+is one standalone HTML page: no script, no request when opened.
 
 exit status: 0 written, 2 a page that cannot be read or fetched, is not HTML, or an output
 that cannot be written (one line says why).
@@ -50,6 +52,11 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     add("-o", "--output", required=True, type=_html_path, metavar="OUTPUT", help="page.html")
     add("--url", help="the page's URL, for a file (default: its file:// URL)")
     add("--timeout", type=seconds, default=30.0, help="seconds to fetch a URL (default: 30)")
+    add(
+        "--render",
+        action="store_true",
+        help="run the page's scripts in Chromium first (the render extra; RENDER_* defaults)",
+    )
     add_engine_options(parser)
 
 
@@ -78,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
     from scrapy_maintext.explain.html import render
     from scrapy_maintext.explain.trace import explain
 
+    if args.render:
+        try:
+            page = _rendered(page)
+        except ValueError as exc:
+            return _error(str(exc))
     trace = explain(page.body, page.url, options, page.encoding)
     if trace.doc.reason in _NOT_A_PAGE:
         return _error(f"{args.source}: not an HTML page ({trace.doc.reason})")
@@ -90,12 +102,32 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"{output}: {exc.strerror or exc}")
     kept = sum(1 for row in trace.rows if row.verdict.kept)
     print(
-        f"Explained {page.url}: {kept} of {len(trace.rows)} blocks kept "
+        f"Explained {page.url}{' (rendered)' if args.render else ''}: {kept} of "
+        f"{len(trace.rows)} blocks kept "
         f"({trace.doc.extractor or 'no engine'}); page type "
         f"{describe(trace.doc.page_type, trace.doc.page_type_probability)}; written to {output}",
         file=sys.stderr,
     )
     return 0
+
+
+def _rendered(page: Any) -> Any:
+    """The page after its scripts ran (``--render``), as the crawl would render it."""
+    from scrapy.settings import Settings
+    from scrapy_maintext.explain.source import USER_AGENT, Source
+    from scrapy_maintext.render.availability import availability
+    from scrapy_maintext.render.config import RenderConfig
+    from scrapy_maintext.render.standalone import RenderFailed, render_page
+
+    config = RenderConfig.from_settings(Settings())
+    found = availability(config.browser_path)
+    if not found.ok:
+        raise ValueError(f"--render: {found.why}")
+    try:
+        html = render_page(page.body, page.url, page.encoding, USER_AGENT, config)
+    except RenderFailed as exc:
+        raise ValueError(str(exc)) from None
+    return Source(html, page.url, "utf-8")
 
 
 #: ``Document.reason`` of a body the extraction refuses to parse (``extraction.body``).

@@ -30,6 +30,7 @@ from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
 from scrapy_maintext.extraction.worker import init_worker, report, warm_up, worker_context
+from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT, RENDER_HINT
 from scrapy_maintext.report.header import run_header
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
 from scrapy_maintext.site_memory.registry import (
@@ -109,6 +110,9 @@ class Summary:
         if self.skipped:
             reasons = ", ".join(f"{reason} {n}" for reason, n in self.skipped.most_common())
             text += f"; skipped: {reasons}"
+        scripted = self.skipped[NEEDS_JAVASCRIPT]
+        if scripted:
+            text += f"; {scripted} {RENDER_HINT}"
         cut = self.report.repaired[Note.BLOCKS_CUT]
         if cut:
             text += f"; {cut} pages over the block limit (their text cut there)"
@@ -172,8 +176,10 @@ class _Sink:
     def _write(self, source: SourceDocument, doc: Document, removed: int | None) -> None:
         site = self.summary.report.site(site_of_url(source.url, LOCAL_FILES))
         self.summary.report.repaired.update(doc.notes)
-        if not doc.text.strip() and not self.job.keep_empty:
-            failure = doc.reason or "no-main-text"
+        # A page its scripts write has its shell's words at most: skipped as the crawl
+        # drops it unrendered.
+        if (not doc.text.strip() or doc.needs_javascript) and not self.job.keep_empty:
+            failure = NEEDS_JAVASCRIPT if doc.needs_javascript else doc.reason or "no-main-text"
             self.summary.skipped[failure] += 1
             site.dropped[failure] += 1
             return

@@ -29,6 +29,9 @@ from scrapy_maintext.extraction.metadata import (
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.people import is_publisher, split_authors
 from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
+from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT
+from scrapy_maintext.render.embedded import embedded_text
+from scrapy_maintext.render.marks import THIN_TEXT, needs_javascript, script_marks
 from scrapy_maintext.site_memory.memory import PageSignatures, SiteMemory, page_signatures
 from scrapy_maintext.vocabulary.names import Note
 
@@ -198,9 +201,28 @@ def _extract_tree(
         # The text ends where the page's blocks were cut (neural.segment.MAX_BLOCKS).
         doc.notes.append(Note.BLOCKS_CUT)
     apply_language(doc, tree, options.with_metadata)
+    if len(doc.text) < THIN_TEXT:
+        read_shipped(doc, tree, options.with_metadata)
     if not doc.text.strip():
-        doc.reason = "no-main-text"
+        doc.reason = NEEDS_JAVASCRIPT if doc.needs_javascript else "no-main-text"
     return result, body
+
+
+def read_shipped(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> None:
+    """A thin page built by its scripts: its text from the data it ships (``render.embedded``)
+    when that holds more, else marked as needing JavaScript (the crawl may render it)."""
+    marks = script_marks(tree)
+    if not marks.script_built:
+        return
+    found = embedded_text(tree)
+    if found is not None and found.chars > len(doc.text):
+        doc.body, doc.images = found.blocks, []
+        doc.text = blocks_to_text(doc.body)
+        doc.text_source, doc.extractor = f"embedded:{found.kind}", "embedded"
+        doc.fingerprint = fingerprint(doc.text)
+        apply_language(doc, tree, metadata)
+        return
+    doc.needs_javascript = needs_javascript(marks, len(doc.text))
 
 
 def _page_type(

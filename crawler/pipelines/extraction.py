@@ -16,6 +16,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from itemadapter import ItemAdapter
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.misc import load_object
@@ -25,10 +26,11 @@ from scrapy_maintext.extraction import is_fallback, neural_available
 from scrapy_maintext.extraction.core import PageResult
 from scrapy_maintext.extraction.worker import WorkerStatus, report
 from scrapy_maintext.heap import HEAP_FREEZE
-from scrapy_maintext.logformatter import PROGRESS
+from scrapy_maintext.logformatter import PROGRESS, REPORT
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.pipelines.items import item_encoding, merge_document
 from scrapy_maintext.pipelines.runner import ExtractionRunner, ExtractionStopped, PageTask
+from scrapy_maintext.render.renderer import Renderer
 from scrapy_maintext.site_memory.stage import ITEM_FIELD, SiteMemoryStage
 from scrapy_maintext.state.fingerprints import SeenFingerprints
 from scrapy_maintext.state.recrawl import crawl_state_of
@@ -39,6 +41,7 @@ from scrapy_maintext.vocabulary.reasons import (
     ExtractionInterrupted,
     ExtractionTimeout,
     NearDuplicate,
+    NeedsJavaScript,
     NoMainText,
     OtherLanguage,
     switched_off,
@@ -72,6 +75,9 @@ class ExtractionPipeline:
         self._last_turn: Deferred = succeed(None)
         self._neural_warned = False
         self._closed = False
+        # Pages that need JavaScript (RENDER_JS): rendered, or counted and said at the end.
+        self.renderer = Renderer.from_crawler(crawler)
+        crawler.signals.connect(self._render_closing, signal=signals.spider_closed)
         # A fingerprint is kept for later runs once every output took its document.
         crawler.signals.connect(self._item_scraped, signal=exported_signal(crawler))
         crawler.signals.connect(self._crawl_stopping, signal=Signal.CRAWL_STOPPING)
@@ -174,7 +180,9 @@ class ExtractionPipeline:
         previous, self._last_turn = self._last_turn, turn
         decision: Deferred | None = None
         try:
-            result = await self._extract(PageTask(html, url, item_encoding(adapter, html)))
+            page = PageTask(html, url, item_encoding(adapter, html))
+            archived = adapter.get("warc_record_id")
+            result = await self._render_if_needed(await self._extract(page), page, archived)
             await maybe_deferred_to_future(previous)
             if self.site_memory is None:
                 self._judge(result.doc, url)
@@ -189,6 +197,46 @@ class ExtractionPipeline:
             extra[ITEM_FIELD] = removed
         logger.debug("Extracted %s: %d chars by %s", url, len(doc.text), doc.extractor)
         return merge_document(item, doc, self.config, extra)
+
+    async def _render_if_needed(
+        self, result: PageResult, page: PageTask, archived: Any = None
+    ) -> PageResult:
+        """The page rendered and extracted again when it needs JavaScript (issue 46) and the
+        render gives more text; else ``result``."""
+        doc, renderer = result.doc, self.renderer
+        if doc.needs_javascript:
+            self._inc(Stat.EXTRACT_NEEDS_JAVASCRIPT)
+        if doc.text_source.startswith("embedded:"):
+            self._inc(Stat.EXTRACT_EMBEDDED + doc.text_source.removeprefix("embedded:"))
+        if renderer is None or page.url is None or not renderer.wants(doc):
+            return result
+        if not renderer.can_render:
+            renderer.count_unrendered()
+            return result
+        body, encoding = page.html, page.encoding
+        if isinstance(body, str):
+            body, encoding = body.encode("utf-8", "surrogatepass"), "utf-8"
+        refers_to = str(archived) if archived else None
+        rendered = await renderer.render(page.url, body, encoding, None, refers_to)
+        if rendered.html is None:
+            if self.runner is not None and self.runner.stopping:
+                # The crawl stopped under the render: not done, a resumed crawl renders it.
+                self._inc(Stat.EXTRACT_DROPPED + DropReason.STOPPING)
+                message = f"Not rendered, the crawl is stopping: {page.url}"
+                raise ExtractionInterrupted(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+            return result
+        again = await self._extract(PageTask(rendered.html, page.url, rendered.encoding))
+        if len(again.doc.text.strip()) <= len(doc.text.strip()):
+            return result
+        self._inc(Stat.RENDER_USED)
+        again.doc.text_source, again.doc.needs_javascript = "rendered", False
+        return again
+
+    def _render_closing(self) -> None:
+        """The crawl's last lines: pages that needed JavaScript and were not rendered."""
+        line = self.renderer.last_words() if self.renderer is not None else None
+        if line:
+            logger.warning("%s", line, extra=REPORT)
 
     def _judge(self, doc: Document, url: str | None) -> None:
         self._count(doc)
@@ -268,6 +316,12 @@ class ExtractionPipeline:
         """Raise DropItem for pages without enough main text, in a language not kept and for
         near-duplicates."""
         too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
+        # A page its scripts write, not rendered: what text it has without them is its
+        # shell (a header, a footer, "Loading"), not its text.
+        if self.config.drop_no_text and doc.needs_javascript:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.NEEDS_JAVASCRIPT)
+            message = f"No main text without JavaScript (not rendered): {url}"
+            raise NeedsJavaScript(message, log_level=ROUTINE_DROP_LOG_LEVEL)
         if too_short and self.config.drop_no_text:
             self._inc(Stat.EXTRACT_DROPPED + DropReason.NO_TEXT)
             message = f"No main text ({doc.reason or 'too-short'}): {url}"

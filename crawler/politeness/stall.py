@@ -82,6 +82,8 @@ class StallBudgetMiddleware:
     def process_exception(self, request: Request, exception: Exception) -> None:
         if download_error(exception) != SkipReason.TIMEOUT:
             return
+        if request.meta.get(Meta.RENDER) is not None:
+            return  # a page's script that never ended (RENDER_TIMEOUT), not a slow site
         netloc = urlparse_cached(request).netloc
         if request.meta.get(Meta.STALL_LAST_CHANCE):
             raise SiteStalled(f"site stalled: {netloc}")

@@ -172,6 +172,11 @@ def summary(
             lines.append(f"{label}: {format_counts(binned(total))}")
     if discovery:
         lines.append(f"discovery: {format_counts(binned(discovery))}")
+    rendered = sum(s.get("rendered") or 0 for s in sites)
+    if rendered:
+        seconds = sum(s.get("render_seconds") or 0.0 for s in sites)
+        rendering = sum(1 for s in sites if s.get("rendered"))
+        lines.append(f"rendered: {rendered} pages of {rendering} sites in {seconds:.1f} s")
     worst = [s for s in sorted(sites, key=lambda s: (-trouble(s), s["site"])) if trouble(s)]
     if worst:
         shown = worst[:TABLE_ROWS]

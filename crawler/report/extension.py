@@ -172,6 +172,11 @@ class CrawlReport:
         if _is_discovery(request):
             return
         report = self.site(site_of_request(request))
+        if request.meta.get(Meta.RENDER) is not None:
+            # The page's render (issue 46): fetched already, counted apart.
+            report.rendered += 1
+            report.render_seconds += float(request.meta.get("download_latency") or 0.0)
+            return
         report.fetched += 1
         report.statuses[str(response.status)] += 1
         if not self.spider_plans:

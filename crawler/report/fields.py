@@ -69,6 +69,8 @@ SITE_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "delay": (_optional(_number), "a number or null"),
     "min_gap": (_optional(_number), "a number or null"),
     "failure": (_optional(lambda value: isinstance(value, str)), "a string or null"),
+    "rendered": _WHOLE,
+    "render_seconds": (_optional(_number), "a number or null"),
 }
 
 

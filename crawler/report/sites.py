@@ -140,6 +140,9 @@ class SiteReport:
     min_gap: float | None = None
     #: Recurring crawl (``CRAWL_STATE``): pages by outcome (new, changed, unchanged, ...).
     recrawl: Counter[str] = field(default_factory=Counter)
+    #: Pages rendered in a browser (issue 46), and the seconds their renders took.
+    rendered: int = 0
+    render_seconds: float = 0.0
     _last_request: float | None = None
 
     @property
@@ -196,6 +199,8 @@ class SiteReport:
             "delay": _round(self.delay),
             "min_gap": _round(self.min_gap),
             "failure": self.failure,
+            "rendered": self.rendered,
+            "render_seconds": _round(self.render_seconds),
         }
         return data
 

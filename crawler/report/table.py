@@ -32,6 +32,8 @@ def format_report(sites: dict[str, SiteReport], reason: str) -> str:
         )
         lines.append(f"{key:<{width}}  " + "  ".join(f"{n:>10}" for n in numbers))
         details = [f"not crawled: {r.failure}"] if r.failure else []
+        if r.rendered:
+            details.append(f"rendered {r.rendered} in {r.render_seconds:.1f} s")
         for label, counter in (
             ("by", r.extracted),
             ("dropped", r.dropped),

@@ -24,6 +24,8 @@ class Meta:
 
     #: Base URL of the spider's site a request belongs to.
     SITE: Final = "site"
+    #: A render request's :class:`~scrapy_maintext.render.page.RenderJob` (issue 46).
+    RENDER: Final = "maintext_render"
     #: The planned URL of a page request (what the page journal records).
     PAGE_URL: Final = "page_url"
     #: Run id of the discovery spider that made a request (requests of a killed earlier run
@@ -138,6 +140,28 @@ class Stat:
     SITE_MEMORY_SITES: Final = "extract/site_memory/sites"
     SITE_MEMORY_EVICTED: Final = "extract/site_memory/evicted"
     SITE_MEMORY_MAX_HELD: Final = "extract/site_memory/max_held"
+    # Pages that need JavaScript (issue 46).
+    #: Pages whose text came from the data they ship (``extract/embedded/next-data``...).
+    EXTRACT_EMBEDDED: Final = "extract/embedded/"
+    #: Pages that looked written by their scripts and had little text without them.
+    EXTRACT_NEEDS_JAVASCRIPT: Final = "extract/needs_javascript"
+    #: Pages rendered in the browser, and the seconds their renders took (all together).
+    RENDER_PAGES: Final = "render/pages"
+    RENDER_SECONDS: Final = "render/seconds"
+    #: Rendered pages whose text came from the render (more than without it).
+    RENDER_USED: Final = "render/used"
+    #: Renders that failed (``timeout``, ``crashed``, ``error``): the page is judged as it was.
+    RENDER_FAILED: Final = "render/failed/"
+    #: Pages that needed JavaScript and could not be rendered (no extra, no browser, never).
+    RENDER_UNAVAILABLE: Final = "render/unavailable"
+    #: Browser requests refused, by :class:`~scrapy_maintext.render.policy.Blocked` reason.
+    RENDER_BLOCKED: Final = "render/blocked/"
+    #: Requests rendered pages made (their main documents, served from the crawl, aside).
+    RENDER_REQUESTS: Final = "render/requests"
+    #: Renders that ran out of RENDER_TIMEOUT while the page was still changing.
+    RENDER_UNSETTLED: Final = "render/unsettled"
+    #: Browsers closed and started again (a page that would not close, a crash).
+    RENDER_BROWSER_RESTARTS: Final = "render/browser_restarts"
     # Politeness.
     ROBOTS_TRUNCATED: Final = "politeness/robots_truncated"
     ROBOTS_UNREACHABLE: Final = "politeness/robots_unreachable"

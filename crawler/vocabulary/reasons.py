@@ -68,6 +68,9 @@ class DropReason(StrEnum):
     OUTPUT_FAILED = "output_failed"
     #: Not extracted because the crawl stopped: a resumed crawl fetches it again.
     STOPPING = "stopping"
+    #: No main text without JavaScript, and the page was not rendered (``RENDER_JS`` is
+    #: ``never``, the render extra or the browser is missing, or the render failed).
+    NEEDS_JAVASCRIPT = "needs_javascript"
 
 
 class RecrawlOutcome(StrEnum):
@@ -140,6 +143,12 @@ class PageDropped(DropItem):
 
 class NoMainText(PageDropped):
     reason = DropReason.NO_TEXT
+
+
+class NeedsJavaScript(PageDropped):
+    """A page its scripts write, with no main text without them, not rendered."""
+
+    reason = DropReason.NEEDS_JAVASCRIPT
 
 
 class NearDuplicate(PageDropped):

@@ -308,6 +308,45 @@ _OURS = [
             "Seconds (above 0) a Redis call may take, at most SHUTDOWN_TIMEOUT / 3; then it stops.",
         ),
     ),
+    *_group(
+        "Pages that need JavaScript",
+        (
+            "RENDER_JS",
+            "auto",
+            str,
+            "auto: render only pages that need JavaScript (when the render extra and a browser "
+            "are there); never; always: every page.",
+        ),
+        ("RENDER_BROWSER_PATH", "/usr/bin/chromium", str, "The Chromium a render runs."),
+        ("RENDER_TIMEOUT", 15.0, float, "Seconds a page's render may take, all waits included."),
+        (
+            "RENDER_SETTLE",
+            0.5,
+            float,
+            "Seconds without a change or a request after which a rendered page is done.",
+        ),
+        (
+            "RENDER_THIN_WAIT",
+            2.5,
+            float,
+            "Seconds without a change a page still without text waits (its timers too).",
+        ),
+        ("RENDER_MAX_REQUESTS", 100, int, "Requests a rendered page may make; the rest fail."),
+        (
+            "RENDER_MAX_BYTES",
+            10 * 1024 * 1024,
+            int,
+            "Bytes a rendered page may load; its further requests fail.",
+        ),
+        ("RENDER_MAX_PAGES", 1, int, "Pages rendered at once, all sites together."),
+        ("RENDER_MEMORY_MB", 512, int, "Largest JavaScript heap of a rendered page (MB)."),
+        (
+            "RENDER_AVAILABLE",
+            "",
+            str,
+            "'unavailable' acts as if the render extra were missing (tests, benchmarks).",
+        ),
+    ),
 ]
 
 #: Our settings by name.
