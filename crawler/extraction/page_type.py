@@ -27,10 +27,10 @@ import numpy as np
 from lxml import etree
 
 PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
-#: Elements the structure features read at most (the first, in document order): above every
-#: page of the labelled data (training and evaluation); on a huge page the type would
-#: otherwise cost a share of the extraction it does not on real pages
-#: (``benchmarks/huge_pages.py``).
+#: Elements the structure features read at most (the first, in document order, and the
+#: first children of each): above every page of the labelled data (training and
+#: evaluation); on a huge page the type would otherwise cost a share of the extraction it
+#: does not on real pages (``benchmarks/huge_pages.py``).
 MAX_ELEMENTS = 20_000
 #: The types on which the article rules of the text convention apply (headline aside, which
 #: every page's title repeats): bylines, datelines, captions and teasers are an article's
@@ -188,7 +188,7 @@ def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
         if tag == "p":
             paragraphs.append(len(el.text_content().split()))
         if len(el) >= REPEATED:
-            siblings = Counter(c.tag for c in el if c.tag not in _NOT_ITEMS)
+            siblings = Counter(c.tag for c in islice(el, MAX_ELEMENTS) if c.tag not in _NOT_ITEMS)
             for size in siblings.values():
                 if size >= REPEATED:
                     repeat_max = max(repeat_max, size)
