@@ -42,6 +42,9 @@ DOWNLOADER_MIDDLEWARES = {
     # at 900), so every response is archived as received: before HttpCompressionMiddleware
     # (590) decompresses it, RedirectMiddleware (600) follows it or retries replace it.
     "scrapy_maintext.archive.extension.WarcCaptureMiddleware": 950,
+    # EXTRACT_MAX_PENDING: page downloads wait while extraction is behind; before a shared
+    # crawl's politeness (950) reserves the site's turn.
+    "scrapy_maintext.pipelines.backpressure.ExtractionBackpressure": 940,
 }
 SPIDER_MIDDLEWARES = {
     "scrapy_maintext.middlewares.urlfilter.UrlFilterMiddleware": 600,

@@ -16,9 +16,10 @@ pyproject.toml is raised.
 from __future__ import annotations
 
 import itertools
+import logging
 import signal
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from time import monotonic
@@ -30,6 +31,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.extensions.throttle import AutoThrottle
 from scrapy.pqueues import DownloaderAwarePriorityQueue, _path_safe
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.open_files import crawl_budget
 from twisted.internet.defer import Deferred
 from twisted.web.client import HTTPConnectionPool
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
 
 
 def slot_key(crawler: Crawler, request: Request) -> str:
@@ -57,6 +61,23 @@ def slot_settings(crawler: Crawler, key: str) -> dict[str, Any]:
     """The settings the downloader gives slot ``key`` when it (re)creates it; mutable."""
     assert crawler.engine is not None
     return crawler.engine.downloader.per_slot_settings.setdefault(key, {})
+
+
+def when_request_done(crawler: Crawler, callback: Callable[[Request], None]) -> None:
+    """Call ``callback(request)`` each time the engine is done with a request it took from
+    the scheduler: downloaded or failed, its callback run and its items through every item
+    pipeline (the engine slot's ``remove_request``, which has no signal). Call it once the
+    spider is open."""
+    assert crawler.engine is not None
+    slot = crawler.engine._slot
+    assert slot is not None
+    remove = slot.remove_request
+
+    def remove_request(request: Request) -> None:
+        remove(request)
+        callback(request)
+
+    slot.remove_request = remove_request  # type: ignore[method-assign]
 
 
 def cancel_slot_timer(slot: Slot) -> None:
@@ -158,6 +179,33 @@ class RobotsTxtHooks(RobotsTxtMiddleware):
     def robots_failed(self, exc: Exception, netloc: str) -> bool:
         """A robots.txt download error; True if handled (else Scrapy's handling runs)."""
         return False
+
+    async def robots_kept(self, request: Request) -> Response | None:
+        """A robots.txt answer to use instead of a download for the site of ``request`` (a
+        copy kept between runs, or one another worker read), or None to download it."""
+        return None
+
+    async def robot_parser(self, request: Request) -> Any:
+        """Scrapy's, asking :meth:`robots_kept` first. Requests of the site that come
+        meanwhile wait for the same parser, as they wait for Scrapy's download."""
+        netloc = urlparse_cached(request).netloc
+        if netloc in self._parsers:
+            return await super().robot_parser(request)
+        waiting: Deferred[Any] = Deferred()
+        self._parsers[netloc] = waiting
+        try:
+            kept = await self.robots_kept(request)
+        except Exception:
+            logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
+            kept = None
+        if kept is not None:
+            await self._parse_robots(kept, netloc, request)
+            return self._parsers[netloc]
+        # Scrapy downloads it (its own entry in place of ours), then ours is settled too.
+        del self._parsers[netloc]
+        parser = await super().robot_parser(request)
+        waiting.callback(parser)
+        return parser
 
     def settle_robots(self, netloc: str, parser: Any) -> None:
         """Make ``parser`` the robots.txt of ``netloc``, releasing requests waiting for it."""

@@ -171,5 +171,17 @@ class RecrawlMixin(_Base):
         site.remembered += 1
         if self.discovery_memory is not None:
             self.discovery_memory.read(site.base_url, request.url, None, None, None)
+            listing = self.discovery_memory.remembered_children(request.url)
+            self.count_behind_unchanged(site, [*listing.dated, *listing.undated])
         self.inc_stat(Stat.RECRAWL_FEEDS_NOT_MODIFIED)
         return iter(())
+
+    def count_behind_unchanged(self, site: SiteState, pages: list[str]) -> None:
+        """Pages listed by a sitemap or feed that is as it was, and not planned: counted
+        once (``recrawl/behind_unchanged``), so that the end line adds up to the known
+        pages; a page another sitemap of this run lists already is counted there."""
+        if self.recrawl is None:
+            return
+        planned = site.plan.candidates
+        count = sum(1 for url in pages if url not in planned)
+        self.recrawl.outcome(site.base_url, RecrawlOutcome.BEHIND_UNCHANGED, count)

@@ -150,10 +150,11 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
         memory = self.discovery_memory
         assert memory is not None
         site.remembered += 1
-        children, undated = memory.remembered_children(url)
-        for page in undated:
+        listing = memory.remembered_children(url)
+        for page in listing.undated:
             site.plan.add(Candidate(page, "sitemap", url))
-        for child in children:
+        self.count_behind_unchanged(site, listing.dated)
+        for child in listing.children:
             if child in site.sitemaps_seen or depth + 1 > self.discovery.sitemap_max_depth:
                 continue
             if memory.listed_date(child) is not None:

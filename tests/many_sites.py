@@ -13,6 +13,7 @@ import asyncio
 import random
 import resource
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +60,13 @@ class ManySites:
     #: file descriptor of the crawl process).
     connections: int = 0
     most_connections: int = 0
+    #: Every request as it arrived: (time.monotonic(), site index, path).
+    log: list[tuple[float, int, str]] = field(default_factory=list)
+    #: Requests wait while it is clear (tests hold the sites until every worker is up).
+    gate: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
+        self.gate.set()
         self._loop = asyncio.new_event_loop()
         self._servers: list[asyncio.Server] = []
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -131,7 +137,12 @@ class ManySites:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                arrived = time.monotonic()
+                while not self.gate.is_set():
+                    await asyncio.sleep(0.05)
+                    arrived = time.monotonic()
                 path = head.split(b" ", 2)[1].decode("latin-1")
+                self.log.append((arrived, index, path))
                 self.requests += 1
                 status, body, kind = self.answer(index, path)
                 writer.write(

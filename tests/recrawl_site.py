@@ -61,6 +61,10 @@ class ChangingSite:
         self.stories: dict[str, Story] = {}
         #: Articles ever published (removed ones included): the next one's number.
         self._made = 0
+        #: Lines of robots.txt before its Sitemap line, and when they last changed (it
+        #: answers with ETag and Last-Modified, and 304 to a conditional request).
+        self.robots_rules = ""
+        self.robots_modified = EPOCH
         for i in range(count):
             self._add(dated=i >= UNDATED)
         self.publish()
@@ -109,12 +113,8 @@ class ChangingSite:
 
     def publish(self) -> None:
         """Serve the site as it is now (routes replaced at once)."""
-        routes: dict[str, Route] = {
-            "/robots.txt": Route(
-                f"User-agent: *\nSitemap: {self.base}/sitemap_index.xml\n".encode(),
-                "text/plain",
-            )
-        }
+        robots = f"User-agent: *\n{self.robots_rules}Sitemap: {self.base}/sitemap_index.xml\n"
+        routes = {"/robots.txt": _route(robots.encode(), "text/plain", self.robots_modified)}
         newest = max(s.modified for s in self.stories.values())
         for slug, story in self.stories.items():
             body = page_html(story.article, list(story.related)).encode()

@@ -114,7 +114,7 @@ def test_a_state_of_schema_1_is_migrated(tmp_path: Path) -> None:
         assert list(state.fingerprints()) == []
         state.record_export(URL, 6, 100, Validators(), None, None, "00000000000000ff")
     with contextlib.closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     with CrawlState(path) as state:
         assert list(state.fingerprints()) == ["00000000000000ff"]
         assert state.get(URL).revision == 2  # type: ignore[union-attr]

@@ -181,15 +181,47 @@ def test_a_late_sender_never_squeezes_the_next_gap(server: Any) -> None:
 
     reserve = reserve_script(server)
     dispatch = server.register_script(lua.DISPATCH)
-    keys = ["p:next", "p:sent", "p:floor"]
-    assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] == 0
-    assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] >= 90
+    answered = server.register_script(lua.ANSWERED)
+    keys = ["p:next", "p:sent", "p:floor", "p:inflight", "p:turn"]
+    first = reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])
+    assert first[0] == 0
+    second = reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])
+    assert second[0] >= 90
     time.sleep(0.08)  # the first worker is late
-    assert dispatch(keys, [100, 60_000]) == 0
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "a:1", first[1]]) == 0
+    answered(keys, [100, 60_000, "a:1"])  # answered at once
     time.sleep(0.03)  # the second reservation's time has come
-    assert dispatch(keys, [100, 60_000]) >= 60  # but the first sent only 30 ms ago
+    # but the first sent only 30 ms ago
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", second[1]]) >= 60
     # Later reservations start after the late send plus the delay.
     assert reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])[0] >= 60
+
+
+def test_one_request_of_a_site_in_flight_and_the_delay_counted_from_its_answer(
+    server: Any,
+) -> None:
+    """A second worker's turn waits while the first worker's request is unanswered, then
+    the delay after the answer (the server saw the first request at some moment before);
+    a worker that reserved later does not take the turn of one that waits."""
+    from scrapy_maintext.distributed import lua
+
+    dispatch = server.register_script(lua.DISPATCH)
+    answered = server.register_script(lua.ANSWERED)
+    keys = ["q:next", "q:sent", "q:floor", "q:inflight", "q:turn"]
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "a:1", 0]) == 0
+    time.sleep(0.15)  # a slow answer: longer than the delay
+    # Still in flight: looked at again nearly a delay later; b keeps the next turn.
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", 100]) == 90
+    answered(keys, [100, 60_000, "a:1"])
+    # The delay after it (less the moments a loaded machine takes between the two calls).
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", 100]) >= 50
+    time.sleep(0.11)
+    # a's next request, reserved after b's, waits while b's turn is kept.
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "a:2", 200]) == 20
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", 100]) == 0
+    # Another worker's answer does not free the site (its token is not the one held).
+    answered(keys, [100, 60_000, "a:2"])
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "c:1", 300]) == 90
 
 
 def test_robots_txt_is_fetched_by_one_worker_until_its_delay_is_known(server: Any) -> None:
@@ -200,8 +232,21 @@ def test_robots_txt_is_fetched_by_one_worker_until_its_delay_is_known(server: An
     keys = ["p:robots", "p:robots:fetching"]
     assert gate(keys, ["a", 30_000]) == 1
     assert gate(keys, ["b", 30_000]) == 0
-    assert read(["p:floor", "p:robots"], [400, 60_000]) == 400
+    assert read(["p:floor", "p:robots"], [400, 60_000, b"200\nUser-agent: *"]) == 400
     assert gate(keys, ["b", 30_000]) == 1
+
+
+def test_robots_txt_answer_is_taken_by_the_other_workers(server: Any) -> None:
+    from scrapy_maintext.distributed import lua
+
+    shared = server.register_script(lua.ROBOTS_SHARED)
+    read = server.register_script(lua.ROBOTS_READ)
+    keys = ["r:robots", "r:robots:fetching"]
+    assert shared(keys, ["a", 30_000]) == [0]  # a fetches it
+    assert shared(keys, ["b", 30_000]) == [2]  # b waits
+    assert shared(keys, ["a", 30_000]) == [0]  # a still holds the lease
+    read(["r:floor", "r:robots"], [0, 60_000, b"200\nCrawl-delay: 2"])
+    assert shared(keys, ["b", 30_000]) == [1, b"200\nCrawl-delay: 2"]
 
 
 def test_fingerprints_shared_between_workers(redis_server: RedisServer, server: Any) -> None:

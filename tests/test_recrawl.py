@@ -75,7 +75,10 @@ def test_sitemap_recrawl_exports_only_new_and_changed(news: ChangingSite, tmp_pa
     assert sum(hits.values()) == UNDATED  # only the pages listed without lastmod are asked
     assert ("/sitemap_index.xml", 304) in {(h.path, h.status) for h in news.server.hits}
     assert outcomes(second) == {"not_modified": UNDATED}
-    assert "0 new or changed of 20 known; 3 unchanged, 0 gone" in second.log
+    assert (
+        "20 known pages: 0 new or changed, 3 unchanged, 17 behind unchanged sitemaps or feeds,"
+        " 0 gone, 0 not due, 0 not reached" in second.log
+    )
     assert second.stats["recrawl/sitemaps_not_modified"] == 1
 
     # The site changes: 2 edits with lastmod bumped, 1 without, 2 added, 1 removed.
@@ -93,7 +96,7 @@ def test_sitemap_recrawl_exports_only_new_and_changed(news: ChangingSite, tmp_pa
     assert downloaded == set(exported)
     assert (day.removed, 404) in article_hits(news)
     assert outcomes(third) == NEWSROOM_DAY_OUTCOMES
-    assert "5 new or changed of 22 known" in third.log
+    assert "22 known pages: 5 new or changed" in third.log
     report = (tmp_path / "run3" / "report.json").read_text()
     assert '"changed": 3' in report and '"gone": 1' in report
 

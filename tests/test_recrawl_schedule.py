@@ -184,14 +184,14 @@ def test_a_state_of_schema_2_is_migrated_and_everything_is_due(tmp_path: Path) -
     with CrawlState(path) as state:
         state.record_export("https://example.org/a", 1, T0, Validators(), None, None)
     with contextlib.closing(sqlite3.connect(path)) as db:
-        db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
+        db.executescript("DROP TABLE schedule; DROP TABLE robots; PRAGMA user_version=2;")
     with CrawlState(path) as state:
         schedule = Schedule(state, POLICY, Clock(T0))
         assert schedule.due("https://example.org/a")
         schedule.visited("https://example.org/a", False)
         state.commit()
     with contextlib.closing(sqlite3.connect(path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         keys = db.execute("SELECT key FROM schedule").fetchall()
         assert keys == [(url_key("https://example.org/a"),)]
 
@@ -261,7 +261,7 @@ def test_adaptive_rerun_skips_what_is_not_due_but_not_what_is_announced(
     now = ["--now", str(T0 + 2 * DAY), "-s", "RECRAWL_MIN_INTERVAL=600"]
     assert main(["state", str(state), "--json", *now]) == 0
     (site,) = json.loads(capsys.readouterr().out)["sites"]
-    assert (site["site"], site["known"], site["documents"]) == (news.base, 22, 2)
+    assert (site["site"], site["known"], site["listings"]) == (news.base, 22, 2)
     assert (site["revisions"], site["changed_24h"], site["due_now"]) == (22, 1, 0)
 
 

@@ -141,7 +141,7 @@ def test_a_damaged_row_is_skipped_and_written_again(
     assert third.returncode == 0 and exported(third) == {damaged}
     fourth = recurring(news, redis_server, tmp_path / "run4")
     assert fourth.returncode == 0 and not exported(fourth) and "not a row" not in fourth.log
-    assert "0 new or changed of 20 known" in fourth.log
+    assert "20 known pages: 0 new or changed" in fourth.log
 
 
 @pytest.mark.parametrize(

@@ -151,7 +151,7 @@ def test_a_damaged_listing_is_skipped_never_a_hang(
     assert again.stats.get("recrawl/not_modified")
     assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
     assert again.stats.get("recrawl/known") == len(news.stories)
-    assert f"0 new or changed of {len(news.stories)} known" in again.log
+    assert f"{len(news.stories)} known pages: 0 new or changed" in again.log
 
 
 @pytest.mark.parametrize(
@@ -220,8 +220,7 @@ def test_a_sitemap_not_due_says_when_and_how_to_read_it_now(
     assert rerun.returncode == 0 and not rerun.items
     said = [line for line in rerun.log.splitlines() if "Not due: " in line]
     assert (
-        len(said) == 1
-        and f"{news.base}/sitemap_index.xml read by a run started from 20" in said[0]
+        len(said) == 1 and f"{news.base}/sitemap_index.xml read by a run started from 20" in said[0]
     )
     assert "To read it now: -s RECRAWL_SCHEDULE=every-run" in said[0]
     now = recurring(news, redis_server, tmp_path / "run3", RECRAWL_SCHEDULE="every-run")
@@ -322,7 +321,7 @@ def test_a_row_damaged_before_the_first_run_is_counted_right(
     result = recurring(news, redis_server, tmp_path / "run", CRAWL_REPORT=str(report))
     assert result.returncode == 0 and len(result.items) == len(news.stories)
     count = len(news.stories)
-    assert f"{count} new or changed of {count} known" in result.log
+    assert f"{count} known pages: {count} new or changed" in result.log
     assert int(client.get("maintext:state:news:pages")) == count
     recrawl = json.loads(report.read_text())["recrawl"]
     assert recrawl["state_rows_skipped"] == 1 and recrawl["known"] == count, recrawl
@@ -341,7 +340,7 @@ def test_redis_lost_does_not_say_nothing_is_known(news: ChangingSite, tmp_path: 
     worker.wait(timeout=30)
     assert worker.returncode == 1
     said = [line for line in worker.log.splitlines() if "Recurring crawl: " in line]
-    assert len(said) == 1 and "of an unknown number known" in said[0], said
+    assert len(said) == 1 and "an unknown number of known pages" in said[0], said
     assert "recrawl/known" not in worker.stats
 
 

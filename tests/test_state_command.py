@@ -49,10 +49,10 @@ def test_state_per_site_and_as_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["state", str(path), "--now", str(T0)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == [
-        "site", "known", "sitemaps+feeds", "due", "now", "due", "24h", "changed", "24h",
+        "site", "known", "listings", "due", "now", "due", "24h", "changed", "24h",
         "gone", "revisions", "last", "visit", "(UTC)",
     ]  # fmt: skip
-    # known, sitemaps+feeds, due now, due 24h, changed 24h, gone, revisions, last visit
+    # known, listings, due now, due 24h, changed 24h, gone, revisions, last visit
     assert lines[1].split()[:8] == [B, "1", "0", "1", "0", "0", "0", "1"]
     # The sitemap, read for the first time, counts as changed.
     assert lines[2].split()[:8] == [A, "4", "1", "0", "3", "4", "1", "4"]
@@ -87,7 +87,7 @@ def test_forget_a_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def _schema_2(path: Path) -> None:
     _state(path)
     with contextlib.closing(sqlite3.connect(path)) as db:
-        db.executescript("DROP TABLE schedule; PRAGMA user_version=2;")
+        db.executescript("DROP TABLE schedule; DROP TABLE robots; PRAGMA user_version=2;")
 
 
 @pytest.mark.parametrize(

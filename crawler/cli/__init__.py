@@ -15,6 +15,7 @@ from scrapy_maintext.cli import explain as explain_command
 from scrapy_maintext.cli import report as report_command
 from scrapy_maintext.cli import state as state_command
 from scrapy_maintext.cli.engine_options import add_engine_options, engine_options, seconds
+from scrapy_maintext.cpu import usable_cores
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
@@ -153,8 +154,9 @@ def _add_extract(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add(
         "--workers",
         type=_count,
-        default=os.cpu_count() or 1,
-        help="processes (default: all cores); 0 extracts in this process, without --timeout",
+        default=usable_cores(),
+        help="processes (default: the cores this process may use: affinity, cgroup quota); "
+        "0 extracts in this process, without --timeout",
     )
     add("--timeout", type=seconds, default=30.0, help="seconds per document (default: 30)")
     add("--resume", action="store_true", help="skip documents already in the output")

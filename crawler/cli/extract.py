@@ -8,7 +8,6 @@ worker timing. A progress bar shows documents/s and the ETA; a summary ends the 
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from collections import Counter, deque
@@ -26,6 +25,7 @@ from scrapy_maintext.cli.inputs import (
 )
 from scrapy_maintext.cli.inputs import iter_documents as read_inputs
 from scrapy_maintext.cli.outputs import OutputSpec, Writer, open_writer
+from scrapy_maintext.cpu import usable_cores
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
@@ -67,7 +67,7 @@ class ExtractJob:
     options: ExtractOptions = field(default_factory=ExtractOptions)
     input_options: InputOptions = field(default_factory=InputOptions)
     #: Worker processes; 0 extracts in this process (no timeout).
-    workers: int = os.cpu_count() or 1
+    workers: int = field(default_factory=usable_cores)
     timeout: float = 30.0
     resume: bool = False
     #: Also write documents without main text (with their ``reason``).

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from scrapy_maintext.state.schedule import SchedulePolicy
 
 _EPILOG = """\
-Per site (scheme and host): URLs known (pages, sitemaps and feeds), how many are due now and
-in the next 24 hours, changed in the last day (pages exported new or changed, sitemaps and
-feeds read changed), gone (404/410), and revisions (documents exported over all runs).
+Per site (scheme and host): URLs known (pages, and listings: sitemaps and feeds), how many
+are due now and in the next 24 hours, changed in the last day (pages exported new or
+changed, sitemaps and feeds read changed), gone (404/410), and revisions (documents
+exported over all runs).
 Due counts are of what is revisited on a schedule (RECRAWL_SCHEDULE=adaptive): sitemaps,
 feeds and pages listed without a date; a page listed with a date is requested whenever its
 sitemap or feed lists it with a newer one. Due now is what a run started now requests (due
@@ -61,7 +62,7 @@ _DESCRIPTION = "What a crawl state file holds per site: known, due, changed, gon
 _COLUMNS = (
     ("site", "site"),
     ("known", "known"),
-    ("documents", "sitemaps+feeds"),
+    ("listings", "listings"),
     ("due_now", "due now"),
     ("due_24h", "due 24h"),
     ("changed_24h", "changed 24h"),

@@ -136,8 +136,18 @@ return {start - now, start}
 """
 )
 
-#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key.
-#: ARGV: this worker's delay for the site (ms), key lifetime (ms).
+#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key,
+#: its "request in flight" key, its "whose turn" key.
+#: ARGV: this worker's delay for the site (ms), key lifetime (ms), the longest a request may
+#: stay in flight (ms: its download timeout and more), the shortest wait while another
+#: worker's request is in flight (ms), this request's token, its reserved start (ms). While
+#: another request is in flight, the earliest reservation waiting keeps the next turn ("whose
+#: turn", renewed at each look): a worker that reserved later does not take it from one
+#: that waits for the answer (which would starve a slower worker). While one is, the wait is
+#: nearly the delay: the answer can come at any moment, and the delay after it is waited
+#: out on the next look, so a longer wait would lose time and a shorter one asks Redis
+#: more often for nothing.
+#: One request of a site in flight at a time, all workers together (see ANSWERED).
 #: Right before sending, after the wait a reservation asked for: 0 and the send is recorded
 #: when no request of any worker went out within the delay; else how long to wait more (ms).
 #: A worker that woke up late (a loaded machine) thus never squeezes the gap to the next
@@ -146,9 +156,44 @@ DISPATCH = (
     _NOW_MS
     + """
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+local start = tonumber(ARGV[6])
+local turn = tonumber(redis.call('GET', KEYS[5]) or '-1')
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  if turn < 0 or start < turn then
+    redis.call('SET', KEYS[5], start, 'PX', 2 * delay + 1000)
+  elseif start == turn then
+    redis.call('PEXPIRE', KEYS[5], 2 * delay + 1000)
+  end
+  return math.max(tonumber(ARGV[4]), math.floor(delay * 0.9))
+end
+if turn >= 0 and start > turn then return tonumber(ARGV[4]) end
 local last = redis.call('GET', KEYS[2])
 if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
+if turn >= 0 then redis.call('DEL', KEYS[5]) end
+redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[3])
 redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
+if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
+  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
+end
+return 0
+"""
+)
+
+#: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key, its
+#: "request in flight" key. ARGV: this worker's delay for the site (ms), key lifetime (ms),
+#: the request's token.
+#: The request's answer came (or it failed): the site's next request leaves no earlier than
+#: the delay after now. The server saw the request at some moment between its dispatch and
+#: now: counting from now, no two requests reach it closer than the delay, however long one
+#: took on its way (a worker's first connection, a loaded machine).
+ANSWERED = (
+    _NOW_MS
+    + """
+local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
+if redis.call('GET', KEYS[4]) == ARGV[3] then redis.call('DEL', KEYS[4]) end
+if tonumber(redis.call('GET', KEYS[2]) or '0') < now then
+  redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
+end
 if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
   redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
 end
@@ -244,10 +289,23 @@ return 0
 """
 
 #: KEYS: the site's Crawl-delay floor key, its "robots.txt read" key.
-#: ARGV: floor (ms), key lifetime (ms).
+#: ARGV: floor (ms), key lifetime (ms), the answer ("<status>\n<body>").
+#: The answer is kept for the other workers, which take it instead of asking the site.
 ROBOTS_READ = """
 local floor = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[1]) or '0'))
 redis.call('SET', KEYS[1], floor, 'PX', ARGV[2])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
 return floor
+"""
+
+#: KEYS: the site's "robots.txt read" key, its "robots.txt being fetched" key.
+#: ARGV: worker id, fetch lease (ms).
+#: {1, answer}: another worker read it (take it); {0}: fetch it now (this worker holds the
+#: lease); {2}: another worker is fetching it: wait.
+ROBOTS_SHARED = """
+local answer = redis.call('GET', KEYS[1])
+if answer then return {1, answer} end
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
+if redis.call('GET', KEYS[2]) == ARGV[1] then return {0} end
+return {2}
 """

@@ -10,6 +10,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response, TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
+from scrapy_maintext.politeness.robots_kept import ROBOTS_FROM_WORKERS, KeptRobots
 from scrapy_maintext.politeness.site_failure import (
     SiteFailure,
     describe_failure,
@@ -25,6 +26,7 @@ from scrapy_maintext.vocabulary.settings import setting
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+    from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
 
 logger = logging.getLogger(__name__)
 
@@ -86,12 +88,17 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         self._schemes: dict[str, str] = {}
         if self.config.unreachable_disallows:
             install_fold_filter()
+        self.kept = KeptRobots(crawler)
+        #: A shared crawl (``REDIS_URL``): one worker reads each site's robots.txt.
+        self._distributed = bool(setting(crawler.settings, "REDIS_URL"))
 
     async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
         parts = urlparse_cached(request)
         self._schemes.setdefault(parts.netloc, parts.scheme)
         if request.meta.get(Meta.ROBOTS_DISCOVERY):
             return await self._cached_robots(request)
+        if request.meta.get("dont_obey_robotstxt") and parts.path == "/robots.txt":
+            self.kept.ask_conditionally(request)
         self._refuse_failed_site(request)
         try:
             await super().process_request(request)
@@ -112,6 +119,22 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
             url=request.url, status=status, body=body, encoding="utf-8", request=request
         )
 
+    async def robots_kept(self, request: Request) -> Response | None:
+        """The copy kept in the crawl state (fresh enough to use unasked), else in a shared
+        crawl the one another worker read (or this worker's turn to fetch it)."""
+        kept = self.kept.fresh_copy(request)
+        if kept is not None:
+            return kept
+        shared = self._shared()
+        return None if shared is None else await shared.robots_of_others(request)
+
+    def _shared(self) -> SharedPolitenessMiddleware | None:
+        if not self._distributed:
+            return None
+        from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
+
+        return self.crawler.get_downloader_middleware(SharedPolitenessMiddleware)
+
     def robots_received(self, response: Response, netloc: str) -> Response:
         if len(response.body) > MAX_ROBOTS_BYTES:
             response = response.replace(body=truncate_robots(response.body))
@@ -122,6 +145,13 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
                 netloc,
                 MAX_ROBOTS_BYTES,
             )
+        origin = response.meta.get(Meta.ROBOTS_COPY) if response.request is not None else None
+        if origin != ROBOTS_FROM_WORKERS:
+            if origin is None:
+                response = self.kept.answered(response)
+            shared = self._shared()
+            if shared is not None:
+                shared.robots_read(response)
         self._bodies[netloc] = (response.status, response.body)
         if response.status >= 500 and self.config.unreachable_disallows:
             self._unreachable(netloc, robots_refusal(response.status, netloc))

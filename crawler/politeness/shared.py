@@ -9,16 +9,24 @@ therefore never send to a site more often than its delay, whatever their number.
 The delay is the largest of ``DOWNLOAD_DELAY``, the site's robots.txt Crawl-delay (shared
 in Redis, so a worker that has not read robots.txt yet still honours it) and this worker's
 own slot delay (AutoThrottle). Times are Redis's clock, so machines need not agree on time.
-Every worker reads robots.txt itself (Scrapy's robots middleware needs it), but only one at
-a time until the first has read it: no request leaves before the Crawl-delay is known.
+A site's robots.txt is fetched by one worker: the others wait for its answer and take it
+from Redis (with the Crawl-delay it sets), so no request leaves before the Crawl-delay is
+known, and the site is asked once, not once per worker. A request that passed its turn here
+is not held back by this worker's own download slot (its delay was reserved already): the
+time Redis recorded is the time it leaves.
 Within one worker, a site's requests are sent one at a time: the next one reserves its
 slot only when the previous one is answered, so a reserved time is never spent waiting in
-the downloader.
+the downloader. Across workers too: a request holds the site's "in flight" key until its
+answer comes, and the site's next request, any worker's, leaves its delay after that
+answer. The server sees a request somewhere between its dispatch and its answer, so no two
+reach it closer than the delay, however long one took on its way (a worker's first
+connection, a loaded machine); a site's pace is thus its delay plus its answer time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -55,6 +63,12 @@ KEY_LIFETIME_MS = 3600 * 1000
 ROBOTS_FETCH_LEASE_MS = 30_000
 #: How often a worker waiting for another's robots.txt looks again (s).
 ROBOTS_POLL = 0.1
+#: How often at most a worker whose turn came while another worker's request to the site
+#: is still unanswered looks again (ms; 0.9 x the site's delay when that is longer).
+IN_FLIGHT_POLL_MS = 20
+#: A site's "request in flight" key outlives the request's download timeout by this (s): a
+#: worker killed mid-request holds the site no longer.
+IN_FLIGHT_MARGIN = 5.0
 
 
 class SharedPolitenessMiddleware:
@@ -76,8 +90,15 @@ class SharedPolitenessMiddleware:
         self._reserve = server.register_script(lua.RESERVE)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
+        self._answered_script = server.register_script(lua.ANSWERED)
+        #: Each request sent holds the site's "in flight" key with a token until answered.
+        self._tokens: dict[Request, str] = {}
+        self._sequence = itertools.count()
+        timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
+        self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
         self._robots_gate = server.register_script(lua.ROBOTS_GATE)
         self._robots_read = server.register_script(lua.ROBOTS_READ)
+        self._robots_shared = server.register_script(lua.ROBOTS_SHARED)
         self._locks: dict[str, defer.DeferredLock] = {}
         self._holding: dict[Request, str] = {}
         crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
@@ -97,7 +118,7 @@ class SharedPolitenessMiddleware:
         try:
             if is_robots_txt(request):
                 await self._robots_turn(key)
-            await self._wait_for_turn(key)
+            await self._wait_for_turn(key, request)
         except RedisError:
             # Redis stopped answering (said once; the crawl stops): not sent, left undone.
             self._release(request)
@@ -106,11 +127,11 @@ class SharedPolitenessMiddleware:
             self._release(request)
             raise
 
-    async def _wait_for_turn(self, key: str) -> None:
+    async def _wait_for_turn(self, key: str, request: Request) -> None:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
         Then record the send, or wait more if this worker woke up too late for its turn."""
-        wait = self._reserve_slot(key) / 1000
+        wait, start = self._reserve_slot(key)
         while True:
             if wait > 0:
                 await sleep(wait)
@@ -119,54 +140,106 @@ class SharedPolitenessMiddleware:
             if paused > 0:
                 self._inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(paused / 1000)
-                wait = self._reserve_slot(key) / 1000
+                wait, start = self._reserve_slot(key)
                 continue
-            wait = self._dispatch_slot(key) / 1000
+            token = f"{self.worker_id}:{next(self._sequence)}"
+            wait = self._dispatch_slot(key, token, start) / 1000
             if wait <= 0:
+                self._tokens[request] = token
                 self._drop_stale_timer(key)
                 return
             self._inc(Stat.SHARED_LATE_WAITS)
 
     def _drop_stale_timer(self, key: str) -> None:
-        """The downloader slot may still hold a timer set when its delay was longer (the
-        AutoThrottle start delay before the first answer): the request would wait for it
-        after its turn here. The slot's own delay check runs again when the request enters."""
+        """The downloader slot may still hold a timer set after its last request (or when
+        its delay was longer: the AutoThrottle start delay), and would hold the request for
+        its own (randomised) delay: the request would leave later than the time recorded
+        here, and the next worker's turn could come right after it. The turn was reserved
+        with this slot's delay, so the slot lets it go at once."""
         slot = live_slot(self.crawler, key)
         if slot is not None:
             cancel_slot_timer(slot)
+            slot.lastseen = float("-inf")
 
-    def _dispatch_slot(self, key: str) -> int:
+    def _dispatch_slot(self, key: str, token: str, start: int) -> int:
         delay, _floor = self._delays(key)
-        keys = [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
-        return int(self._dispatch(keys, [int(delay * 1000), KEY_LIFETIME_MS]))
+        keys = [*self._pace_keys(key), self._key(key, "inflight"), self._key(key, "turn")]
+        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
+        return int(self._dispatch(keys, [*args, token, start]))
+
+    def _pace_keys(self, key: str) -> list[str]:
+        return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
+
+    def _answered(self, request: Request) -> None:
+        """The site's request in flight was answered (or failed): the next one, any
+        worker's, leaves the site's delay after now."""
+        token = self._tokens.pop(request, None)
+        if token is None:
+            return
+        key = slot_key(self.crawler, request)
+        delay, _floor = self._delays(key)
+        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        with contextlib.suppress(RedisError):  # the crawl stops (said once)
+            self._answered_script(keys, [int(delay * 1000), KEY_LIFETIME_MS, token])
+
+    def _robots_keys(self, key: str) -> list[str]:
+        """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
+        this run of the crawl: each run reads robots.txt anew (or from the crawl state)."""
+        worker = self._worker()
+        run = worker.run if worker is not None else ""
+        return [self._key(key, f"robots:{run}"), self._key(key, f"robots:{run}:fetching")]
 
     async def _robots_turn(self, key: str) -> None:
-        keys = [self._key(key, "robots"), self._key(key, "robots:fetching")]
+        keys = self._robots_keys(key)
         while not self._robots_gate(keys, [self.worker_id, ROBOTS_FETCH_LEASE_MS]):
             await sleep(ROBOTS_POLL)
 
-    def _robots_txt_read(self, key: str, response: Response) -> None:
-        """Share the Crawl-delay of a robots.txt this worker fetched, as its robots
-        middleware will apply it (``ROBOTSTXT_CRAWL_DELAY_*``)."""
+    async def robots_of_others(self, request: Request) -> Response | None:
+        """The robots.txt of the site of ``request`` as another worker read it, or None when
+        this worker is to fetch it (the others wait for its answer meanwhile)."""
+        keys = self._robots_keys(slot_key(self.crawler, request))
+        while True:
+            try:
+                found = self._robots_shared(keys, [self.worker_id, ROBOTS_FETCH_LEASE_MS])
+            except RedisError:
+                return None  # the crawl stops (said once); Scrapy's download is refused
+            if int(found[0]) == 0:
+                return None
+            if int(found[0]) == 1:
+                self._inc(Stat.ROBOTS_SHARED)
+                return shared_answer(request, found[1])
+            await sleep(ROBOTS_POLL)
+
+    def robots_read(self, response: Response) -> None:
+        """A robots.txt answer this worker has (fetched, or kept from an earlier run): its
+        Crawl-delay, as the robots middleware applies it (``ROBOTSTXT_CRAWL_DELAY_*``), and
+        the answer itself, for the other workers."""
+        if response.request is None:
+            return
+        key = slot_key(self.crawler, response.request)
         floor = self.min_delay
         if response.status < 400 and self.robots.obey_crawl_delay:
             parser = Protego.parse(response.body.decode("utf-8", "replace"))
             delay = parser.crawl_delay(self.user_agent)
             if delay:
                 floor = max(floor, min(float(delay), self.robots.max_crawl_delay))
-        keys = [self._key(key, "floor"), self._key(key, "robots")]
-        self._robots_read(keys, [int(floor * 1000), KEY_LIFETIME_MS])
+        keys = [self._key(key, "floor"), self._robots_keys(key)[0]]
+        answer = b"%d\n" % response.status + response.body
+        with contextlib.suppress(RedisError):  # the crawl stops (said once)
+            self._robots_read(keys, [int(floor * 1000), KEY_LIFETIME_MS, answer])
 
     def _key(self, site: str, name: str) -> str:
         return f"{self.prefix}:{site}:{name}"
 
-    def _reserve_slot(self, key: str) -> int:
+    def _reserve_slot(self, key: str) -> tuple[float, int]:
+        """How long to wait for the site's next reserved time (s), and that time (ms, Redis's
+        clock: the reservation's place in the queue)."""
         delay, floor = self._delays(key)
         keys = [self._key(key, "next"), self._key(key, "floor")]
         local = int(self._local_wait(key) * 1000)
         args = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
-        wait, _start = self._reserve(keys, args)
-        return int(wait)
+        wait, start = self._reserve(keys, args)
+        return int(wait) / 1000, int(start)
 
     def _local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay
@@ -186,9 +259,7 @@ class SharedPolitenessMiddleware:
         return delay, floor
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if is_robots_txt(request) and request in self._holding:
-            with contextlib.suppress(RedisError):  # the crawl stops (said once)
-                self._robots_txt_read(self._holding[request], response)
+        self._answered(request)
         self._release(request)
         worker = self._worker()
         if worker is not None:
@@ -196,6 +267,7 @@ class SharedPolitenessMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: BaseException) -> None:
+        self._answered(request)
         self._release(request)
         worker = self._worker()
         if worker is not None:
@@ -231,6 +303,22 @@ async def sleep(seconds: float) -> None:
     from twisted.internet import reactor
 
     await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+def shared_answer(request: Request, answer: bytes) -> Response:
+    """The robots.txt answer another worker kept in Redis (``<status>\n<body>``)."""
+    from scrapy.http import TextResponse
+    from scrapy_maintext.politeness.robots_kept import ROBOTS_FROM_WORKERS, copy_request
+
+    status, _, body = answer.partition(b"\n")
+    asked = copy_request(request, ROBOTS_FROM_WORKERS)
+    return TextResponse(
+        url=asked.url,
+        status=int(status) if status.isdigit() else 200,
+        body=body,
+        encoding="utf-8",
+        request=asked,
+    )
 
 
 def is_robots_txt(request: Request) -> bool:

@@ -26,6 +26,9 @@ from scrapy_maintext.vocabulary.reasons import NotModified, PageGone, RecrawlOut
 #: Requests that are not pages nor discovery documents of ours: robots.txt.
 _NOT_CONDITIONAL = (Meta.ROBOTS_DISCOVERY, "dont_obey_robotstxt")
 GONE_STATUSES = (404, 410)
+#: How a page was found when the state keeps what listed it (a feed or sitemap that
+#: answers 304 next time stands for it).
+LISTINGS = ("sitemap", "feed")
 
 
 def state_url(request: Request) -> str:
@@ -98,7 +101,7 @@ class ConditionalRequestMiddleware:
         validators = Validators.from_headers(headers.get("ETag"), headers.get("Last-Modified"))
         listed = iso_to_epoch(request.meta.get(Meta.SOURCE_DATE))
         meta = request.meta
-        source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) == "sitemap" else None
+        source = meta.get(Meta.SOURCE_URL) if meta.get(Meta.DISCOVERED_VIA) in LISTINGS else None
         self.recrawl.write(self.recrawl.state.record_seen, url, validators, listed, source)
         self.recrawl.write(self.recrawl.visited, url, response, False)
         self.recrawl.outcome(site_of_request(request), RecrawlOutcome.NOT_MODIFIED)

@@ -42,6 +42,7 @@ from scrapy_maintext.state.sqlite_schema import (
 )
 from scrapy_maintext.state.store import (
     CrawlStateError,
+    RobotsCopy,
     StateUnavailable,
     UrlRecord,
     Visit,
@@ -202,11 +203,49 @@ class CrawlState:
         rows = self.db.execute(query, (source, int(documents)))
         return [self._ids[host] + path for host, path in rows]
 
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        source = self._names.get(source_url)
+        if source is None:
+            return [], []
+        query = (
+            "SELECT host, path, listed IS NULL FROM urls WHERE source=? AND gone=0 AND document=0"
+        )
+        dated: list[str] = []
+        undated: list[str] = []
+        for host, path, no_date in self.db.execute(query, (source,)):
+            (undated if no_date else dated).append(self._ids[host] + path)
+        return dated, undated
+
     def fingerprints(self) -> Iterator[str]:
         """The fingerprints (hex) of the last export of every page that has one."""
         rows = self.db.execute("SELECT fingerprint FROM urls WHERE fingerprint IS NOT NULL")
         for (value,) in rows:
             yield fingerprint_hex(value) or ""
+
+    def robots(self, url: str) -> RobotsCopy | None:
+        query = "SELECT url, status, body, etag, last_modified, checked, fresh_for FROM robots"
+        row = self.db.execute(f"{query} WHERE key=?", (url_key(url),)).fetchone()
+        if row is None or row[0] != url:
+            return None
+        kept, status, body, etag, modified, checked, fresh_for = row
+        return RobotsCopy(kept, status, bytes(body), Validators(etag, modified), checked, fresh_for)
+
+    def keep_robots(self, copy: RobotsCopy) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO robots (key, url, status, body, etag, last_modified,"
+            " checked, fresh_for) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                url_key(copy.url),
+                copy.url,
+                copy.status,
+                copy.body,
+                copy.validators.etag,
+                copy.validators.last_modified,
+                copy.checked,
+                copy.fresh_for,
+            ),
+        )
+        self._dirty += 1
 
     def known_pages(self) -> int:
         """Pages remembered (discovery documents not counted), gone ones included."""

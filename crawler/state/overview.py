@@ -22,6 +22,7 @@ from scrapy_maintext.state.crawl_state import CrawlState, CrawlStateError, check
 from scrapy_maintext.state.schedule import SchedulePolicy, due_at
 from scrapy_maintext.state.sqlite_file import check_head, unreadable
 from scrapy_maintext.state.sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
+from scrapy_maintext.state.store import url_key
 
 DAY = 86_400
 
@@ -33,9 +34,9 @@ class SiteOverview:
     its sitemap or feed lists it with a newer one."""
 
     site: str
-    #: URLs remembered: pages, and sitemaps and feeds (``documents``).
+    #: URLs remembered: pages, and sitemaps and feeds (``listings``).
     known: int
-    documents: int
+    listings: int
     due_now: int
     due_24h: int
     #: Pages exported (new or changed), sitemaps and feeds read changed, in the last day.
@@ -193,8 +194,8 @@ def total(sites: list[SiteOverview]) -> SiteOverview:
 
 
 def site_overview(name: str, counts: list[int], last: int | None) -> SiteOverview:
-    known, documents, due_now, due_24h, changed, gone, revisions = counts
-    return SiteOverview(name, known, documents, due_now, due_24h, changed, gone, revisions, last)
+    known, listings, due_now, due_24h, changed, gone, revisions = counts
+    return SiteOverview(name, known, listings, due_now, due_24h, changed, gone, revisions, last)
 
 
 def matching_sites(names: list[str], site: str) -> list[str]:
@@ -226,6 +227,9 @@ def forget(path: str | Path, site: str) -> tuple[list[str], int]:
             matched,
         )
         dropped = state.db.execute(f"DELETE FROM urls WHERE host IN {hosts}", matched).rowcount
+        # Its robots.txt too: the next run asks the site as a new one.
+        robots = [(url_key(f"{name}/robots.txt"),) for name in matched]
+        state.db.executemany("DELETE FROM robots WHERE key=?", robots)
         state.wrote()
         state.commit()
     return matched, dropped

@@ -231,6 +231,8 @@ class Recrawl:
             return
         if self.known is not None:
             stats.set_value(Stat.RECRAWL_KNOWN, self.known)
+            reached = end_counts(stats.get_stats()).total
+            stats.set_value(Stat.RECRAWL_NOT_REACHED, self.known - reached)
         for name, attribute in _SKIPPED.items():
             skipped = len(getattr(self.state, attribute, ()))
             if skipped:
@@ -242,28 +244,60 @@ class Recrawl:
             self.state.close()
         _OPEN.pop(self.crawler, None)
         stats = self.crawler.stats
-        get = (lambda name: stats.get_value(name, 0)) if stats is not None else (lambda _: 0)
-        known = "an unknown number" if self.known is None else str(self.known)
-        fresh = get(Stat.RECRAWL_NEW) + get(Stat.RECRAWL_CHANGED)
-        unchanged = (
-            get(Stat.RECRAWL_UNCHANGED)
-            + get(Stat.RECRAWL_NOT_MODIFIED)
-            + get(Stat.RECRAWL_SKIPPED_BY_DATE)
-        )
+        counts = end_counts(stats.get_stats() if stats is not None else {})
+        # In a shared crawl this worker's outcomes are its own: the rest of the known pages
+        # may have been decided by the other workers.
+        rest = "decided by other workers or not reached" if self.config.redis_url else "not reached"
         logger.info(
-            "Recurring crawl: %d new or changed of %s known; %d unchanged, %d gone, "
-            "%d not due (state %s)",
-            fresh,
-            known,
-            unchanged,
-            get(Stat.RECRAWL_GONE),
-            get(Stat.RECRAWL_NOT_DUE),
+            "Recurring crawl: %s known pages: %d new or changed, %d unchanged, %d behind "
+            "unchanged sitemaps or feeds, %d gone, %d not due, %s %s (state %s)",
+            "an unknown number of" if self.known is None else str(self.known),
+            counts.fresh,
+            counts.unchanged,
+            counts.behind,
+            counts.gone,
+            counts.not_due,
+            "?" if self.known is None else str(self.known - counts.total),
+            rest,
             self.state.path,
             extra=REPORT,
         )
         not_due = self.not_due.line(self.config.schedule.min_interval)
         if not_due:
             logger.info("%s", not_due, extra=REPORT)
+
+
+@dataclass(frozen=True)
+class EndCounts:
+    """A run's page outcomes as the end line groups them (each page counted once)."""
+
+    fresh: int
+    #: Fetched with the same text, answered 304, or skipped by its listed date.
+    unchanged: int
+    behind: int
+    gone: int
+    not_due: int
+
+    @property
+    def total(self) -> int:
+        return self.fresh + self.unchanged + self.behind + self.gone + self.not_due
+
+
+def end_counts(stats: dict[str, Any]) -> EndCounts:
+    """The end line's groups, from the ``recrawl/`` stats."""
+
+    def get(*names: str) -> int:
+        return sum(int(stats.get(name, 0)) for name in names)
+
+    return EndCounts(
+        fresh=get(Stat.RECRAWL_NEW, Stat.RECRAWL_CHANGED),
+        unchanged=get(
+            Stat.RECRAWL_UNCHANGED, Stat.RECRAWL_NOT_MODIFIED, Stat.RECRAWL_SKIPPED_BY_DATE
+        ),
+        behind=get(Stat.RECRAWL_BEHIND_UNCHANGED),
+        gone=get(Stat.RECRAWL_GONE),
+        not_due=get(Stat.RECRAWL_NOT_DUE),
+    )
 
 
 def crawl_state_of(crawler: Crawler) -> Recrawl | None:

@@ -40,6 +40,18 @@ class DocumentSeen:
     hints: Hints = NO_HINTS
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What a sitemap or feed listed when last read (pages gone since left out)."""
+
+    #: Child sitemaps and feeds.
+    children: list[str]
+    #: Pages listed with a date (not planned again while the listing stays the same).
+    dated: list[str]
+    #: Pages listed without one (planned again: nothing says they did not change).
+    undated: list[str]
+
+
 @dataclass
 class DiscoveryMemory:
     """One crawl's questions to the state and its discovery rows waiting for a clean end."""
@@ -90,10 +102,10 @@ class DiscoveryMemory:
         record = self.state.get(url)
         return record.listed if record is not None else None
 
-    def remembered_children(self, url: str) -> tuple[list[str], list[str]]:
-        """What the sitemap ``url`` listed last time: child sitemaps, and undated pages."""
-        children = self.state.listed_by(url, documents=True)
-        return children, self.state.listed_by(url, undated=True)
+    def remembered_children(self, url: str) -> Listing:
+        """What the sitemap or feed ``url`` listed last time."""
+        dated, undated = self.state.pages_listed_by(url)
+        return Listing(self.state.listed_by(url, documents=True), dated, undated)
 
     def no_longer_listed(self, site: str, sitemap: str, listed: Iterable[str]) -> list[str]:
         """Pages ``sitemap`` listed last time and not now (each to be checked once)."""

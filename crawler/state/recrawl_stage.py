@@ -19,6 +19,7 @@ from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.exporters.feeds import exported_signal
 from scrapy_maintext.report.extension import site_of_request
+from scrapy_maintext.state.conditional import LISTINGS
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
 from scrapy_maintext.state.validators import Validators, epoch_to_iso, iso_to_epoch, text_hash
 from scrapy_maintext.vocabulary.reasons import (
@@ -153,8 +154,8 @@ def _validators(response: Response | None) -> Validators:
 
 
 def _source(adapter: ItemAdapter) -> str | None:
-    """The sitemap that listed the page (pages found otherwise have none kept)."""
-    if adapter.get(DISCOVERED_VIA_FIELD) != "sitemap":
+    """The sitemap or feed that listed the page (pages found otherwise have none kept)."""
+    if adapter.get(DISCOVERED_VIA_FIELD) not in LISTINGS:
         return None
     source = adapter.get(SOURCE_URL_FIELD)
     return source if isinstance(source, str) and source else None

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from scrapy_maintext.state.store import CrawlStateError, UrlRecord, Visit
+from scrapy_maintext.state.store import CrawlStateError, RobotsCopy, UrlRecord, Visit
+from scrapy_maintext.state.validators import Validators
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -35,7 +36,10 @@ COUNTERS = ("pages", "near:count")
 
 #: The keys of one state past its prefix (names may hold ':': ``news:de`` is another state,
 #: and none of its keys matches this after ``news:``). ``held:<worker>``: a crawl holds it.
-_OWN_KEYS = r"(meta|pages|u:-?[0-9]+|src:[a-z]+://.*|held:.+|near:count|near:[0-9]+:(h?[0-9]+:[0-9a-f]+|v2))"
+_OWN_KEYS = (
+    r"(meta|pages|u:-?[0-9]+|src:[a-z]+://.*|held:.+|robots:-?[0-9]+|near:count"
+    r"|near:[0-9]+:(h?[0-9]+:[0-9a-f]+|v2))"
+)
 
 
 def check_name(name: str) -> None:
@@ -145,3 +149,17 @@ def record_of(row: dict[str, str]) -> UrlRecord:
         row.get("s"),
         row.get("p"),
     )
+
+
+def robots_copy_of(found: dict[Any, Any], url: str) -> RobotsCopy | None:
+    """The kept robots.txt in a hash, None when there is none or it is damaged."""
+    try:
+        if text(found.get(b"u")) != url:
+            return None
+        etag = text(found.get(b"e")) or None
+        modified = found.get(b"m") or None
+        validators = Validators(etag, int(modified) if modified else None)
+        status, checked, fresh_for = (int(found[k]) for k in (b"st", b"ck", b"ff"))
+        return RobotsCopy(url, status, bytes(found[b"b"]), validators, checked, fresh_for)
+    except (KeyError, ValueError):
+        return None

@@ -94,6 +94,9 @@ class RedisStateView:
                 if "d" not in row:
                     pipe.decr(f"{self.prefix}:pages")
             pipe.execute()
+        # Its robots.txt too: the next run asks the site as a new one.
+        for name in matched:
+            self.client.delete(f"{self.prefix}:robots:{url_key(name + '/robots.txt')}")
         return matched, len(dropped)
 
 
@@ -102,7 +105,7 @@ def _site(url: str) -> str:
 
 
 def _count(counts: list[int], row: dict[str, str], now: int, policy: SchedulePolicy) -> None:
-    """One row added to a site's counts (known, documents, due now, due in 24 h, changed in
+    """One row added to a site's counts (known, listings, due now, due in 24 h, changed in
     24 h, gone, revisions), by the rule of the file's query."""
     due = int(row["du"]) if "du" in row else None
     checked = int(row["ck"]) if "ck" in row else None

@@ -99,3 +99,11 @@ return bad
 DROP = "redis.call('DEL', KEYS[1])\nreturn false"
 #: KEYS: a listing. ARGV: keys of rows it lists.
 RELIST = "redis.call('SADD', KEYS[1], unpack(ARGV))\nreturn false"
+
+#: KEYS: a site's kept robots.txt. ARGV: field, value, field, value... The hash holds
+#: those and no more. Returns nothing (the commit reads what each write returns).
+ROBOTS = """
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return false
+"""

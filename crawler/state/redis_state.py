@@ -49,6 +49,7 @@ from scrapy_maintext.state.redis_keys import (
     decode,
     key_pattern,
     record_of,
+    robots_copy_of,
     state_keys,
     state_prefix,
     text,
@@ -56,6 +57,7 @@ from scrapy_maintext.state.redis_keys import (
 )
 from scrapy_maintext.state.store import (
     CrawlStateError,
+    RobotsCopy,
     StateUnavailable,
     UrlRecord,
     Visit,
@@ -97,7 +99,7 @@ class RedisCrawlState:
         self._rebuilt: dict[str, list[str]] = {}
         #: Sitemaps whose listing held such a row: the next run reads them whole.
         self._reread: set[str] = set()
-        self._pending: list[tuple[Any, list[str], list[str]]] = []
+        self._pending: list[tuple[Any, list[str], Any]] = []
         self._export = client.register_script(lua.EXPORT)
         self._seen = client.register_script(lua.SEEN)
         self._gone = client.register_script(lua.GONE)
@@ -106,6 +108,7 @@ class RedisCrawlState:
         self._reread_script = client.register_script(lua.REREAD)
         self._drop = client.register_script(lua.DROP)
         self._relist = client.register_script(lua.RELIST)
+        self._robots_write = client.register_script(lua.ROBOTS)
         try:
             check_meta(client, self.prefix, self.path)
         except RedisError as exc:
@@ -164,6 +167,14 @@ class RedisCrawlState:
     def listed_by(
         self, source_url: str, documents: bool = False, undated: bool = False
     ) -> list[str]:
+        return [row["u"] for row in self._listed_rows(source_url, documents, undated)]
+
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        rows = self._listed_rows(source_url, documents=False, undated=False)
+        dated = [row["u"] for row in rows if "l" in row]
+        return dated, [row["u"] for row in rows if "l" not in row]
+
+    def _listed_rows(self, source_url: str, documents: bool, undated: bool) -> list[dict[str, str]]:
         listing = f"{self.prefix}:src:{source_url}"
         try:
             keys = sorted(text(k) or "" for k in self.client.smembers(listing))
@@ -180,7 +191,7 @@ class RedisCrawlState:
             if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
                 continue
             if not undated or "l" not in row:
-                found.append(row["u"])
+                found.append(row)
         if len(self.skipped) > skipped:
             # A damaged row hides a URL it listed: the next run reads it whole again.
             self._reread_sitemap(source_url)
@@ -308,6 +319,31 @@ class RedisCrawlState:
     def record_visit(self, url: str, visit: Visit) -> None:
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
         self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
+
+    def robots(self, url: str) -> RobotsCopy | None:
+        try:
+            found = self.client.hgetall(self._robots_key(url))
+        except ResponseError:
+            return None  # not a hash (damaged by hand): asked again, and written again
+        except RedisError as exc:
+            raise self._fail(exc) from exc
+        return robots_copy_of(dict(found), url)
+
+    def keep_robots(self, copy: RobotsCopy) -> None:
+        fields = {
+            "u": copy.url,
+            "st": copy.status,
+            "b": copy.body,
+            "e": copy.validators.etag or "",
+            "m": "" if copy.validators.last_modified is None else copy.validators.last_modified,
+            "ck": copy.checked,
+            "ff": copy.fresh_for,
+        }
+        args = [str(v) if isinstance(v, int) else v for pair in fields.items() for v in pair]
+        self._pending.append((self._robots_write, [self._robots_key(copy.url)], args))
+
+    def _robots_key(self, url: str) -> str:
+        return f"{self.prefix}:robots:{url_key(url)}"
 
     @property
     def pending(self) -> int:

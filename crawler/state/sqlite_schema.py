@@ -15,7 +15,7 @@ from scrapy_maintext.state.store import CrawlStateError
 APPLICATION_ID = 0x6D547853
 #: ``PRAGMA user_version``: the schema this code writes; a newer file is refused, an older
 #: one migrated when opened (:data:`MIGRATIONS`).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: When each URL is due again (:mod:`scrapy_maintext.state.schedule`), keyed as ``urls``.
 SCHEDULE = """
@@ -26,6 +26,19 @@ CREATE TABLE schedule (
     checked INTEGER NOT NULL,
     changed INTEGER,
     digest INTEGER
+);
+"""
+#: Each site's robots.txt, kept between runs (:class:`~scrapy_maintext.state.store.RobotsCopy`).
+ROBOTS = """
+CREATE TABLE robots (
+    key INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    etag TEXT,
+    last_modified INTEGER,
+    checked INTEGER NOT NULL,
+    fresh_for INTEGER NOT NULL
 );
 """
 SCHEMA = """
@@ -56,6 +69,8 @@ MIGRATIONS = {
     1: "ALTER TABLE urls ADD COLUMN fingerprint INTEGER;",
     # 3: adaptive revisits; files of schema 2 have no schedule, so every URL is due once.
     2: SCHEDULE,
+    # 4: robots.txt kept between runs; files of schema 3 have none: each site's is asked once.
+    3: ROBOTS,
 }
 
 
@@ -116,7 +131,7 @@ def _migrate(path: Path, db: sqlite3.Connection, version: int) -> None:
 
 def _create(db: sqlite3.Connection) -> None:
     db.executescript(
-        f"BEGIN; {SCHEMA} {SCHEDULE} PRAGMA application_id={APPLICATION_ID}; "
+        f"BEGIN; {SCHEMA} {SCHEDULE} {ROBOTS} PRAGMA application_id={APPLICATION_ID}; "
         f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;"
     )
 

@@ -59,6 +59,26 @@ class UrlRecord:
 
 
 @dataclass(frozen=True)
+class RobotsCopy:
+    """A site's robots.txt as it last answered, kept between runs (RFC 9309 lets a crawler
+    use it for up to 24 hours without asking; after that it is asked conditionally)."""
+
+    #: The robots.txt URL (scheme, host and port: one per site).
+    url: str
+    #: Its status (2xx: rules; 4xx: no rules), and its body (truncated, as obeyed).
+    status: int
+    body: bytes
+    validators: Validators
+    #: When it last answered (epoch s, the crawl's clock), and how long after that it is
+    #: used without asking (s).
+    checked: int
+    fresh_for: int
+
+    def fresh(self, now: int) -> bool:
+        return now - self.checked < self.fresh_for
+
+
+@dataclass(frozen=True)
 class Visit:
     """When a URL is due again (times in epoch seconds; see ``schedule``)."""
 
@@ -93,7 +113,16 @@ class StateStore(Protocol):
         self, source_url: str, documents: bool = False, undated: bool = False
     ) -> list[str]: ...
 
+    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
+        """The pages (not gone) last listed by ``source_url``: (with a date, without)."""
+
     def fingerprints(self) -> Iterator[str]: ...
+
+    def robots(self, url: str) -> RobotsCopy | None:
+        """The kept robots.txt of ``url`` (a robots.txt URL), if any."""
+
+    def keep_robots(self, copy: RobotsCopy) -> None:
+        """Keep ``copy`` in place of the one before (written at the next commit)."""
 
     def known_pages(self) -> int: ...
 

@@ -38,6 +38,9 @@ class Meta:
     SKIP_URL_FILTER: Final = "skip_url_filter"
     #: A spider's own robots.txt request, answered from the robots middleware's cache.
     ROBOTS_DISCOVERY: Final = "robots_discovery"
+    #: On a robots.txt answer that was not downloaded: where it came from ("state": kept
+    #: between runs; "workers": another worker of a shared crawl read it).
+    ROBOTS_COPY: Final = "robots_copy"
     #: How the page was found (``sitemap``, ``feed``, ``link``...), and from where.
     DISCOVERED_VIA: Final = "discovered_via"
     SOURCE_URL: Final = "source_url"
@@ -108,6 +111,10 @@ class Stat:
     EXTRACT_REASON: Final = "extract/reason/"
     EXTRACT_DROPPED: Final = "extract/dropped/"
     EXTRACT_TIMEOUT: Final = "extract/timeout"
+    #: Page requests that waited for extraction to catch up (EXTRACT_MAX_PENDING), and the
+    #: most pages downloading or waiting for extraction at once.
+    EXTRACT_BACKPRESSURE_WAITS: Final = "extract/backpressure_waits"
+    EXTRACT_PENDING_MAX: Final = "extract/pending_max"
     EXTRACT_ERROR: Final = "extract/error"
     #: Pages whose worker died under them (killed, out of memory): given to another worker.
     EXTRACT_WORKER_DIED: Final = "extract/worker_died"
@@ -161,6 +168,12 @@ class Stat:
     # Politeness.
     ROBOTS_TRUNCATED: Final = "politeness/robots_truncated"
     ROBOTS_UNREACHABLE: Final = "politeness/robots_unreachable"
+    #: robots.txt taken from the crawl state unasked (kept for less than ROBOTSTXT_KEEP_FOR).
+    ROBOTS_KEPT: Final = "politeness/robots_kept"
+    #: robots.txt asked conditionally that answered 304: the kept copy was used.
+    ROBOTS_NOT_MODIFIED: Final = "politeness/robots_not_modified"
+    #: robots.txt read by another worker of a shared crawl, taken from Redis unasked.
+    ROBOTS_SHARED: Final = "politeness/robots_shared"
     SITE_FAILED: Final = "politeness/site_failed/"
     CRAWL_DELAY: Final = "politeness/crawl_delay/"
     RETRY_AFTER: Final = "politeness/retry_after"
@@ -208,6 +221,11 @@ class Stat:
     RECRAWL_SITEMAPS_SKIPPED_BY_DATE: Final = "recrawl/sitemaps_skipped_by_date"
     RECRAWL_FEEDS_NOT_MODIFIED: Final = "recrawl/feeds_not_modified"
     RECRAWL_NOT_DUE: Final = "recrawl/not_due"
+    #: Pages behind a sitemap or feed that is as it was (not requested).
+    RECRAWL_BEHIND_UNCHANGED: Final = "recrawl/behind_unchanged"
+    #: Known pages this run decided nothing of (not listed, gone earlier, failed, a site
+    #: not crawled): the known total less every outcome above, set at the end.
+    RECRAWL_NOT_REACHED: Final = "recrawl/not_reached"
     #: Sitemaps and feeds not requested: not due yet (RECRAWL_SCHEDULE=adaptive).
     RECRAWL_SITEMAPS_NOT_DUE: Final = "recrawl/sitemaps_not_due"
     RECRAWL_FEEDS_NOT_DUE: Final = "recrawl/feeds_not_due"

@@ -85,6 +85,9 @@ class RecrawlOutcome(StrEnum):
     SKIPPED_BY_DATE = "skipped_by_date"
     #: Not requested: not due yet (``RECRAWL_SCHEDULE=adaptive``).
     NOT_DUE = "not_due"
+    #: Not requested: listed with a date by a sitemap (or listed by a feed) that is as it
+    #: was (it answered 304, its index gave the same lastmod, or it was not due).
+    BEHIND_UNCHANGED = "behind_unchanged"
 
 
 #: Reasons that are routine or said once for the whole site: logged at INFO, not WARNING.

@@ -9,7 +9,6 @@ a project's or the command line's value wins.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,12 @@ _OURS = [
             True,
             bool,
             "robots.txt unreachable or 5xx: the site is not crawled (RFC 9309).",
+        ),
+        (
+            "ROBOTSTXT_KEEP_FOR",
+            86400,
+            int,
+            "Seconds a robots.txt kept in CRAWL_STATE is used unasked (RFC 9309: 24 h at most).",
         ),
         ("RETRY_AFTER_ENABLED", True, bool, "Honour Retry-After on 429/503 with a site pause."),
         ("RETRY_AFTER_HTTP_CODES", [429, 503], list, "Statuses whose Retry-After is honoured."),
@@ -118,9 +123,16 @@ _OURS = [
             "EXTRACT_WORKERS",
             None,
             int,
-            "Extraction processes; unset: one per CPU core, 0: threads.",
+            "Extraction processes; unset: one per core the process may use (affinity, cgroup "
+            "CPU quota), 0: threads.",
         ),
         ("EXTRACT_TIMEOUT", 30.0, float, "Per-page limit (seconds); the worker is then killed."),
+        (
+            "EXTRACT_MAX_PENDING",
+            32,
+            int,
+            "Pages downloading or waiting for extraction at most; more wait (0: no bound).",
+        ),
         ("EXTRACT_MAX_BYTES", 10_000_000, int, "Bodies above this are not extracted."),
         ("EXTRACT_INCLUDE_COMMENTS", False, bool, "Keep reader comments in the text."),
         ("EXTRACT_INCLUDE_TABLES", True, bool, "Keep tables in the text."),
@@ -383,8 +395,11 @@ def default_of(name: str) -> Any:
 
 
 def cpu_count() -> int:
-    """Cores this process may use (the default of ``EXTRACT_WORKERS``)."""
-    return os.cpu_count() or 1
+    """Cores this process may use: its affinity and cgroup CPU quota, not the host's
+    (the default of ``EXTRACT_WORKERS``)."""
+    from scrapy_maintext.cpu import usable_cores
+
+    return usable_cores()
 
 
 def markdown() -> str:
