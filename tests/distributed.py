@@ -48,6 +48,17 @@ def news_site() -> Iterator[Any]:
         yield ChangingSite(server)
 
 
+@pytest.fixture(name="backend", params=["sqlite", "redis"])
+def state_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The settings that put the crawl state in a SQLite file or in a real Redis."""
+    if request.param == "sqlite":
+        yield {"CRAWL_STATE": str(tmp_path / "state.sqlite")}
+        return
+    (tmp_path / "redis").mkdir()
+    for server in redis_or_skip(tmp_path / "redis"):
+        yield {"CRAWL_STATE": "news", "REDIS_URL": server.url}
+
+
 def redis_or_skip(workdir: Path) -> Iterator[RedisServer]:
     pytest.importorskip("scrapy_redis", reason="scrapy-redis not installed (pip install -e .[dev])")
     binary = redis_server_binary()

@@ -7,35 +7,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.crawl import NO_WAITS, CrawlResult, run_crawl
-from tests.distributed import news_site, redis_or_skip
+from tests.distributed import news_site, state_backend
 from tests.recrawl_site import UNDATED, ChangingSite, newsroom_day
 
 #: Fixtures.
-_ = (news_site,)
+_ = (news_site, state_backend)
 
 END_LINE = re.compile(
     r"Recurring crawl: (\d+) known pages: (\d+) new or changed, (\d+) unchanged, (\d+) behind "
     r"unchanged sitemaps or feeds, (\d+) gone, (\d+) not due, (-?\d+) "
     r"(?:not reached|decided by other workers or not reached)"
 )
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
-    """The settings that put the crawl state in a SQLite file or in a real Redis."""
-    if request.param == "sqlite":
-        yield {"CRAWL_STATE": str(tmp_path / "state.sqlite")}
-        return
-    (tmp_path / "redis").mkdir()
-    for server in redis_or_skip(tmp_path / "redis"):
-        yield {"CRAWL_STATE": "news", "REDIS_URL": server.url}
 
 
 def crawl(news: ChangingSite, out: Path, state: dict[str, str], spider: str) -> CrawlResult:

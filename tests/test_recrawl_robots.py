@@ -4,7 +4,6 @@ to a conditional request), the server counting every request, with both state ba
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,24 +11,14 @@ from typing import Any
 import pytest
 
 from tests.crawl import NO_WAITS, CrawlResult, run_crawl
-from tests.distributed import news_site, redis_or_skip
+from tests.distributed import news_site, state_backend
 from tests.recrawl_site import ChangingSite
 
 #: Fixtures.
-_ = (news_site,)
+_ = (news_site, state_backend)
 
 T0 = 1_800_000_000
 HOUR = 3600
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
-    if request.param == "sqlite":
-        yield {"CRAWL_STATE": str(tmp_path / "state.sqlite")}
-        return
-    (tmp_path / "redis").mkdir()
-    for server in redis_or_skip(tmp_path / "redis"):
-        yield {"CRAWL_STATE": "news", "REDIS_URL": server.url}
 
 
 def crawl(
