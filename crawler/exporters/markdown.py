@@ -112,7 +112,6 @@ def markdown_image(image: Image) -> str:
     """``![alt](<url> "caption")``, and the credit in italics on the next line; a picture
     whose URL is not ``http(s)`` keeps its caption and credit as text, with no image."""
     url = _http_url(image.url)
-    credit = _escape_inline(_one_line(image.credit or ""))
     if url is None:
         words = [_one_line(image.caption or ""), _one_line(image.credit or "")]
         return _escape_line(" ".join(word for word in words if word))
@@ -122,6 +121,7 @@ def markdown_image(image: Image) -> str:
     # In a link destination an entity's ``&`` would be decoded: escaped.
     url = url.replace("&", "\\&")
     line = f"![{_escape_inline(_one_line(image.alt or ''))}](<{url}>{title})"
+    credit = _escape_inline(_one_line(image.credit or ""))
     if credit:
         line += f"\\\n*{credit}*"
     return line
