@@ -24,7 +24,7 @@ for the folds of ``--report`` (held out) and for all pages.
   instant to the minute (a date without time never does); the day: the same day.
 
 wcxb-dev: the author is chosen by the decision list learnt without the page's site fold
-(``benchmarks.metadata``'s procedure) and split into names (``extraction.people``); right when
+(``benchmarks.metadata``'s procedure) and split into names (``fields.people``); right when
 its set of name words equals the label's, beside trafilatura's author.
 """
 
@@ -42,8 +42,8 @@ from typing import Any
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from scrapy_maintext.document import Document
-from scrapy_maintext.extraction.images import same_picture as is_rendition
 from scrapy_maintext.models.dataset import site_fold, site_of
+from scrapy_maintext.pictures.images import same_picture as is_rendition
 
 _WORD = re.compile(r"\w+")
 #: Sizes, formats and rendition words that differ between renditions of one picture.
@@ -248,7 +248,7 @@ def _show(rec: dict[str, Any], got: dict[str, Any]) -> None:
 
 def wcxb_authors(data: Path, limit: int, folds: int) -> None:
     """Author on wcxb-dev: ours (held-out decision list, split into names) beside trafilatura's."""
-    from scrapy_maintext.extraction.people import split_authors
+    from scrapy_maintext.fields.people import split_authors
 
     from benchmarks.metadata import fit, labelled_page, read, right
 

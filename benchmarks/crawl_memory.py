@@ -125,7 +125,7 @@ def part_filter(urls: int, bloom: bool, error_rate: float) -> str:
 def part_site_memory(sites: int, site_pages: int, max_sites: int | None, seed: int) -> str:
     import numpy as np
     from scrapy_maintext.document import Block, Document
-    from scrapy_maintext.extraction.fingerprint_parts import fingerprint_parts
+    from scrapy_maintext.fields.fingerprint_parts import fingerprint_parts
     from scrapy_maintext.site_memory.memory import PageSignatures
     from scrapy_maintext.site_memory.registry import Pending, SiteMemories, SiteMemoriesOptions
 

@@ -328,12 +328,12 @@ STEPS = [
     (
         "fork server",
         "dateparser locale warm-up",
-        _call("scrapy_maintext.extraction.metadata", "warm_date_parser"),
+        _call("scrapy_maintext.fields.metadata", "warm_date_parser"),
     ),
     (
         "fork server",
         "language model (py3langid)",
-        _call("scrapy_maintext.extraction.language", "identifier"),
+        _call("scrapy_maintext.fields.language", "identifier"),
     ),
     ("worker", "model session (neural_load)", _load_model),
     ("worker", "warm-up page", _warm_up_page),

@@ -66,8 +66,8 @@ from scrapy_maintext.demo.server import SiteServer
 from scrapy_maintext.demo.site import Route, Site, SiteOptions
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import extract_page
-from scrapy_maintext.extraction.metadata import warm_date_parser
 from scrapy_maintext.extraction.worker import init_worker
+from scrapy_maintext.fields.metadata import warm_date_parser
 
 from benchmarks.common import CRAWL_CPU_STAT, DATA_FILE, GC_STAT, Page, load_pages
 from tests.crawl import CrawlResult, run_crawl

@@ -162,8 +162,8 @@ def start_up(model: str | None) -> dict[str, float]:
     )
     from scrapy_maintext.datatrove import WARM_UP_PAGE, Maintext
     from scrapy_maintext.extraction.engines import neural_load
-    from scrapy_maintext.extraction.language import identifier
-    from scrapy_maintext.extraction.metadata import warm_date_parser
+    from scrapy_maintext.fields.language import identifier
+    from scrapy_maintext.fields.metadata import warm_date_parser
 
     seconds["language model"], _ = _timed(identifier)
     seconds["ONNX session (neural import, model)"], _ = _timed(lambda: neural_load(model))
@@ -249,11 +249,11 @@ def _bookkeeping(step: Any, doc: Any, result: dict[str, Any], set_result: Any) -
 INSIDE = (
     ("scrapy_maintext.extraction.core", "parse_page"),
     ("scrapy_maintext.extraction.core", "apply_metadata"),
-    ("scrapy_maintext.extraction.metadata", "page_candidates"),
-    ("scrapy_maintext.extraction.metadata", "add_byline"),
-    ("scrapy_maintext.extraction.metadata", "trafilatura_metadata"),
-    ("scrapy_maintext.extraction.metadata", "find_date"),
-    ("scrapy_maintext.extraction.metadata", "extract_author"),
+    ("scrapy_maintext.fields.metadata", "page_candidates"),
+    ("scrapy_maintext.fields.metadata", "add_byline"),
+    ("scrapy_maintext.fields.metadata", "trafilatura_metadata"),
+    ("scrapy_maintext.fields.metadata", "find_date"),
+    ("scrapy_maintext.fields.metadata", "extract_author"),
     ("scrapy_maintext.extraction.core", "run_engine"),
     ("scrapy_maintext.extraction.core", "settle_body"),
     ("scrapy_maintext.extraction.core", "fingerprint"),

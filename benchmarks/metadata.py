@@ -48,24 +48,24 @@ from typing import Any
 
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.language import HINT_MIN_PROBABILITY, detect
-from scrapy_maintext.extraction.metadata import (
+from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.fields.language import HINT_MIN_PROBABILITY, detect
+from scrapy_maintext.fields.metadata import (
     add_fallback,
     apply_metadata,
     gather,
     page_language,
     real_date,
 )
-from scrapy_maintext.extraction.metadata_rules import (
+from scrapy_maintext.fields.metadata_rules import (
     RULES,
     Rule,
     key,
     learn_order,
     learn_weights,
 )
-from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.structured import add_byline, page_candidates
-from scrapy_maintext.extraction.textdates import heading_dates
+from scrapy_maintext.fields.structured import add_byline, page_candidates
+from scrapy_maintext.fields.textdates import heading_dates
 from scrapy_maintext.models.dataset import site_of
 from trafilatura import bare_extraction
 from trafilatura.metadata import extract_metadata

@@ -6,11 +6,11 @@ For every developer page (``--limit`` per dataset; 0: all), both get the same pa
 URL and htmldate settings, interleaved page by page in one thread (who goes first alternates:
 htmldate caches what it parsed):
 
-* ``scrapy_maintext.extraction.metadata.trafilatura_metadata``: trafilatura's steps, with the
-  author search of ``scrapy_maintext.extraction.author``;
+* ``scrapy_maintext.fields.metadata.trafilatura_metadata``: trafilatura's steps, with the
+  author search of ``scrapy_maintext.fields.author``;
 * ``trafilatura.metadata.extract_metadata``;
 
-and the author search alone, ``scrapy_maintext.extraction.author.extract_author`` against
+and the author search alone, ``scrapy_maintext.fields.author.extract_author`` against
 ``trafilatura.metadata.extract_author`` (the step that differs).
 
 Prints the pages whose fields differ (at most ``--show``), their count, and the median and
@@ -25,10 +25,10 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from scrapy_maintext.extraction.author import extract_author
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.metadata import date_config, trafilatura_metadata
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.fields.author import extract_author
+from scrapy_maintext.fields.metadata import date_config, trafilatura_metadata
 from scrapy_maintext.models.dataset import DATASETS, iter_pages
 from trafilatura.metadata import extract_author as trafilatura_author
 from trafilatura.metadata import extract_metadata

@@ -65,8 +65,8 @@ def _config(workers: int) -> ExtractConfig:
 def child_cpu(data: Path, count: int, variant: str) -> dict[str, float]:
     from scrapy_maintext.extraction import ExtractOptions
     from scrapy_maintext.extraction.core import extract_page
-    from scrapy_maintext.extraction.metadata import warm_date_parser
     from scrapy_maintext.extraction.worker import init_worker
+    from scrapy_maintext.fields.metadata import warm_date_parser
 
     pages = load_pages(data, count)
     options = ExtractOptions(engine="auto")

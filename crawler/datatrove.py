@@ -47,9 +47,9 @@ from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch
 from scrapy_maintext.archive.reader import Damage, damage_message, read_records
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.engines import neural_load
-from scrapy_maintext.extraction.language import identifier
-from scrapy_maintext.extraction.metadata import warm_date_parser
 from scrapy_maintext.extraction.worker import WARM_UP_PAGE
+from scrapy_maintext.fields.language import identifier
+from scrapy_maintext.fields.metadata import warm_date_parser
 
 logger = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Image:
-    """One picture of the article (``extraction.images``): never fetched, read from the page."""
+    """One picture of the article (``pictures.images``): never fetched, read from the page."""
 
     #: Absolute URL of its largest rendition (``srcset``, ``<picture>``, lazy-loading attributes).
     url: str
@@ -97,7 +97,7 @@ class Document:
     title: str | None = None
     #: The authors as the page writes them (``authors`` joined), kept for compatibility.
     author: str | None = None
-    #: The authors' names, in the page's order (``extraction.people``).
+    #: The authors' names, in the page's order (``fields.people``).
     authors: list[str] = field(default_factory=list)
     #: ISO 8601 publication date: YYYY-MM-DD, with the time (and zone) where the page gives
     #: them ("2025-04-02T09:15:00+02:00").
@@ -110,7 +110,7 @@ class Document:
     categories: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     #: ISO 639-1 code, from the text with the page's markup as a hint
-    #: (``extraction.language``).
+    #: (``fields.language``).
     language: str | None = None
     #: The language detector's probability of ``language`` (None: no text to read, the
     #: markup's word alone).
@@ -118,7 +118,7 @@ class Document:
     license: str | None = None
     #: The cover image's URL (``og:image``, else the first of ``images``).
     image: str | None = None
-    #: The article's own pictures, each where it stands in ``body`` (``extraction.images``).
+    #: The article's own pictures, each where it stands in ``body`` (``pictures.images``).
     images: list[Image] = field(default_factory=list)
     #: Main text, one block per line.
     text: str = ""

@@ -304,8 +304,8 @@ def page_view(tree: Any, url: str | None, blocks: list[Any]) -> PageView:
     """What the text convention needs of a page, as ``extract()`` computes it."""
     # Imported here: a pack (``save_pack``) is trained from where trafilatura is not installed.
     from scrapy_maintext.extraction.engines import run_trafilatura
-    from scrapy_maintext.extraction.metadata import apply_metadata
     from scrapy_maintext.extraction.options import ExtractOptions
+    from scrapy_maintext.fields.metadata import apply_metadata
 
     doc = Document(url=url)
     apply_metadata(doc, tree, url)

@@ -18,7 +18,7 @@ from tests.sites import SiteOptions, TestSiteServer, make_hostile
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The start-up cache (extraction.startup_cache) in a folder of the run's own, not the
+    # The start-up cache (fields.startup_cache) in a folder of the run's own, not the
     # user's ~/.cache; crawl processes the tests start inherit it. A test of the cache itself
     # points it elsewhere.
     if "MAINTEXT_CACHE_DIR" not in os.environ:

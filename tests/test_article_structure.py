@@ -22,9 +22,9 @@ from scrapy_maintext.exporters.records import images_of
 from scrapy_maintext.exporters.tei import TEI_NS, build_tei
 from scrapy_maintext.exporters.txt import HEADER_RULE
 from scrapy_maintext.extraction import ExtractOptions, extract
-from scrapy_maintext.extraction.captions import split_credit
-from scrapy_maintext.extraction.people import split_authors
-from scrapy_maintext.extraction.renditions import same_picture
+from scrapy_maintext.fields.people import split_authors
+from scrapy_maintext.pictures.captions import split_credit
+from scrapy_maintext.pictures.renditions import same_picture
 
 from tests.crawl import NO_WAITS, run_crawl
 from tests.schema import tei_errors

@@ -1,4 +1,4 @@
-"""htmldate's page-wide date patterns, windowed (``extraction.datescan``), find what the
+"""htmldate's page-wide date patterns, windowed (``fields.datescan``), find what the
 patterns themselves find, in the same order, and htmldate's dates do not change."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import htmldate.core
 import lxml.html
 import pytest
 from htmldate import find_date
-from scrapy_maintext.extraction import datescan
-from scrapy_maintext.extraction.datescan import PATTERNS, WindowedPattern
+from scrapy_maintext.fields import datescan
+from scrapy_maintext.fields.datescan import PATTERNS, WindowedPattern
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PAGES = sorted(FIXTURES.glob("extraction/site/*.html")) + sorted(FIXTURES.glob("neural/*.html"))

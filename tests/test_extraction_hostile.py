@@ -121,7 +121,7 @@ def test_footer_copyright_year_is_not_a_date() -> None:
 
 @pytest.mark.slow  # seconds of parsing
 def test_huge_pages_get_only_the_markup_date_search() -> None:
-    from scrapy_maintext.extraction.metadata import MAX_DATE_SEARCH_ELEMENTS, date_config
+    from scrapy_maintext.fields.metadata import MAX_DATE_SEARCH_ELEMENTS, date_config
 
     paragraphs = "<p>Opened on 12 March 2019 by the mayor.</p>" * (MAX_DATE_SEARCH_ELEMENTS + 10)
     meta = '<meta property="article:published_time" content="2024-02-03">'

@@ -16,15 +16,16 @@ import lxml.html
 import pytest
 from scrapy_maintext.cli import main as maintext
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction import ExtractOptions, author, extract
-from scrapy_maintext.extraction.images import (
+from scrapy_maintext.extraction import ExtractOptions, extract
+from scrapy_maintext.fields import author
+from scrapy_maintext.neural.segment import MAX_BLOCKS
+from scrapy_maintext.pictures.images import (
     MAX_LOOKBACKS,
     MAX_WALK_ELEMENTS,
     PageText,
     block_offsets,
     walk,
 )
-from scrapy_maintext.neural.segment import MAX_BLOCKS
 
 from benchmarks.huge_pages import SENTENCE, SHAPES
 from tests.crawl import NO_WAITS, run_crawl

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import lxml.html
 import pytest
-from scrapy_maintext.extraction.author import extract_author
-from scrapy_maintext.extraction.metadata import date_config, trafilatura_metadata
+from scrapy_maintext.fields.author import extract_author
+from scrapy_maintext.fields.metadata import date_config, trafilatura_metadata
 from trafilatura.metadata import extract_author as trafilatura_author
 from trafilatura.metadata import extract_metadata
 

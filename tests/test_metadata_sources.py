@@ -10,17 +10,17 @@ import textwrap
 
 from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.catstags import extract_catstags
-from scrapy_maintext.extraction.language import detect
-from scrapy_maintext.extraction.metadata_rules import (
+from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.fields.catstags import extract_catstags
+from scrapy_maintext.fields.language import detect
+from scrapy_maintext.fields.metadata_rules import (
     Rule,
     choose,
     clean_title,
     key,
     learn_order,
 )
-from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.structured import BYLINE, add_byline, page_candidates
+from scrapy_maintext.fields.structured import BYLINE, add_byline, page_candidates
 from trafilatura.metadata import extract_catstags as trafilatura_catstags
 
 GERMAN = (

@@ -14,8 +14,8 @@ from lxml import etree
 from scrapy_maintext import Document, ExtractOptions, extract
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.engines import run_engine
-from scrapy_maintext.extraction.metadata import apply_metadata
 from scrapy_maintext.extraction.options import model_folder
+from scrapy_maintext.fields.metadata import apply_metadata
 from scrapy_maintext.neural import NeuralExtractor, default_extractor
 from scrapy_maintext.neural.inference import (
     DEFAULT_VERSION,

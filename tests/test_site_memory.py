@@ -13,8 +13,8 @@ from scrapy.utils.test import get_crawler
 from scrapy_maintext.document import Block, Document, blocks_to_text
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.core import extract_page
-from scrapy_maintext.extraction.fingerprint import fingerprint
-from scrapy_maintext.extraction.fingerprint_parts import fingerprint_parts
+from scrapy_maintext.fields.fingerprint import fingerprint
+from scrapy_maintext.fields.fingerprint_parts import fingerprint_parts
 from scrapy_maintext.site_memory.memory import (
     PageSignatures,
     SiteMemory,

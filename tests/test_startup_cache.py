@@ -1,4 +1,4 @@
-"""The start-up cache (``extraction.startup_cache``): dateparser's compiled patterns and the
+"""The start-up cache (``fields.startup_cache``): dateparser's compiled patterns and the
 decompressed language model are read back instead of built again, give the same answers,
 and a cache that is missing, off or foreign costs time, never an error."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import regex
 from regex import _main
-from scrapy_maintext.extraction import startup_cache
-from scrapy_maintext.extraction.language import _from_cache
-from scrapy_maintext.extraction.startup_cache import CACHE_ENV, compiled_patterns
+from scrapy_maintext.fields import startup_cache
+from scrapy_maintext.fields.language import _from_cache
+from scrapy_maintext.fields.startup_cache import CACHE_ENV, compiled_patterns
 
 TEXTS = ["Dies ist ein deutscher Satz über das Wetter.", "The weather is fine today.", "x"]
 
@@ -59,7 +59,7 @@ def test_patterns_compiled_once_for_all_processes(
 
 def test_warm_date_parser_reads_the_cache(cache: Path) -> None:
     from htmldate.extractors import get_external_parser
-    from scrapy_maintext.extraction.metadata import warm_date_parser
+    from scrapy_maintext.fields.metadata import warm_date_parser
 
     warm_date_parser()
     assert list(cache.glob("dateparser-regex-*.pickle")) or get_external_parser.cache_info().hits

@@ -1,5 +1,5 @@
 """Days a page writes as text beside its heading, and non-ISO days in meta tags: the date
-sources of ``extraction.textdates`` (pages built here)."""
+sources of ``fields.textdates`` (pages built here)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import time
 import pytest
 from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.body import parse_page
-from scrapy_maintext.extraction.metadata import gather
-from scrapy_maintext.extraction.metadata_rules import RULES
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.structured import page_candidates
-from scrapy_maintext.extraction.textdates import (
+from scrapy_maintext.fields.metadata import gather
+from scrapy_maintext.fields.metadata_rules import RULES
+from scrapy_maintext.fields.structured import page_candidates
+from scrapy_maintext.fields.textdates import (
     AFTER_H1,
     BEFORE_H1,
     MAX_WINDOW_CHARS,

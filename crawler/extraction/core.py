@@ -18,18 +18,18 @@ from scrapy_maintext.extraction.engines import (
     run_engine,
     run_trafilatura,
 )
-from scrapy_maintext.extraction.fingerprint import fingerprint
-from scrapy_maintext.extraction.images import article_images, same_picture
-from scrapy_maintext.extraction.language import detect
-from scrapy_maintext.extraction.metadata import (
+from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
+from scrapy_maintext.fields.fingerprint import fingerprint
+from scrapy_maintext.fields.language import detect
+from scrapy_maintext.fields.metadata import (
     apply_metadata,
     hostname_of,
     page_language,
     page_title,
 )
-from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.people import is_publisher, split_authors
-from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
+from scrapy_maintext.fields.people import is_publisher, split_authors
+from scrapy_maintext.pictures.images import article_images, same_picture
 from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT
 from scrapy_maintext.render.embedded import embedded_text
 from scrapy_maintext.render.marks import THIN_TEXT, needs_javascript, script_marks
@@ -319,7 +319,7 @@ def follow_convention(
 def add_images(
     doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, body: Body
 ) -> None:
-    """The article's pictures (``extraction.images``), with the caption lines the convention
+    """The article's pictures (``pictures.images``), with the caption lines the convention
     took out of the text; ``image`` is the first of them when the metadata gave no cover."""
     captions = [
         block

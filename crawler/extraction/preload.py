@@ -17,9 +17,9 @@ import sys
 from types import TracebackType
 
 import scrapy_maintext.extraction.worker
-from scrapy_maintext.extraction.language import identifier
-from scrapy_maintext.extraction.metadata import warm_date_parser
 from scrapy_maintext.extraction.worker import left_behind
+from scrapy_maintext.fields.language import identifier
+from scrapy_maintext.fields.metadata import warm_date_parser
 
 with contextlib.suppress(Exception):
     import scrapy_maintext.neural  # noqa: F401

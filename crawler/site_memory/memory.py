@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scrapy_maintext.document import Block, Document, blocks_to_text
-from scrapy_maintext.extraction.fingerprint import fingerprint
-from scrapy_maintext.extraction.fingerprint_parts import FingerprintParts, fingerprint_parts
+from scrapy_maintext.fields.fingerprint import fingerprint
+from scrapy_maintext.fields.fingerprint_parts import FingerprintParts, fingerprint_parts
 from scrapy_maintext.vocabulary.settings import default_of
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_maintext.extraction.structured import MAX_AUTHORS
+from scrapy_maintext.fields.structured import MAX_AUTHORS
 
 #: Words that join two names, in the languages of the developer pages.
 _JOINS = (

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from scrapy_maintext.extraction.structured import Candidates
+from scrapy_maintext.fields.structured import Candidates
 
 
 @dataclass(frozen=True)

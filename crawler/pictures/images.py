@@ -24,7 +24,7 @@ from urllib.parse import urljoin, urlsplit
 import lxml.etree
 import lxml.html
 from scrapy_maintext.document import Block, Image
-from scrapy_maintext.extraction.captions import (
+from scrapy_maintext.pictures.captions import (
     CAPTION_WORDS,
     Picture,
     add_convention_captions,
@@ -32,7 +32,7 @@ from scrapy_maintext.extraction.captions import (
     caption_of,
     clean,
 )
-from scrapy_maintext.extraction.renditions import IMAGE_TAGS, best_url, picture_key, same_picture
+from scrapy_maintext.pictures.renditions import IMAGE_TAGS, best_url, picture_key, same_picture
 
 #: Pictures kept per page at most (a gallery of hundreds is not the article's pictures).
 MAX_IMAGES = 60

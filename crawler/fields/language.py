@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrapy_maintext.extraction import startup_cache
+from scrapy_maintext.fields import startup_cache
 
 logger = logging.getLogger(__name__)
 

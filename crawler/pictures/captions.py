@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 
 import lxml.html
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.renditions import IMAGE_TAGS, best_url, picture_key, same_picture
+from scrapy_maintext.pictures.renditions import IMAGE_TAGS, best_url, picture_key, same_picture
 
 #: Characters of body text a caption line may stand after its picture and still be its own.
 CAPTION_REACH = 40

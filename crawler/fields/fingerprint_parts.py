@@ -1,6 +1,6 @@
 """The simhash of a Document's text, recomputed cheaply after some blocks are removed.
 
-:func:`~scrapy_maintext.extraction.fingerprint.fingerprint` hashes every word 3-gram of the
+:func:`~scrapy_maintext.fields.fingerprint.fingerprint` hashes every word 3-gram of the
 text: milliseconds of pure Python per page. The site memory removes blocks in the crawl
 process (the reactor's), so the extraction worker precomputes, per block, the bit weights of
 the 3-grams inside the block and the few words at its edges; the crawl process then only
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.fingerprint import _WORD, BITS, SHINGLE_WORDS
+from scrapy_maintext.fields.fingerprint import _WORD, BITS, SHINGLE_WORDS
 
 #: Words kept at each edge of a block: a 3-gram crossing a boundary takes at most two words
 #: from either side.

@@ -3,7 +3,7 @@
 Each source (a JSON-LD property, an OpenGraph or ``article:*`` tag, Dublin Core, microdata,
 ``<title>``, the first ``<h1>``, the days written beside it (``textdates``), ...) gives at
 most one value per field; which source is believed first is decided by how often each
-proved right on labelled pages (``scrapy_maintext.extraction.metadata_rules``, measured by
+proved right on labelled pages (``scrapy_maintext.fields.metadata_rules``, measured by
 ``benchmarks.metadata``).
 
 Hostile markup costs neither memory nor the page: JSON-LD blocks above
@@ -25,7 +25,7 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
-from scrapy_maintext.extraction.textdates import heading_dates, parse_day
+from scrapy_maintext.fields.textdates import heading_dates, parse_day
 
 #: JSON-LD blocks longer than this are not parsed (chars). Real blocks are far smaller
 #: (a product page with reviews: ~100 KB); an 8 MB ``author`` is an attack or a bug.

@@ -16,7 +16,7 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
-from scrapy_maintext.extraction.structured import ARTICLE_TYPES, MAX_JSON_LD_CHARS
+from scrapy_maintext.fields.structured import ARTICLE_TYPES, MAX_JSON_LD_CHARS
 
 #: Meta tags read, in the order they are believed.
 META_KEYWORDS = ("article:tag", "news_keywords", "keywords", "parsely-tags")

@@ -1,7 +1,7 @@
 """Page metadata for every engine: trafilatura's metadata extractor (htmldate inside), run
 step by step so that its slowest steps, the author search and the category and tag search,
-can be the equivalents in ``extraction.author`` (same answers, a fifth of the time) and
-``extraction.catstags``.
+can be the equivalents in ``fields.author`` (same answers, a fifth of the time) and
+``fields.catstags``.
 
 ``trafilatura_metadata`` follows ``trafilatura.metadata.extract_metadata`` of the versions
 pyproject.toml allows, calling the same functions in the same order;
@@ -21,19 +21,19 @@ import lxml.html
 from courlan import extract_domain
 from htmldate import find_date
 from scrapy_maintext.document import Document
-from scrapy_maintext.extraction import datescan
-from scrapy_maintext.extraction.author import extract_author
-from scrapy_maintext.extraction.catstags import extract_catstags
-from scrapy_maintext.extraction.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
-from scrapy_maintext.extraction.startup_cache import compiled_patterns
-from scrapy_maintext.extraction.structured import (
+from scrapy_maintext.fields import datescan
+from scrapy_maintext.fields.author import extract_author
+from scrapy_maintext.fields.catstags import extract_catstags
+from scrapy_maintext.fields.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
+from scrapy_maintext.fields.startup_cache import compiled_patterns
+from scrapy_maintext.fields.structured import (
     BYLINE,
     MAX_JSON_LD_CHARS,
     Candidates,
     add_byline,
     page_candidates,
 )
-from scrapy_maintext.extraction.topics import page_keywords
+from scrapy_maintext.fields.topics import page_keywords
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -169,7 +169,7 @@ def warm_date_parser() -> None:
     recycled worker) do not each pay for it on a page."""
     from htmldate.extractors import get_external_parser
 
-    # Compiled once for all processes (extraction.startup_cache).
+    # Compiled once for all processes (fields.startup_cache).
     with compiled_patterns("dateparser"):
         get_external_parser().get_date_data(WARM_DATE_TEXT)
 
