@@ -55,7 +55,8 @@ def assert_text(item: dict, path: str) -> None:
 def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_path: Path) -> None:
     base = js_site.base_url
     warc = tmp_path / "warc"
-    settings = {"RENDER_TIMEOUT": "6", "WARC_OUTPUT": str(warc)}
+    # Default settings: an output is all the crawl is given.
+    settings = {"WARC_OUTPUT": str(warc)}
     result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, base)
@@ -68,10 +69,14 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     for path in RENDERED:
         assert items[path]["text_source"] == "rendered", path
     stats = result.stats
-    # Rendered: the four that need a browser; the never-ending scripts timed out (one before
-    # its page loaded, one spinning after it wrote its text), their pages closed.
+    # Rendered: those that need a browser; the never-ending scripts (one before its page
+    # loaded, one spinning after it wrote its text) kept their pages from answering, which
+    # were closed then (RENDER_UNRESPONSIVE), not at the deadline.
     assert stats["render/pages"] == len(RENDERED)
-    assert stats["render/failed/timeout"] == len(NO_TEXT)
+    assert stats["render/failed/unresponsive"] == len(NO_TEXT)
+    assert "render/failed/timeout" not in stats
+    for path in NO_TEXT:
+        assert f"(the render failed: unresponsive): {base}{path}" in result.log
     assert "politeness/stalled" not in stats  # a script's fault, not the site's
     # The browser's requests kept the site's pace: the crawl's delay (1 s) between any two.
     starts = sorted(hit.time for hit in js_site.site.hits)
@@ -84,6 +89,8 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     assert DISALLOWED not in paths
     assert not {"/img/cover.png", "/fonts/serif.woff2", "/elsewhere.html"} & set(paths)
     assert stats["render/blocked/other_host"] >= 2 and stats["render/blocked/robots"] == 1
+    # The window and the WebSocket /calls.html opens: refused and counted.
+    assert stats["render/blocked/popup"] == 1 and stats["render/blocked/websocket"] == 1
     # Each page fetched once: the browser got the body the crawl had.
     for path in (*PAGES, *NO_TEXT):
         assert paths.count(path) == 1, path
