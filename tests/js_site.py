@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import pytest
 from scrapy_maintext.demo.content import Article, make_articles
 
 from tests.sites import Route, SiteOptions, TestSiteServer
 
+#: The Chromium the render tests run (Debian's; ``.ci/run`` installs it).
+BROWSER = "/usr/bin/chromium"
+needs_browser = pytest.mark.skipif(not os.access(BROWSER, os.X_OK), reason="no Chromium")
 ARTICLES = make_articles(10, seed=46)
 #: Path -> the article whose text the page shows (with JavaScript, or in its data).
 PAGES = {
