@@ -54,7 +54,7 @@ class RenderDownloadHandler(BoundedHTTP11DownloadHandler):
             response = await super().download_request(Request(url, headers=headers, meta=meta))
         except DownloadCancelledError as exc:
             raise TooLarge(str(exc)) from None
-        answer = {k.lower(): v for k, v in response.headers.to_unicode_dict().items()}
+        answer = {str(k).lower(): str(v) for k, v in response.headers.to_unicode_dict().items()}
         return Fetched(response.status, answer, bytes(response.body))
 
     async def _browser_handler(self) -> Any:
