@@ -79,6 +79,11 @@ class PageUnresponsive(Exception):
     """The page's scripts kept it from answering (a script that never ends)."""
 
 
+class PageCrashed(Exception):
+    """The page's renderer died (a script that floods memory): the page's doing, not tried
+    again."""
+
+
 class TooLarge(Exception):
     """A response that would pass the page's byte allowance (stopped, not passed on)."""
 
@@ -124,6 +129,7 @@ class RenderJob:
     in_flight: int = 0
     last_activity: float = 0.0
     popups: int = 0
+    crashed: bool = False
     #: Whether settle() ran out of time (the page was taken as it stood).
     unsettled: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -147,6 +153,7 @@ class RenderJob:
         self.page = page
         await page.add_init_script(INIT_SCRIPT)
         page.on("popup", self._popup)
+        page.on("crash", self._crash)
         await page.route("**/*", self.route)
         await page.route_web_socket("**/*", self._websocket)
         context = page.context
@@ -159,6 +166,9 @@ class RenderJob:
         # A window opened past the page's ``window.open`` (a link with a target).
         self.policy.refuse(Blocked.POPUP)
         self._closing.add(asyncio.ensure_future(_close_quietly(popup)))
+
+    def _crash(self, page: Any) -> None:
+        self.crashed = True
 
     async def _websocket(self, websocket: Any) -> None:
         """A WebSocket the page opens: never connected to any server, counted."""
@@ -299,6 +309,8 @@ class RenderJob:
                     f"{self.url}: its scripts kept it busy for {self.unresponsive:g} s"
                 ) from None
             except Exception as exc:  # a document being replaced has no context for a moment
+                if self.crashed:
+                    raise PageCrashed(f"{self.url}: the page crashed") from None
                 if page.is_closed():
                     raise
                 logger.debug("Render of %s: text not measured (%s)", self.url, exc)

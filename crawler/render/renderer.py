@@ -218,6 +218,8 @@ def _failure(exc: BaseException) -> str:
         return "timeout"
     if name == "PageUnresponsive":  # render.page: a script that never ends
         return "unresponsive"
+    if name == "PageCrashed":  # render.page: the page's renderer died (memory)
+        return "page_crashed"
     if name == "BrowserCrashed":  # render.browser: the browser went away under the page
         return "crashed"
     if "page crashed" in message:
