@@ -128,7 +128,9 @@ class RenderJob:
     main_served: bool = False
     in_flight: int = 0
     last_activity: float = 0.0
+    #: Windows the page tried to open with ``window.open`` (counted as they are measured).
     popups: int = 0
+    #: Whether the page's renderer died (Playwright's ``crash`` event).
     crashed: bool = False
     #: Whether settle() ran out of time (the page was taken as it stood).
     unsettled: bool = False
