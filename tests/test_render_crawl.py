@@ -125,12 +125,37 @@ def warc_records(folder: Path) -> list[dict]:
     return records
 
 
+#: A ``sitecustomize`` that makes the crawl process (and its extraction workers) one without
+#: the render extra: neither scrapy-playwright nor Playwright can be found or imported.
+WITHOUT_EXTRA = """
+import sys
+
+
+class NoRenderExtra:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in ("scrapy_playwright", "playwright"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoRenderExtra)
+"""
+
+
+@pytest.mark.parametrize("off", ["no extra", "switched off"])
 def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(
-    js_site: JsSite, tmp_path: Path
+    js_site: JsSite, tmp_path: Path, off: str
 ) -> None:
     base = js_site.base_url
-    settings = {**NO_WAITS, "RENDER_AVAILABLE": "unavailable"}
-    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
+    settings, path, why = dict(NO_WAITS), (), "RENDER_AVAILABLE=unavailable"
+    if off == "no extra":
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text(WITHOUT_EXTRA)
+        path, why = (tmp_path / "site",), "the render extra is not installed"
+    else:
+        settings["RENDER_AVAILABLE"] = "unavailable"
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings, pythonpath=path)
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, base)
     assert set(items) == {"/server.html", *EMBEDDED}
@@ -142,7 +167,7 @@ def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(
     assert "render/pages" not in result.stats
     assert not result.stats.get("extract/dropped/no_text")
     assert f"{unrendered} pages need JavaScript" in result.log
-    assert "RENDER_AVAILABLE=unavailable" in result.log
+    assert why in result.log
     assert f"dropped needs_javascript {unrendered}" in result.log
     # Nothing started a browser.
     assert not any("playwright" in key for key in result.stats)
