@@ -160,6 +160,10 @@ class Document:
     #: Whether the page looks written by its scripts and has little text without them
     #: (``render.marks``; the crawl renders such pages; not exported).
     needs_javascript: bool = False
+    #: Why the render of a page that needed JavaScript gave no text: ``no-text`` (its
+    #: scripts ran and wrote none) or the render's failure (``timeout``, ``unresponsive``,
+    #: ``crashed``...); None: not rendered (not exported).
+    render_failure: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The exported fields, in field order (``INTERNAL_FIELDS`` left out).
@@ -184,6 +188,7 @@ INTERNAL_FIELDS = (
     "escalated",
     "trafilatura_bounded",
     "needs_javascript",
+    "render_failure",
 )
 #: Fields of :meth:`Document.to_dict`, in order.
 EXPORTED_FIELDS = tuple(f.name for f in fields(Document) if f.name not in INTERNAL_FIELDS)

@@ -59,11 +59,13 @@ def run_crawl(
     extra_outputs: tuple[str, ...] = (),
     fresh_process: bool = False,
     open_files: int | None = None,
+    pythonpath: tuple[Path, ...] = (),
 ) -> CrawlResult:
     """``scrapy crawl SPIDER -a ... -s ... -O items.jsonl [-O extra ...]`` in the repo root.
 
     ``open_files``: in a fresh process whose open-file limit, soft and hard, is this (as
-    ``ulimit -n`` sets it)."""
+    ``ulimit -n`` sets it). ``pythonpath``: folders put before the repository on the fresh
+    process's ``PYTHONPATH`` (a ``sitecustomize`` there runs first)."""
     out = out_dir / "items.jsonl"
     stats_file = out_dir / "stats.json"
     argv = ["crawl", spider, "-O", str(out)]
@@ -79,9 +81,9 @@ def run_crawl(
     }
     for key, value in merged.items():
         argv += ["-s", f"{key}={value}"]
-    if fresh_process or ALL_IN_PROCESSES or open_files is not None:
+    if fresh_process or ALL_IN_PROCESSES or open_files is not None or pythonpath:
         cmd = [sys.executable, "-m", "scrapy", *argv]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (*pythonpath, ROOT)))}
         proc = subprocess.run(
             cmd,
             cwd=ROOT,

@@ -2,25 +2,33 @@
 
 Beside a server-rendered article: an inline script that writes its article, a script that
 fetches its article as JSON, a Next.js page whose text is only in ``__NEXT_DATA__`` (its
-bundle renders nothing), a Nuxt page with its payload, a page that writes its text 1.5 s
-after load, a script that never ends, and a page whose script also calls another host (a
-second server, :attr:`JsSite.other`), a robots.txt-Disallowed path, loads a picture and a
-font, opens a window and navigates away. ``benchmarks/render_cost.py`` serves it too.
+bundle renders nothing), a Nuxt page with its payload, a React-style shell (a bundle builds
+the article element by element into ``<div id="root">``), an Angular-style shell
+(``<app-root>``, a module that fetches the article and marks ``ng-version``), a page that
+writes its text 1.5 s after load, a script that never ends, and a page whose script also
+calls another host (a second server, :attr:`JsSite.other`), a robots.txt-Disallowed path,
+loads a picture and a font, opens a window and a WebSocket and navigates away.
+``benchmarks/render_cost.py`` serves it too.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import pytest
 from scrapy_maintext.demo.content import Article, make_articles
 
 from tests.sites import Route, SiteOptions, TestSiteServer
 
-ARTICLES = make_articles(8, seed=46)
+#: The Chromium the render tests run (Debian's; ``.ci/run`` installs it).
+BROWSER = "/usr/bin/chromium"
+needs_browser = pytest.mark.skipif(not os.access(BROWSER, os.X_OK), reason="no Chromium")
+ARTICLES = make_articles(10, seed=46)
 #: Path -> the article whose text the page shows (with JavaScript, or in its data).
 PAGES = {
     "/server.html": ARTICLES[0],
@@ -30,11 +38,20 @@ PAGES = {
     "/late.html": ARTICLES[4],
     "/calls.html": ARTICLES[5],
     "/nuxt.html": ARTICLES[6],
+    "/react.html": ARTICLES[8],
+    "/angular.html": ARTICLES[9],
 }
 #: Pages with no text to be had: their script never ends.
 NO_TEXT = ("/forever.html", "/spin.html")
 #: Pages that only a browser can write (not the server-rendered one, not the data ones).
-RENDERED = ("/inline.html", "/fetched.html", "/late.html", "/calls.html")
+RENDERED = (
+    "/inline.html",
+    "/fetched.html",
+    "/late.html",
+    "/calls.html",
+    "/react.html",
+    "/angular.html",
+)
 EMBEDDED = {"/next.html": "embedded:next-data", "/nuxt.html": "embedded:nuxt-data"}
 DISALLOWED = "/private/secret.json"
 
@@ -90,6 +107,7 @@ def _routes(base: str, other: str) -> dict[str, Route]:
         f"fetch('{DISALLOWED}').catch(() => 0);"
         f"new Image().src = '{other}/pixel.gif';"
         f"window.open('{other}/popup.html');"
+        f"try {{ new WebSocket('{other.replace('http', 'ws', 1)}/socket'); }} catch (e) {{}}"
         f"document.getElementById('root').innerHTML = {json.dumps(article_html(a['/calls.html']))};"
         "setTimeout(() => { location.href = '/elsewhere.html'; }, 100);"
         "</script>"
@@ -149,6 +167,7 @@ def _routes(base: str, other: str) -> dict[str, Route]:
                 ),
             )
         ),
+        **_framework_routes(a["/react.html"], a["/angular.html"]),
         DISALLOWED: Route(b'{"secret": true}', "application/json"),
         "/img/cover.png": Route(b"\x89PNG fake", "image/png"),
         "/fonts/serif.woff2": Route(b"wOF2 fake", "font/woff2"),
@@ -162,6 +181,50 @@ def _routes(base: str, other: str) -> dict[str, Route]:
         "application/xml",
     )
     return routes
+
+
+def _framework_routes(react: Article, angular: Article) -> dict[str, Route]:
+    """A React-style shell whose bundle holds the article and builds it node by node (as
+    ``React.createElement`` does), and an Angular-style one whose module fetches it."""
+    half = len(react.paragraphs) // 2
+    nodes = [
+        ["h1", react.title],
+        *(["p", p] for p in react.paragraphs[:half]),
+        ["h2", react.subheading],
+        *(["p", p] for p in react.paragraphs[half:]),
+    ]
+    bundle = (
+        f"const nodes = {json.dumps(nodes)};"
+        "const root = document.getElementById('root');"
+        "const article = document.createElement('article');"
+        "for (const [tag, text] of nodes) {"
+        " const el = document.createElement(tag); el.textContent = text; article.appendChild(el); }"
+        "root.setAttribute('data-reactroot', ''); root.appendChild(article);"
+    )
+    module = (
+        "const root = document.querySelector('app-root');"
+        "root.setAttribute('ng-version', '17.3.0');"
+        "fetch('/api/angular.json').then(r => r.json())"
+        ".then(d => { root.innerHTML = d.html; });"
+    )
+    angular_body = (
+        "<app-root></app-root><script src='/static/runtime.js' type='module'></script>"
+        "<script src='/static/main.js' type='module'></script>"
+    )
+    react_body = (
+        "<noscript>You need to enable JavaScript to run this app.</noscript>"
+        "<div id='root'></div><script defer src='/static/js/main.chunk.js'></script>"
+    )
+    return {
+        "/react.html": Route(shell(react.title, react_body)),
+        "/static/js/main.chunk.js": Route(bundle.encode(), "application/javascript"),
+        "/angular.html": Route(shell(angular.title, angular_body)),
+        "/static/runtime.js": Route(b"/* the runtime */", "application/javascript"),
+        "/static/main.js": Route(module.encode(), "application/javascript"),
+        "/api/angular.json": Route(
+            json.dumps({"html": article_html(angular)}).encode(), "application/json"
+        ),
+    }
 
 
 @dataclass

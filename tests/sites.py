@@ -62,6 +62,14 @@ class Route(demo_site.Route):
     delay: float = 0.0
 
 
+@dataclass
+class StreamedRoute(Route):
+    """``body`` repeated to ``size`` bytes, sent without a Content-Length (the client learns
+    the size only as the bytes arrive), the connection closed at the end."""
+
+    size: int = 0
+
+
 @dataclass(frozen=True)
 class Hit:
     time: float
@@ -78,6 +86,8 @@ class TestSiteServer(SiteServer):
     __test__ = False  # not a test class, whatever pytest thinks of its name
 
     hits: list[Hit] = field(default_factory=list)
+    #: Bytes each :class:`StreamedRoute` sent before it ended or the client went away.
+    streamed: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -133,7 +143,10 @@ class TestSiteServer(SiteServer):
         started = time.monotonic()
         time.sleep(SERVE_TIME + getattr(route, "delay", 0.0))
         try:
-            send(request, route)
+            if isinstance(route, StreamedRoute):
+                self.streamed[request.path] = stream(request, route)
+            else:
+                send(request, route)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a download timeout): nothing to answer
         finally:
@@ -141,6 +154,21 @@ class TestSiteServer(SiteServer):
                 self._in_flight -= 1
                 ua = request.headers.get("User-Agent", "")
                 self.hits.append(Hit(started, request.path, ua, in_flight, route.status))
+
+
+def stream(request: BaseHTTPRequestHandler, route: StreamedRoute) -> int:
+    """Send ``route`` until its size or until the client goes away; the bytes sent."""
+    request.send_response(route.status)
+    request.send_header("Content-Type", route.content_type)
+    request.send_header("Connection", "close")
+    request.end_headers()
+    request.close_connection = True
+    sent = 0
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        while sent < route.size:
+            request.wfile.write(route.body)
+            sent += len(route.body)
+    return sent
 
 
 def conditional(route: demo_site.Route, headers: Any) -> demo_site.Route:

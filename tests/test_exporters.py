@@ -173,7 +173,7 @@ def test_document_to_dict_is_every_exported_field_as_plain_data() -> None:
     data = doc.to_dict()
     expected = dataclasses.asdict(doc)
     internal_fields = ("neural_error", "notes", "escalated", "trafilatura_bounded")
-    for internal in (*internal_fields, "needs_javascript"):
+    for internal in (*internal_fields, "needs_javascript", "render_failure"):
         del expected[internal]
     expected["body"] = [{"kind": "head", "text": "h", "level": 2}, {"kind": "p", "text": "p"}]
     assert list(data) == list(expected) and data == expected

@@ -6,7 +6,6 @@ User-Agent on the browser's requests; without rendering, the rest counted and sa
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -24,13 +23,11 @@ from tests.js_site import (
     PAGES,
     RENDERED,
     JsSite,
+    needs_browser,
     serve_js_site,
     shell,
 )
 from tests.sites import Route
-
-BROWSER = "/usr/bin/chromium"
-needs_browser = pytest.mark.skipif(not os.access(BROWSER, os.X_OK), reason="no Chromium")
 
 
 @pytest.fixture
@@ -55,7 +52,8 @@ def assert_text(item: dict, path: str) -> None:
 def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_path: Path) -> None:
     base = js_site.base_url
     warc = tmp_path / "warc"
-    settings = {"RENDER_TIMEOUT": "6", "WARC_OUTPUT": str(warc)}
+    # Default settings: an output is all the crawl is given.
+    settings = {"WARC_OUTPUT": str(warc)}
     result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, base)
@@ -68,10 +66,14 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     for path in RENDERED:
         assert items[path]["text_source"] == "rendered", path
     stats = result.stats
-    # Rendered: the four that need a browser; the never-ending scripts timed out (one before
-    # its page loaded, one spinning after it wrote its text), their pages closed.
+    # Rendered: those that need a browser; the never-ending scripts (one before its page
+    # loaded, one spinning after it wrote its text) kept their pages from answering, which
+    # were closed then (RENDER_UNRESPONSIVE), not at the deadline.
     assert stats["render/pages"] == len(RENDERED)
-    assert stats["render/failed/timeout"] == len(NO_TEXT)
+    assert stats["render/failed/unresponsive"] == len(NO_TEXT)
+    assert "render/failed/timeout" not in stats
+    for path in NO_TEXT:
+        assert f"(the render failed: unresponsive): {base}{path}" in result.log
     assert "politeness/stalled" not in stats  # a script's fault, not the site's
     # The browser's requests kept the site's pace: the crawl's delay (1 s) between any two.
     starts = sorted(hit.time for hit in js_site.site.hits)
@@ -84,6 +86,8 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     assert DISALLOWED not in paths
     assert not {"/img/cover.png", "/fonts/serif.woff2", "/elsewhere.html"} & set(paths)
     assert stats["render/blocked/other_host"] >= 2 and stats["render/blocked/robots"] == 1
+    # The window and the WebSocket /calls.html opens: refused and counted.
+    assert stats["render/blocked/popup"] == 1 and stats["render/blocked/websocket"] == 1
     # Each page fetched once: the browser got the body the crawl had.
     for path in (*PAGES, *NO_TEXT):
         assert paths.count(path) == 1, path
@@ -121,12 +125,37 @@ def warc_records(folder: Path) -> list[dict]:
     return records
 
 
+#: A ``sitecustomize`` that makes the crawl process (and its extraction workers) one without
+#: the render extra: neither scrapy-playwright nor Playwright can be found or imported.
+WITHOUT_EXTRA = """
+import sys
+
+
+class NoRenderExtra:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] in ("scrapy_playwright", "playwright"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoRenderExtra)
+"""
+
+
+@pytest.mark.parametrize("off", ["no extra", "switched off"])
 def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(
-    js_site: JsSite, tmp_path: Path
+    js_site: JsSite, tmp_path: Path, off: str
 ) -> None:
     base = js_site.base_url
-    settings = {**NO_WAITS, "RENDER_AVAILABLE": "unavailable"}
-    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings)
+    settings, path, why = dict(NO_WAITS), (), "RENDER_AVAILABLE=unavailable"
+    if off == "no extra":
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text(WITHOUT_EXTRA)
+        path, why = (tmp_path / "site",), "the render extra is not installed"
+    else:
+        settings["RENDER_AVAILABLE"] = "unavailable"
+    result = run_crawl("sitemap", tmp_path, {"domain": base}, settings, pythonpath=path)
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, base)
     assert set(items) == {"/server.html", *EMBEDDED}
@@ -138,7 +167,7 @@ def test_without_rendering_the_crawl_exports_what_it_can_and_says_the_rest(
     assert "render/pages" not in result.stats
     assert not result.stats.get("extract/dropped/no_text")
     assert f"{unrendered} pages need JavaScript" in result.log
-    assert "RENDER_AVAILABLE=unavailable" in result.log
+    assert why in result.log
     assert f"dropped needs_javascript {unrendered}" in result.log
     # Nothing started a browser.
     assert not any("playwright" in key for key in result.stats)
@@ -175,7 +204,7 @@ def test_a_killed_browser_is_started_again_and_no_page_is_lost(
     killer = threading.Thread(target=kill_first_browser, daemon=True)
     killer.start()
     # No thin wait: the page written 1.5 s after load is waited for by its pending timer.
-    settings = {**NO_WAITS, "RENDER_TIMEOUT": "5", "RENDER_THIN_WAIT": "0"}
+    settings = {**NO_WAITS, "RENDER_THIN_WAIT": "0"}
     try:
         result = run_crawl("sitemap", tmp_path, {"domain": js_site.base_url}, settings)
     finally:
@@ -185,7 +214,14 @@ def test_a_killed_browser_is_started_again_and_no_page_is_lost(
     assert result.returncode == 0, result.log[-3000:]
     items = by_path(result, js_site.base_url)
     assert set(items) == set(PAGES), sorted(items)
+    for path in PAGES:
+        assert_text(items[path], path)
     assert result.stats["playwright/browser_count"] >= 2
+    # Every page that needs the browser rendered once in the end: the one under way at the
+    # kill failed at once (not at its deadline) and was rendered again by the new browser.
+    assert result.stats["render/pages"] == len(RENDERED)
+    assert result.stats.get("render/failed/crashed", 0) <= 1
+    assert "render/failed/timeout" not in result.stats
 
 
 @needs_browser

@@ -171,6 +171,7 @@ def test_policy_keeps_the_page_on_its_own_site() -> None:
     for kind in ("image", "media", "font", "stylesheet", "websocket", "other"):
         assert check("http://127.0.0.1:8000/x", kind, False, True) == Blocked.RESOURCE_TYPE
     assert not policy.redirect_allowed("http://127.0.0.2:8000/x")
+    assert policy.take() and policy.take() and not policy.take()
     policy.spent(60)
     policy.spent(60)
     assert check("http://127.0.0.1:8000/api.json", "fetch", False, True) == "too_many_requests"

@@ -4,7 +4,9 @@ Checked by behaviour on a real engine (``tests/scrapy_probe.py``, in a fresh pro
 own reactor); the robots.txt and AutoThrottle hooks by the politeness crawls
 (tests/test_politeness_edges.py, tests/test_crawl_ports.py, tests/test_crawl_sitemap.py); the
 downloader's one request at a time with no delay by tests/test_crawl_site_memory.py; the
-HTTP/1.1 handler's bounded pool here and by tests/test_crawl_no_hang.py.
+HTTP/1.1 handler's bounded pool here and by tests/test_crawl_no_hang.py; scrapy-playwright's
+hooks (``scrapy_internals.playwright``) here with the real Chromium
+(``tests/playwright_probe.py``), and by the render crawls (tests/test_render_crawl.py).
 ``pyproject.toml`` bounds Scrapy to the versions this was checked with; ``.ci/newest-scrapy``
 runs these tests against the newest Scrapy release before the bound is raised.
 """
@@ -17,9 +19,12 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 import scrapy
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from tests.js_site import needs_browser
 
 
 def test_installed_scrapy_is_in_the_declared_range() -> None:
@@ -108,3 +113,24 @@ def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> 
         "http://a.example/0",
     ]
     assert len(queue) == 0 and queue.pop() is None and queue.peek() is None
+
+
+@needs_browser
+def test_scrapy_playwright_hooks_start_late_wrap_wait_and_hear_the_browser_go() -> None:
+    pytest.importorskip("scrapy_playwright", reason="the render extra is not installed")
+    script = Path(__file__).with_name("playwright_probe.py")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout)
+    assert "error" not in seen, seen
+    # Nothing starts with the engine; start() starts the driver, the first page the browser.
+    assert seen["started_by_engine"] is False and seen["driver_started"] is True
+    assert seen["browser_before_page"] is False and seen["browser_after_page"] is True
+    # The download goes through render(); the page's own wait replaces the page methods and
+    # sees the page; a killed browser is heard, and forgotten on demand.
+    assert seen["calls"] == ["render", "page_ready:Written by the server.", "browser_lost"]
+    assert seen["text"] is True and seen["forgotten"] is True
+    # A page that crashed is not opened again.
+    assert seen["retries"] == 0

@@ -30,7 +30,7 @@ from scrapy_maintext.logformatter import PROGRESS, REPORT
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.pipelines.items import item_encoding, merge_document
 from scrapy_maintext.pipelines.runner import ExtractionRunner, ExtractionStopped, PageTask
-from scrapy_maintext.render.renderer import Renderer
+from scrapy_maintext.render.renderer import RENDERED_NO_TEXT, Renderer
 from scrapy_maintext.site_memory.stage import ITEM_FIELD, SiteMemoryStage
 from scrapy_maintext.state.fingerprints import SeenFingerprints
 from scrapy_maintext.state.recrawl import crawl_state_of
@@ -43,6 +43,7 @@ from scrapy_maintext.vocabulary.reasons import (
     NearDuplicate,
     NeedsJavaScript,
     NoMainText,
+    NoTextRendered,
     OtherLanguage,
     switched_off,
 )
@@ -224,9 +225,12 @@ class ExtractionPipeline:
                 self._inc(Stat.EXTRACT_DROPPED + DropReason.STOPPING)
                 message = f"Not rendered, the crawl is stopping: {page.url}"
                 raise ExtractionInterrupted(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+            doc.render_failure = rendered.why
             return result
         again = await self._extract(PageTask(rendered.html, page.url, rendered.encoding))
         if len(again.doc.text.strip()) <= len(doc.text.strip()):
+            # Its scripts ran and wrote nothing more: what the page has is its text.
+            doc.render_failure, doc.needs_javascript = RENDERED_NO_TEXT, False
             return result
         self._inc(Stat.RENDER_USED)
         again.doc.text_source, again.doc.needs_javascript = "rendered", False
@@ -312,16 +316,27 @@ class ExtractionPipeline:
             then,
         )
 
+    def _check_script_built(self, doc: Document, url: str | None, too_short: bool) -> None:
+        """Drop a page its scripts write that has no main text: rendered and still without
+        (``no_text_rendered``), or not rendered (``needs_javascript``: what text it has
+        without its scripts is its shell, a header, a footer, "Loading", not its text)."""
+        if doc.render_failure == RENDERED_NO_TEXT and too_short:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.NO_TEXT_RENDERED)
+            message = f"No main text after rendering: {url}"
+            raise NoTextRendered(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+        if doc.needs_javascript:
+            self._inc(Stat.EXTRACT_DROPPED + DropReason.NEEDS_JAVASCRIPT)
+            failed = doc.render_failure
+            how = f"the render failed: {failed}" if failed else "not rendered"
+            message = f"No main text without JavaScript ({how}): {url}"
+            raise NeedsJavaScript(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+
     def _check(self, doc: Document, url: str | None) -> None:
         """Raise DropItem for pages without enough main text, in a language not kept and for
         near-duplicates."""
         too_short = len(doc.text.strip()) < max(self.config.min_text_length, 1)
-        # A page its scripts write, not rendered: what text it has without them is its
-        # shell (a header, a footer, "Loading"), not its text.
-        if self.config.drop_no_text and doc.needs_javascript:
-            self._inc(Stat.EXTRACT_DROPPED + DropReason.NEEDS_JAVASCRIPT)
-            message = f"No main text without JavaScript (not rendered): {url}"
-            raise NeedsJavaScript(message, log_level=ROUTINE_DROP_LOG_LEVEL)
+        if self.config.drop_no_text:
+            self._check_script_built(doc, url, too_short)
         if too_short and self.config.drop_no_text:
             self._inc(Stat.EXTRACT_DROPPED + DropReason.NO_TEXT)
             message = f"No main text ({doc.reason or 'too-short'}): {url}"

@@ -7,8 +7,9 @@ Every render has a deadline (``RENDER_TIMEOUT`` plus :data:`~.config.CLOSE_GRACE
 still busy then (a script that never ends) is closed, and when it will not close, the browser
 is closed and the next render starts a new one. A browser that crashed or was killed fails the
 renders under way at once (:class:`BrowserCrashed`: the renderer tries each once more) and is
-started again by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``). The private
-hooks of scrapy-playwright overridden here are all in this module.
+started again by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
+scrapy-playwright's private hooks are reached through
+:class:`~scrapy_maintext.scrapy_internals.playwright.PlaywrightHooks`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from scrapy import Request
@@ -23,8 +25,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy_maintext.render.config import CLOSE_GRACE
 from scrapy_maintext.render.page import RenderJob
+from scrapy_maintext.scrapy_internals.playwright import PlaywrightHooks
 from scrapy_maintext.vocabulary.names import Meta, Stat
-from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 logger = logging.getLogger(__name__)
 
@@ -37,27 +39,18 @@ class BrowserCrashed(Exception):
     """The browser went away (crashed, killed) while it rendered the page."""
 
 
-class BrowserHandler(ScrapyPlaywrightDownloadHandler):
-    """scrapy-playwright's handler, bounded per page; :meth:`start` launches Playwright."""
+class BrowserHandler(PlaywrightHooks):
+    """scrapy-playwright's handler, bounded per page."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        # A page that crashed (a script that floods memory) is not opened again: its render
-        # fails, counted (scrapy-playwright would retry it three times).
-        self.config.target_closed_max_retries = 0
         #: Browsers lost so far, and the renders under way (failed at once when it goes).
         self._lost = 0
         self._renders: set[asyncio.Task[Any]] = set()
 
-    # scrapy-playwright starts Playwright on engine_started, which has passed: see start().
-    async def _maybe_launch_in_thread(self) -> None:
-        return None
-
-    async def start(self) -> None:
-        """Start Playwright's driver (the browser starts with the first page)."""
-        await self._launch()
-
-    async def _download_request(self, request: Request, spider: Any = None) -> Response:
+    async def render(
+        self, request: Request, download: Callable[[], Awaitable[Response]]
+    ) -> Response:
         job = request.meta.get(Meta.RENDER)
         if not isinstance(job, RenderJob):
             raise ValueError(f"A playwright request without its render job: {request.url}")
@@ -65,9 +58,8 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
         lost, task = self._lost, asyncio.current_task()
         if task is not None:
             self._renders.add(task)
-        render = super()._download_request(request, spider)
         try:
-            return await asyncio.wait_for(render, job.remaining() + CLOSE_GRACE)
+            return await asyncio.wait_for(download(), job.remaining() + CLOSE_GRACE)
         except (TimeoutError, asyncio.CancelledError, Exception) as exc:
             if self._lost != lost:
                 raise BrowserCrashed(f"the browser went away: {request.url}") from None
@@ -79,34 +71,31 @@ class BrowserHandler(ScrapyPlaywrightDownloadHandler):
             if task is not None:
                 self._renders.discard(task)
 
-    async def _apply_page_methods(self, page: Any, request: Request, spider: Any) -> None:
+    async def page_ready(self, page: Any, request: Request) -> bool:
         """A render waits with its own settle (never for the ``load`` event, which a page
         whose request was refused may not fire); other requests as scrapy-playwright does."""
         job = request.meta.get(Meta.RENDER)
-        if isinstance(job, RenderJob):
-            await job.settle(page)
-            return
-        await super()._apply_page_methods(page, request, spider)
+        if not isinstance(job, RenderJob):
+            return False
+        await job.settle(page)
+        return True
 
-    async def _browser_disconnected_callback(self) -> None:
+    async def browser_lost(self) -> None:
         """The browser went away: the renders under way fail now (and are tried again),
         not at their deadline; scrapy-playwright starts a new browser for the next."""
         self._lost += 1
         for task in list(self._renders):
             task.cancel()
-        await super()._browser_disconnected_callback()
 
     async def _stop(self, job: RenderJob) -> None:
         """Close a page that outlived its deadline; the browser with it if it will not."""
         if await job.close():
             return
-        browser = getattr(self, "browser", None)
+        browser = self.current_browser
         logger.warning("A rendered page would not close: the browser is started again")
         self.stats.inc_value(Stat.RENDER_BROWSER_RESTARTS)
         if browser is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(browser.close(), CLOSE_GRACE)
         # scrapy-playwright's disconnect callback forgets it; make sure, for one that hung.
-        with contextlib.suppress(AttributeError):
-            del self.browser
-        self.context_wrappers.clear()
+        self.forget_browser()

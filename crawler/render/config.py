@@ -42,6 +42,7 @@ class RenderConfig:
     timeout: float
     settle: float
     thin_wait: float
+    unresponsive: float
     max_requests: int
     max_bytes: int
     max_pages: int
@@ -60,6 +61,7 @@ class RenderConfig:
             timeout=max(setting(settings, "RENDER_TIMEOUT"), 1.0),
             settle=max(setting(settings, "RENDER_SETTLE"), 0.1),
             thin_wait=max(setting(settings, "RENDER_THIN_WAIT"), 0.0),
+            unresponsive=max(setting(settings, "RENDER_UNRESPONSIVE"), 0.5),
             max_requests=max(setting(settings, "RENDER_MAX_REQUESTS"), 1),
             max_bytes=max(setting(settings, "RENDER_MAX_BYTES"), 1),
             max_pages=max(setting(settings, "RENDER_MAX_PAGES"), 1),

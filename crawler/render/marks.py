@@ -40,9 +40,10 @@ _ASKS_FOR_JS = re.compile(r"javascript|enable\s+js|\bjs\b", re.I)
 _INVISIBLE = frozenset({"script", "style", "noscript", "template"})
 
 
-@dataclass(frozen=True)
+@dataclass
 class ScriptMarks:
-    """What the page's markup says about its scripts."""
+    """What the page's markup says about its scripts (counted by :func:`script_marks` as it
+    walks the tree)."""
 
     #: Characters of visible text (outside scripts, styles, noscript, templates).
     text_chars: int = 0
@@ -69,11 +70,22 @@ class ScriptMarks:
             or (self.framework and self.text_chars < TINY_TEXT)
         )
 
+    def invisible(self, element: lxml.html.HtmlElement, tag: str) -> None:
+        """Count a script's characters and marks, a ``<noscript>``'s plea."""
+        if tag == "script":
+            body = element.text or ""
+            self.script_chars += len(body)
+            self.external_scripts += element.get("src") is not None
+            self.framework = self.framework or _framework_script(element, body)
+        elif tag == "noscript" and not self.noscript_asks:
+            # Its own text only: a noscript holding a whole page is no plea.
+            self.noscript_asks = bool(_ASKS_FOR_JS.search((element.text or "")[:500]))
+
 
 def script_marks(tree: lxml.html.HtmlElement) -> ScriptMarks:
     """The page's :class:`ScriptMarks`, from one walk over its elements (a mount point's text
     is what the walk counted between its start and its end)."""
-    count = _Count()
+    count = ScriptMarks()
     hidden = 0
     mounts: list[int] = []
     for event, element in etree.iterwalk(tree, events=("start", "end")):
@@ -95,34 +107,7 @@ def script_marks(tree: lxml.html.HtmlElement) -> ScriptMarks:
             hidden -= 1
         if not hidden and element.tail:
             count.text_chars += len(element.tail.strip())
-    return ScriptMarks(
-        count.text_chars,
-        count.script_chars,
-        count.external_scripts,
-        count.empty_mount,
-        count.noscript_asks,
-        count.framework,
-    )
-
-
-@dataclass
-class _Count:
-    text_chars: int = 0
-    script_chars: int = 0
-    external_scripts: int = 0
-    empty_mount: bool = False
-    noscript_asks: bool = False
-    framework: bool = False
-
-    def invisible(self, element: lxml.html.HtmlElement, tag: str) -> None:
-        if tag == "script":
-            body = element.text or ""
-            self.script_chars += len(body)
-            self.external_scripts += element.get("src") is not None
-            self.framework = self.framework or _framework_script(element, body)
-        elif tag == "noscript" and not self.noscript_asks:
-            # Its own text only: a noscript holding a whole page is no plea.
-            self.noscript_asks = bool(_ASKS_FOR_JS.search((element.text or "")[:500]))
+    return count
 
 
 def needs_javascript(marks: ScriptMarks, main_text_chars: int) -> bool:

@@ -6,9 +6,14 @@ and calls :meth:`RenderJob.init_page`, which routes every request of the page th
 :meth:`RenderJob.route` (registered last, so it runs before scrapy-playwright's own): the
 main document is answered with the body the crawl fetched already, the others are checked
 (:mod:`.policy`, then robots.txt) and fetched one at a time, spaced by the site's delay,
-with the crawl's User-Agent; redirects are followed only within the site. Then
-:meth:`RenderJob.settle` (called by the handler in place of scrapy-playwright's page
-methods) waits until the page is done writing, within the deadline.
+with the crawl's User-Agent; redirects are followed only within the site. In a crawl they
+are fetched by the crawl's own HTTP handler (:attr:`RenderJob.fetcher`), which stops a
+response as soon as it would pass the page's byte allowance (its Content-Length first, then
+the bytes as they arrive); without one (``maintext explain --render``), by Playwright,
+whose body is checked once read. Then :meth:`RenderJob.settle` (called by the handler in
+place of scrapy-playwright's page methods) waits until the page is done writing, within the
+deadline; a page whose scripts keep it from answering for ``unresponsive`` seconds (a script
+that never ends) is closed then, not at the deadline.
 """
 
 from __future__ import annotations
@@ -32,11 +37,14 @@ POLL = 0.1
 #: Longest timer (ms) a page still without text is waited for: a script that writes its text
 #: "a moment after load" sets one; a longer one is a page's business, not its text.
 SHORT_TIMER_MS = 5000
-#: Before the page's scripts: ``window.open`` gives nothing (no window, no request), and the
-#: short timers still pending are counted (``settle`` waits for them while the page is thin).
+#: Before the page's scripts: ``window.open`` gives nothing (no window, no request; the
+#: tries are counted), and the short timers still pending are counted (``settle`` waits for
+#: them while the page is thin).
 INIT_SCRIPT = f"""
-window.open = function () {{ return null; }};
 (() => {{
+  let opened = 0;
+  window.open = function () {{ opened += 1; return null; }};
+  Object.defineProperty(window, "__maintextOpened", {{ value: () => opened }});
   const set = window.setTimeout, clear = window.clearTimeout, pending = new Set();
   window.setTimeout = function (handler, ms, ...rest) {{
     if (typeof handler !== "function" || (ms || 0) > {SHORT_TIMER_MS}) {{
@@ -53,13 +61,44 @@ window.open = function () {{ return null; }};
   Object.defineProperty(window, "__maintextTimers", {{ value: () => pending.size }});
 }})();
 """
-#: The page's visible text length, and its short timers still pending (a page not loaded
-#: yet counts one: its load handlers may set some).
+#: The page's visible text length, its short timers still pending (a page not loaded yet
+#: counts one: its load handlers may set some) and the windows it tried to open.
 MEASURE = (
     "() => [document.body ? document.body.innerText.length : 0,"
     " (window.__maintextTimers ? window.__maintextTimers() : 0)"
-    " + (document.readyState === 'complete' ? 0 : 1)]"
+    " + (document.readyState === 'complete' ? 0 : 1),"
+    " window.__maintextOpened ? window.__maintextOpened() : 0]"
 )
+#: Response headers not passed on to the browser with a body fetched whole.
+_HOP_HEADERS = frozenset(
+    {"connection", "keep-alive", "transfer-encoding", "content-encoding", "content-length"}
+)
+
+
+class PageUnresponsive(Exception):
+    """The page's scripts kept it from answering (a script that never ends)."""
+
+
+class PageCrashed(Exception):
+    """The page's renderer died (a script that floods memory): the page's doing, not tried
+    again."""
+
+
+class TooLarge(Exception):
+    """A response that would pass the page's byte allowance (stopped, not passed on)."""
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """One of the page's requests, answered."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+#: Fetches ``(url, headers, max_bytes, timeout)``; raises :class:`TooLarge` past max_bytes.
+Fetcher = Callable[[str, dict[str, str], int, float], Awaitable[Fetched]]
 
 
 @dataclass(eq=False)
@@ -80,12 +119,19 @@ class RenderJob:
     pace: float = 0.0
     #: The WARC record of the fetched page (``WARC_OUTPUT``): the rendered page's refers to it.
     refers_to: str | None = None
+    #: Seconds the page may go without answering before it is taken for hung.
+    unresponsive: float = 5.0
+    #: The crawl's HTTP handler (set by the download handler); None: Playwright fetches.
+    fetcher: Fetcher | None = None
     deadline: float = 0.0
     page: Any = None
     main_served: bool = False
     in_flight: int = 0
     last_activity: float = 0.0
+    #: Windows the page tried to open with ``window.open`` (counted as they are measured).
     popups: int = 0
+    #: Whether the page's renderer died (Playwright's ``crash`` event).
+    crashed: bool = False
     #: Whether settle() ran out of time (the page was taken as it stood).
     unsettled: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -109,8 +155,9 @@ class RenderJob:
         self.page = page
         await page.add_init_script(INIT_SCRIPT)
         page.on("popup", self._popup)
+        page.on("crash", self._crash)
         await page.route("**/*", self.route)
-        await page.route_web_socket("**/*", _refuse_websocket)
+        await page.route_web_socket("**/*", self._websocket)
         context = page.context
         if not getattr(context, "_maintext_routed", False):
             # Pages this job does not route (a window opened anyway): nothing goes out.
@@ -118,9 +165,24 @@ class RenderJob:
             await context.route("**/*", _refuse)
 
     def _popup(self, popup: Any) -> None:
-        self.popups += 1
+        # A window opened past the page's ``window.open`` (a link with a target).
         self.policy.refuse(Blocked.POPUP)
         self._closing.add(asyncio.ensure_future(_close_quietly(popup)))
+
+    def _crash(self, page: Any) -> None:
+        self.crashed = True
+
+    async def _websocket(self, websocket: Any) -> None:
+        """A WebSocket the page opens: never connected to any server, counted."""
+        self.policy.refuse(Blocked.WEBSOCKET)
+        with contextlib.suppress(Exception):
+            await websocket.close()
+
+    def _windows(self, opened: int) -> None:
+        """Count the windows the page tried to open since the last measure."""
+        while self.popups < opened:
+            self.popups += 1
+            self.policy.refuse(Blocked.POPUP)
 
     async def route(self, route: Any, request: Any) -> None:
         """Every request of the page: served, refused or fetched within the policy."""
@@ -142,6 +204,8 @@ class RenderJob:
         why = self.policy.check(request.url, request.resource_type, navigation, main_frame)
         if why is None and not await self.robots_allow(request.url):
             why = Blocked.ROBOTS
+        if why is None and not self.policy.take():
+            why = Blocked.TOO_MANY_REQUESTS
         if why is not None:
             self.policy.refuse(why)
             # A navigation cancelled as "aborted" leaves the page as it is; any other error
@@ -159,31 +223,60 @@ class RenderJob:
         """One at a time, each the site's delay after the last was answered, redirects
         checked (and spaced) hop by hop."""
         async with self._lock:
-            headers = {**request.headers, "user-agent": self.user_agent}
+            # Identity: the byte allowance counts what the page gets.
+            headers = {
+                **request.headers,
+                "user-agent": self.user_agent,
+                "accept-encoding": "identity",
+            }
             url = request.url
-            for _ in range(MAX_REDIRECTS + 1):
-                if not await self._turn():
-                    self.policy.refuse(Blocked.DEADLINE)
-                    await route.abort("timedout")
+            for hop in range(MAX_REDIRECTS + 1):
+                why = self._hop_refused(hop) or (None if await self._turn() else Blocked.DEADLINE)
+                if why is not None:
+                    self.policy.refuse(why)
+                    await route.abort("timedout" if why == Blocked.DEADLINE else "blockedbyclient")
                     return
                 # Playwright reads a timeout of 0 as none: at least a millisecond.
                 timeout = max(self.remaining() * 1000, 1.0)
                 try:
-                    response = await route.fetch(
-                        url=url, headers=headers, max_redirects=0, timeout=timeout
-                    )
-                    body = await response.body()
+                    answer = await self._get(route, url, headers, self.policy.allowance(), timeout)
+                except TooLarge as exc:
+                    logger.debug("Render of %s: %s", self.url, exc)
+                    self.policy.refuse(Blocked.TOO_MANY_BYTES)
+                    await route.abort("blockedbyclient")
+                    return
                 finally:
                     self._answered()
-                self.policy.spent(len(body))
-                if not 300 <= response.status < 400:
-                    await route.fulfill(response=response, body=body)
+                self.policy.spent(len(answer.body))
+                if not 300 <= answer.status < 400:
+                    kept = {k: v for k, v in answer.headers.items() if k not in _HOP_HEADERS}
+                    await route.fulfill(status=answer.status, headers=kept, body=answer.body)
                     return
-                url = urljoin(url, response.headers.get("location", ""))
+                url = urljoin(url, answer.headers.get("location", ""))
                 if not self.policy.redirect_allowed(url) or not await self.robots_allow(url):
                     break
             self.policy.refuse(Blocked.REDIRECT)
             await route.abort("blockedbyclient")
+
+    def _hop_refused(self, hop: int) -> str | None:
+        """Why this hop may not go out: the page's bytes spent, or (a redirect's next hop,
+        a request of its own) its requests."""
+        if self.policy.allowance() <= 0:
+            return Blocked.TOO_MANY_BYTES
+        if hop and not self.policy.take():
+            return Blocked.TOO_MANY_REQUESTS
+        return None
+
+    async def _get(
+        self, route: Any, url: str, headers: dict[str, str], allowed: int, timeout_ms: float
+    ) -> Fetched:
+        if self.fetcher is not None:
+            return await self.fetcher(url, headers, allowed, timeout_ms / 1000)
+        response = await route.fetch(url=url, headers=headers, max_redirects=0, timeout=timeout_ms)
+        body = await response.body()
+        if len(body) > allowed:
+            raise TooLarge(f"{url}: {len(body)} bytes, {allowed} allowed")
+        return Fetched(response.status, {k.lower(): v for k, v in response.headers.items()}, body)
 
     async def _turn(self) -> bool:
         """Wait out the site's delay since the last answer; False when the deadline comes
@@ -208,8 +301,18 @@ class RenderJob:
         last, changed, timers = -1, time.monotonic(), 0
         while self.remaining() > POLL:
             try:
-                length, timers = await page.evaluate(MEASURE)
+                length, timers, opened = await asyncio.wait_for(
+                    page.evaluate(MEASURE), self.unresponsive
+                )
+                self._windows(opened)
+            except TimeoutError:
+                await self.close()
+                raise PageUnresponsive(
+                    f"{self.url}: its scripts kept it busy for {self.unresponsive:g} s"
+                ) from None
             except Exception as exc:  # a document being replaced has no context for a moment
+                if self.crashed:
+                    raise PageCrashed(f"{self.url}: the page crashed") from None
                 if page.is_closed():
                     raise
                 logger.debug("Render of %s: text not measured (%s)", self.url, exc)
@@ -243,12 +346,6 @@ def _same(url: str, other: str) -> bool:
 async def _refuse(route: Any, request: Any = None) -> None:
     with contextlib.suppress(Exception):
         await route.abort("blockedbyclient")
-
-
-def _refuse_websocket(websocket: Any) -> None:
-    """A WebSocket without a server: never connected."""
-    with contextlib.suppress(Exception):
-        websocket.close()
 
 
 async def _close_quietly(page: Any) -> None:

@@ -28,6 +28,7 @@ class Blocked(StrEnum):
     REDIRECT = "redirect"
     DEADLINE = "deadline"
     POPUP = "popup"
+    WEBSOCKET = "websocket"
 
 
 #: Playwright resource types a render fetches: documents (same-site frames), scripts and
@@ -82,8 +83,19 @@ class PagePolicy:
         """A subrequest's redirect target: the page's own site only."""
         return url.startswith(("http://", "https://")) and origin(url) == origin(self.page_url)
 
-    def spent(self, size: int) -> None:
+    def take(self) -> bool:
+        """Count a request about to go out; False when the page has made its last one (a
+        request is counted when admitted, so a burst of them cannot pass the cap)."""
+        if self.requests >= self.max_requests:
+            return False
         self.requests += 1
+        return True
+
+    def allowance(self) -> int:
+        """Bytes the page may still load."""
+        return self.max_bytes - self.bytes
+
+    def spent(self, size: int) -> None:
         self.bytes += size
 
     def refuse(self, why: str) -> None:

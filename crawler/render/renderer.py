@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 #: Renders of one page: a second one when the browser crashed or was killed under it.
 ATTEMPTS = 2
+#: ``Document.render_failure`` of a page whose render ran and wrote no more text.
+RENDERED_NO_TEXT = "no-text"
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ class Renderer:
             thin_wait=self.config.thin_wait,
             pace=self._pace(url),
             refers_to=refers_to,
+            unresponsive=self.config.unresponsive,
         )
         request = Request(url, dont_filter=True, meta=self._meta(job, site))
         # The site's next request waits its delay from the page's last one, not the render's
@@ -149,7 +152,9 @@ class Renderer:
             },
             "playwright_page_init_callback": job.init_page,
             "playwright_page_goto_kwargs": {
-                "wait_until": "domcontentloaded",
+                # The body is ours: the page is measured from its first moment on (a
+                # script that never ends would hold back domcontentloaded to the deadline).
+                "wait_until": "commit",
                 "timeout": self.config.timeout * 1000,
             },
             "dont_retry": True,
@@ -211,6 +216,10 @@ def _failure(exc: BaseException) -> str:
     message = str(exc).lower()
     if name in ("RenderTimeout", "TimeoutError"):
         return "timeout"
+    if name == "PageUnresponsive":  # render.page: a script that never ends
+        return "unresponsive"
+    if name == "PageCrashed":  # render.page: the page's renderer died (memory)
+        return "page_crashed"
     if name == "BrowserCrashed":  # render.browser: the browser went away under the page
         return "crashed"
     if "page crashed" in message:

@@ -65,10 +65,11 @@ async def _render(
                 timeout=config.timeout,
                 settle_seconds=config.settle,
                 thin_wait=config.thin_wait,
+                unresponsive=config.unresponsive,
             )
             job.start()
             await job.init_page(page)
-            await page.goto(url, wait_until="domcontentloaded", timeout=config.timeout * 1000)
+            await page.goto(url, wait_until="commit", timeout=config.timeout * 1000)
             await job.settle(page)
             return (await page.content()).encode("utf-8")
         finally:

@@ -71,6 +71,9 @@ class DropReason(StrEnum):
     #: No main text without JavaScript, and the page was not rendered (``RENDER_JS`` is
     #: ``never``, the render extra or the browser is missing, or the render failed).
     NEEDS_JAVASCRIPT = "needs_javascript"
+    #: A page that needed JavaScript, rendered, and still without main text (its scripts
+    #: ran and wrote none).
+    NO_TEXT_RENDERED = "no_text_rendered"
 
 
 class RecrawlOutcome(StrEnum):
@@ -149,6 +152,12 @@ class NeedsJavaScript(PageDropped):
     """A page its scripts write, with no main text without them, not rendered."""
 
     reason = DropReason.NEEDS_JAVASCRIPT
+
+
+class NoTextRendered(NoMainText):
+    """A page rendered in the browser that has no main text even so."""
+
+    reason = DropReason.NO_TEXT_RENDERED
 
 
 class NearDuplicate(PageDropped):

@@ -6,8 +6,9 @@ slot, the downloader's start of a slot's queued requests, the robots middleware'
 step, AutoThrottle's adjustment, the engine's state (for the site memory's drain check, off
 by default), a response's explicit encoding, scrapy-redis's request codec, and the HTTP/1.1
 download handler's connection pool (Twisted's, whose idle connections are bounded here), and
-the scheduler's per-slot queues (taken in turn, not by a scan of every site). Components
-call the functions and base classes here and nothing private of Scrapy's elsewhere;
+the scheduler's per-slot queues (taken in turn, not by a scan of every site); and in
+:mod:`.playwright`, scrapy-playwright's handler's (imported only by a crawl that renders).
+Components call the functions and base classes here and nothing private of Scrapy's elsewhere;
 ``tests/test_scrapy_internals.py`` checks each by its behaviour on the installed Scrapy, and
 ``.ci/newest-scrapy`` runs those tests against the newest Scrapy release before the bound in
 pyproject.toml is raised.
