@@ -5,9 +5,10 @@ scrapy-playwright starts its Playwright driver when the engine starts; this one 
 started with the first render, so a crawl that renders nothing imports and starts nothing.
 Every render has a deadline (``RENDER_TIMEOUT`` plus :data:`~.config.CLOSE_GRACE`): a page
 still busy then (a script that never ends) is closed, and when it will not close, the browser
-is closed and the next render starts a new one. A browser that crashed or was killed fails the
-renders under way at once (:class:`BrowserCrashed`: the renderer tries each once more) and is
-started again by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
+is closed and the next render starts a new one. So is a browser that holds more than
+``RENDER_BROWSER_MEMORY_MB`` once no render is under way (:mod:`.footprint`). A browser
+that crashed or was killed fails the renders under way at once (:class:`BrowserCrashed`:
+the renderer tries each once more) and is started again by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
 scrapy-playwright's private hooks are reached through
 :class:`~scrapy_maintext.scrapy_internals.playwright.PlaywrightHooks`.
 """
@@ -23,7 +24,8 @@ from typing import Any
 from scrapy import Request
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy_maintext.render.config import CLOSE_GRACE
+from scrapy_maintext.render.config import CLOSE_GRACE, RenderConfig
+from scrapy_maintext.render.footprint import browser_memory_mb
 from scrapy_maintext.render.page import RenderJob
 from scrapy_maintext.scrapy_internals.playwright import PlaywrightHooks
 from scrapy_maintext.vocabulary.names import Meta, Stat
@@ -47,6 +49,7 @@ class BrowserHandler(PlaywrightHooks):
         #: Browsers lost so far, and the renders under way (failed at once when it goes).
         self._lost = 0
         self._renders: set[asyncio.Task[Any]] = set()
+        self._memory_cap = RenderConfig.from_settings(crawler.settings).browser_memory_mb
 
     async def render(
         self, request: Request, download: Callable[[], Awaitable[Response]]
@@ -70,6 +73,8 @@ class BrowserHandler(PlaywrightHooks):
         finally:
             if task is not None:
                 self._renders.discard(task)
+            if not self._renders:
+                await self._check_memory()
 
     async def page_ready(self, page: Any, request: Request) -> bool:
         """A render waits with its own settle (never for the ``load`` event, which a page
@@ -87,12 +92,35 @@ class BrowserHandler(PlaywrightHooks):
         for task in list(self._renders):
             task.cancel()
 
+    async def _check_memory(self) -> None:
+        """Between renders: a browser over its memory cap is closed (the next render starts
+        a new one), which is how pages that leak or a growing cache are bounded."""
+        if not self._memory_cap or self.current_browser is None:
+            return
+        held = await asyncio.to_thread(browser_memory_mb)
+        if held is None:
+            return
+        self.stats.max_value(Stat.RENDER_BROWSER_PEAK_MB, round(held))
+        if held <= self._memory_cap or self._renders:
+            return
+        logger.info(
+            "The browser held %.0f MB (RENDER_BROWSER_MEMORY_MB=%d): it is started again",
+            held,
+            self._memory_cap,
+        )
+        self.stats.inc_value(Stat.RENDER_BROWSER_OVER_MEMORY)
+        await self._restart()
+
     async def _stop(self, job: RenderJob) -> None:
         """Close a page that outlived its deadline; the browser with it if it will not."""
         if await job.close():
             return
-        browser = self.current_browser
         logger.warning("A rendered page would not close: the browser is started again")
+        await self._restart()
+
+    async def _restart(self) -> None:
+        """Close the browser; the next render starts a new one."""
+        browser = self.current_browser
         self.stats.inc_value(Stat.RENDER_BROWSER_RESTARTS)
         if browser is not None:
             with contextlib.suppress(Exception):

@@ -47,6 +47,8 @@ class RenderConfig:
     max_bytes: int
     max_pages: int
     memory_mb: int
+    #: 0: no cap on the whole browser's memory.
+    browser_memory_mb: int
     #: RENDER_AVAILABLE=unavailable: as if the render extra were not installed.
     forced_unavailable: bool
 
@@ -66,6 +68,7 @@ class RenderConfig:
             max_bytes=max(setting(settings, "RENDER_MAX_BYTES"), 1),
             max_pages=max(setting(settings, "RENDER_MAX_PAGES"), 1),
             memory_mb=max(setting(settings, "RENDER_MEMORY_MB"), 64),
+            browser_memory_mb=max(setting(settings, "RENDER_BROWSER_MEMORY_MB"), 0),
             forced_unavailable=setting(settings, "RENDER_AVAILABLE").strip() == "unavailable",
         )
 

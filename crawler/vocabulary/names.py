@@ -165,6 +165,10 @@ class Stat:
     RENDER_UNSETTLED: Final = "render/unsettled"
     #: Browsers closed and started again (a page that would not close, a crash).
     RENDER_BROWSER_RESTARTS: Final = "render/browser_restarts"
+    #: Of those, browsers restarted because they held more than RENDER_BROWSER_MEMORY_MB.
+    RENDER_BROWSER_OVER_MEMORY: Final = "render/browser_over_memory"
+    #: The most memory (MB, PSS) the browser held after a render.
+    RENDER_BROWSER_PEAK_MB: Final = "render/browser_peak_mb"
     # Politeness.
     ROBOTS_TRUNCATED: Final = "politeness/robots_truncated"
     ROBOTS_UNREACHABLE: Final = "politeness/robots_unreachable"

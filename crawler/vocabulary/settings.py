@@ -347,6 +347,12 @@ _OURS = [
         ("RENDER_MAX_PAGES", 1, int, "Pages rendered at once, all sites together."),
         ("RENDER_MEMORY_MB", 512, int, "Largest JavaScript heap of a rendered page (MB)."),
         (
+            "RENDER_BROWSER_MEMORY_MB",
+            2048,
+            int,
+            "The whole browser's memory (MB, PSS) past which it is restarted between renders; 0: no cap.",
+        ),
+        (
             "RENDER_AVAILABLE",
             "",
             str,
