@@ -8,7 +8,8 @@ still busy then (a script that never ends) is closed, and when it will not close
 is closed and the next render starts a new one. So is a browser that holds more than
 ``RENDER_BROWSER_MEMORY_MB`` once no render is under way (:mod:`.footprint`). A browser
 that crashed or was killed fails the renders under way at once (:class:`BrowserCrashed`:
-the renderer tries each once more) and is started again by scrapy-playwright (``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
+the renderer tries each once more) and is started again by scrapy-playwright
+(``PLAYWRIGHT_RESTART_DISCONNECTED_BROWSER``).
 scrapy-playwright's private hooks are reached through
 :class:`~scrapy_maintext.scrapy_internals.playwright.PlaywrightHooks`.
 """

@@ -350,7 +350,7 @@ _OURS = [
             "RENDER_BROWSER_MEMORY_MB",
             2048,
             int,
-            "The whole browser's memory (MB, PSS) past which it is restarted between renders; 0: no cap.",
+            "The browser's memory (MB, PSS) past which it restarts between renders; 0: no cap.",
         ),
         (
             "RENDER_AVAILABLE",
