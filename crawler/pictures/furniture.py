@@ -30,7 +30,7 @@ _FURNITURE_WORDS = re.compile(
     r"(?:^|[-_ ])(?:logo|avatar|icon|icons|ad|ads|advert|advertisement|banner|sponsor|"
     r"sponsored|teaser|teasers|related|recommend|recommended|recommendations|promo|share|"
     r"social|newsletter|author|authors|byline|profile|sidebar|outbrain|taboola|"
-    r"nav|navigation|menu|footer|comments?|emoji|badge|more)"
+    r"nav|navigation|menu|footer|comments?|emoji|badge|more|search|close)"
     r"(?:$|[-_ ])",
     re.I,
 )
