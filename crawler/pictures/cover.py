@@ -29,6 +29,8 @@ HEADLINE_REACH = 1_000
 #: Characters of page text (without whitespace) a lead picture may stand above the headline
 #: (a breadcrumb, a kicker, a caption between them).
 LEAD_REACH = 400
+#: Pictures above the headline looked at, at most (a page header of hundreds of icons).
+MAX_LEAD_CANDIDATES = 30
 #: Characters of the title and of an ``<h1>`` compared.
 TITLE_KEY_CHARS = 40
 #: Digits of a picture's number in its file name ("1065948_der-buergermeister-...jpg"): the
@@ -60,11 +62,12 @@ def lead_offset(
     headline: int,
     is_article_picture: Callable[[Any], bool],
 ) -> int:
-    """The offset of the nearest picture above the headline, within ``LEAD_REACH``, that
-    ``is_article_picture`` accepts; ``headline`` when there is none. ``pictures`` are the
-    walk's (element, offset) pairs in document order."""
+    """The offset of the nearest picture above the headline, within ``LEAD_REACH`` and the
+    last ``MAX_LEAD_CANDIDATES`` pictures, that ``is_article_picture`` accepts; ``headline``
+    when there is none. ``pictures`` are the walk's (element, offset) pairs in document
+    order."""
     end = _bisect(pictures, headline)
-    for element, offset in reversed(pictures[:end]):
+    for element, offset in reversed(pictures[max(0, end - MAX_LEAD_CANDIDATES) : end]):
         if offset < headline - LEAD_REACH:
             break
         if is_article_picture(element):
