@@ -28,11 +28,9 @@ for the folds of ``--report`` (held out) and for all pages.
 * date to the minute: of pages whose label has a time, the share whose date gives the same
   instant to the minute (a date without time never does); the day: the same day.
 
-wcxb-dev: the author is chosen as ``extract()`` chooses it, by the decision list learnt
-without the page's site fold (``benchmarks.metadata``'s procedure): the first source that
-names someone besides the site, else the list's pick (``fields.metadata.chosen_author``),
-split into names (``fields.people``); right when its set of name words equals the label's,
-beside trafilatura's author.
+wcxb-dev: the author is chosen by the decision list learnt without the page's site fold
+(``benchmarks.metadata``'s procedure) and split into names (``fields.people``); right when
+its set of name words equals the label's, beside trafilatura's author.
 """
 
 from __future__ import annotations
@@ -268,7 +266,6 @@ def _show(rec: dict[str, Any], got: dict[str, Any]) -> None:
 
 def wcxb_authors(data: Path, limit: int, folds: int) -> None:
     """Author on wcxb-dev: ours (held-out decision list, split into names) beside trafilatura's."""
-    from scrapy_maintext.fields.metadata import chosen_author
     from scrapy_maintext.fields.people import split_authors
 
     from benchmarks.metadata import fit, labelled_page, read, right
@@ -289,8 +286,7 @@ def wcxb_authors(data: Path, limit: int, folds: int) -> None:
             if not gold:
                 continue
             n += 1
-            author = chosen_author(page["sources"]["author"], page["sitenames"], page["host"], rule)
-            names = split_authors(author)
+            names = split_authors(rule.pick(page["sources"]["author"])[0])
             ours_right += right("author", "; ".join(names), gold)
             theirs_right += right("author", page["trafilatura"]["author"], gold)
     print(f"\nwcxb-dev author, held-out site folds: {n} labelled pages")

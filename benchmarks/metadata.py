@@ -54,7 +54,6 @@ from scrapy_maintext.fields.metadata import (
     add_fallback,
     apply_metadata,
     gather,
-    hostname_of,
     page_language,
     real_date,
 )
@@ -184,8 +183,6 @@ def labelled_page(
         "site": site_of(rec),
         "gold": {f: label(meta.get(LABELS[dataset][f])) for f in FIELDS},
         "sources": {f: getattr(found, f) for f in FIELDS},
-        "sitenames": list(found.sitename.values()),
-        "host": hostname_of(url),
         "trafilatura": slow["trafilatura"],
         "region": meta.get("region"),
         "text": rec.get("text") or slow["text"],

@@ -1,7 +1,6 @@
 """The article's remaining fields (issue 45, item 4): the cover as the lead picture (above the
 headline too, another crop of ``og:image``), pictures that CMSs name "thumb" or "widget" or
-link to a photo page, a person over the site's name in ``authors``, keywords without a CMS's
-facets and categories without a menu. Real pages in ``fixtures/articles``; hostile input is
+link to a photo page, keywords without a CMS's facets and categories without a menu. Real pages in ``fixtures/articles``; hostile input is
 bounded."""
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import lxml.html
 import pytest
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions, extract
-from scrapy_maintext.fields.people import person_author, without_site
 from scrapy_maintext.fields.topics import page_keywords, sections, without_facets
 from scrapy_maintext.pictures.cover import (
     HEADLINE_REACH,
@@ -49,9 +47,7 @@ def test_the_lead_above_the_headline_is_the_cover(doc: Document) -> None:
     assert doc.images[1].caption == "Die Werft im Winter" and not doc.images[1].cover
 
 
-def test_a_person_over_the_site_and_keywords_without_facets(doc: Document) -> None:
-    # The author tag names the site; the byline names the writer and the site's desk.
-    assert doc.author == "Anna Maier" and doc.authors == ["Anna Maier"]
+def test_keywords_without_facets(doc: Document) -> None:
     assert doc.tags == ["Fähren", "Bodensee"]
 
 
@@ -152,19 +148,7 @@ def test_furniture_files_and_tiny() -> None:
     assert is_tiny(_img('<img src="/a.jpg" width="48">'))
 
 
-# -- Authors and topics -------------------------------------------------------------------------
-
-
-def test_person_author() -> None:
-    order = ("jsonld_author", "meta_author", "byline_text")
-    values = {"meta_author": "mdr.de", "byline_text": "David Straub, MDR THÜRINGEN"}
-    assert person_author(values, order, ["MDR"], "mdr.de") == "David Straub"
-    # Every source names the site: no person (the caller keeps the site's name then).
-    assert person_author({"meta_author": "LTO"}, order, ["Legal Tribune Online"], "lto.de") is None
-    assert person_author({}, order, [], None) is None
-    assert without_site("Anna Maier and Ben Roe", ["Seeblatt"], "seeblatt.example") == (
-        "Anna Maier and Ben Roe"
-    )
+# -- Topics -------------------------------------------------------------------------
 
 
 def test_keyword_facets_and_menu_categories() -> None:

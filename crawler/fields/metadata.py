@@ -14,7 +14,6 @@ import copy
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,7 +25,6 @@ from scrapy_maintext.fields import datescan
 from scrapy_maintext.fields.author import extract_author
 from scrapy_maintext.fields.catstags import extract_catstags
 from scrapy_maintext.fields.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
-from scrapy_maintext.fields.people import person_author
 from scrapy_maintext.fields.startup_cache import compiled_patterns
 from scrapy_maintext.fields.structured import (
     BYLINE,
@@ -85,8 +83,7 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
         doc.language = page_language(tree)
         return
     doc.title = RULES["title"].pick(found.title)[0]
-    sites = [*found.sitename.values(), meta.sitename or ""]
-    doc.author = chosen_author(found.author, sites, meta.hostname or hostname_of(url))
+    doc.author = RULES["author"].pick(found.author)[0]
     day, source = RULES["date"].pick(found.date)
     doc.date = with_time(day, source, found.moments)
     doc.date_modified = modified_date(found)
@@ -111,16 +108,10 @@ def gather(
     first; None runs every step (``benchmarks.metadata`` learns the rules from all of them).
     """
     found = page_candidates(tree, url)
-    # Where the sources name the site only, the byline and trafilatura's author search may
-    # name the writer (``chosen_author``).
-    named = rules is None or _names_someone(found, url, rules)
-    if rules is None or not named or rules["author"].needs(found.author, BYLINE):
+    if rules is None or rules["author"].needs(found.author, BYLINE):
         add_byline(tree, found)
-        named = rules is None or _names_someone(found, url, rules)
     skip = frozenset(
-        f
-        for f in ("author", "date")
-        if rules and not rules[f].needs(getattr(found, f), FALLBACK) and (f != "author" or named)
+        f for f in ("author", "date") if rules and not rules[f].needs(getattr(found, f), FALLBACK)
     )
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
@@ -128,25 +119,6 @@ def gather(
     date = real_date(meta.date, tree, url) if "date" not in skip else None
     add_fallback(found, url, meta.title, meta.author, date)
     return meta, found
-
-
-def chosen_author(
-    values: Mapping[str, str],
-    sitenames: Iterable[str],
-    hostname: str | None,
-    rule: Rule = RULES["author"],
-) -> str | None:
-    """The author the rule believes, from the first source that names someone besides the
-    site (``fields.people.person_author``); where every source names the site only, the
-    rule's pick: the site's name is the author then (fundus's parsers give it so, and
-    agencies' stories write it)."""
-    return person_author(values, rule.order, sitenames, hostname) or rule.pick(values)[0]
-
-
-def _names_someone(found: Candidates, url: str | None, rules: dict[str, Rule]) -> bool:
-    """Whether a source of the author names someone besides the site."""
-    order = rules["author"].order
-    return bool(person_author(found.author, order, found.sitename.values(), hostname_of(url)))
 
 
 #: Date sources of a publication time, in the order one is taken for a day another source

@@ -9,7 +9,6 @@ link text or an empty part. Scrapy-free.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
 
 from scrapy_maintext.fields.structured import MAX_AUTHORS
 
@@ -51,41 +50,6 @@ def split_authors(value: str | None) -> list[str]:
         if name.casefold() not in (n.casefold() for n in names):
             names.append(name)
     return names[:MAX_AUTHORS]
-
-
-def person_author(
-    values: Mapping[str, str],
-    order: Sequence[str],
-    sitenames: Iterable[str],
-    hostname: str | None,
-) -> str | None:
-    """The author string of the first source in ``order`` that names someone besides the
-    site, without the parts that name the site ("David Straub, MDR THÜRINGEN" on mdr.de ->
-    "David Straub"); None when every source names the site only (or none names anyone).
-
-    The sites' names are ``sitenames`` (``og:site_name``, JSON-LD publisher and WebSite)
-    and the host name: a site's author tags often hold the publisher ("mdr.de", "LTO",
-    "STERN.de") where the byline names the writer.
-    """
-    sites: list[str | None] = [name for name in sitenames if name]
-    sites = sites or [None]
-    for source in order:
-        value = without_site(values.get(source), sites, hostname)
-        if value:
-            return value
-    return None
-
-
-def without_site(
-    author: str | None, sitenames: Sequence[str | None], hostname: str | None
-) -> str | None:
-    """``author`` without its names that name the site (the whole string when none does;
-    None when all do)."""
-    names = split_authors(author)
-    kept = [n for n in names if not any(is_publisher(n, s, hostname) for s in sitenames)]
-    if len(kept) == len(names):
-        return author
-    return ", ".join(kept) or None
 
 
 def is_publisher(author: str | None, sitename: str | None, hostname: str | None) -> bool:
