@@ -1,7 +1,7 @@
 """The article's remaining fields (issue 45, item 4): the cover as the lead picture (above the
 headline too, another crop of ``og:image``), pictures that CMSs name "thumb" or "widget" or
-link to a photo page, keywords without a CMS's facets and categories without a menu. Real pages in ``fixtures/articles``; hostile input is
-bounded."""
+link to a photo page, keywords without a CMS's facets and categories without a menu. A real
+page in ``fixtures/articles``; hostile input is bounded."""
 
 from __future__ import annotations
 
