@@ -12,14 +12,19 @@ image, author and date rules were written looking at folds 0-2 only; the figures
 for the folds of ``--report`` (held out) and for all pages.
 
 * authors exact: the set of names equals the label's (names compared on letters and digits);
-* cover right: the cover (``image``) is a rendition of the label's cover picture;
+* cover right, per page: of pages whose label marks a cover, the share whose cover
+  (``image``) is a rendition of one of them (fundus marks every picture above the first
+  paragraph a cover: 22 on one held-out page); per cover: of the label's cover pictures, the
+  share ours is a rendition of (one cover a page can be right for one of them only);
 * image recall / precision: of the label's pictures, the share found; of ours, the share that
   are the label's (a rendition of the same picture counts: same URL, or the same file name
   once sizes and formats are set aside);
 * caption right: of found pictures the label captions, the share whose caption has word F1 at
   least 0.8 with the label's; credit right: the share of found pictures with a labelled credit
   whose credit has the label's names (word F1 at least 0.8 against them joined);
-* topics: Jaccard of tags + categories with the label's topics (case-folded), pages with topics;
+* topics: Jaccard of tags + categories with the label's topics (case-folded), pages with
+  topics; and of the tags alone (fundus's topics are the publisher's keywords: on the tuning
+  folds no page's categories held one of them where its tags held none);
 * date to the minute: of pages whose label has a time, the share whose date gives the same
   instant to the minute (a date without time never does); the day: the same day.
 
@@ -99,6 +104,7 @@ def ours(rec: dict[str, Any]) -> dict[str, Any]:
         "cover": doc.image,
         "images": [(i.url, i.caption, i.credit) for i in doc.images],
         "topics": doc.categories + doc.tags,
+        "tags": doc.tags,
         "date": doc.date,
         "date_modified": getattr(doc, "date_modified", None),
     }
@@ -115,7 +121,7 @@ def theirs(rec: dict[str, Any]) -> dict[str, Any]:
         date_extraction_params={"outputformat": "%Y-%m-%dT%H:%M:%S%z", "original_date": True},
     )
     if doc is None or isinstance(doc, dict):
-        return {"authors": [], "cover": None, "images": [], "topics": [], "date": None}
+        return {"authors": [], "cover": None, "images": [], "topics": [], "tags": [], "date": None}
     images = []
     body = getattr(doc, "body", None)
     for graphic in body.iter("graphic") if body is not None else ():
@@ -128,6 +134,7 @@ def theirs(rec: dict[str, Any]) -> dict[str, Any]:
         "cover": doc.image,
         "images": images,
         "topics": list(doc.categories or []) + list(doc.tags or []),
+        "tags": list(doc.tags or []),
         "date": _iso(doc.date),
     }
 
@@ -166,6 +173,12 @@ def score_page(rec: dict[str, Any], got: dict[str, Any]) -> dict[str, float]:
         if image.get("cover"):
             out["cover_n"] += 1
             out["cover"] += bool(got["cover"]) and same_picture(got["cover"], image["urls"])
+    covers = [image["urls"] for image in gold_images if image.get("cover")]
+    if covers:
+        out["cover_page_n"] = 1
+        out["cover_page"] = bool(got["cover"]) and any(
+            same_picture(got["cover"], c) for c in covers
+        )
     if gold_images:
         for url, _, _ in got["images"]:
             out["precision_n"] += 1
@@ -175,6 +188,9 @@ def score_page(rec: dict[str, Any], got: dict[str, Any]) -> dict[str, float]:
         found = {t.casefold().strip() for t in got["topics"]}
         out["topics_n"] = 1
         out["topics"] = len(found & topics) / len(found | topics)
+        tags = {t.casefold().strip() for t in got["tags"]}
+        out["tags_n"] = 1
+        out["tags"] = len(tags & topics) / len(tags | topics)
     gold_instant = instant((meta.get("publish_date") or "").replace(" ", "T"))
     if gold_instant is not None:
         out["minute_n"] = 1
@@ -186,12 +202,14 @@ def score_page(rec: dict[str, Any], got: dict[str, Any]) -> dict[str, float]:
 
 FIELDS = (
     ("authors exact", "authors"),
-    ("cover right", "cover"),
+    ("cover right, per page", "cover_page"),
+    ("cover right, per cover", "cover"),
     ("image recall", "recall"),
     ("image precision", "precision"),
     ("caption word-F1>=0.8", "caption"),
     ("credit right", "credit"),
     ("topics Jaccard", "topics"),
+    ("topics Jaccard, tags", "tags"),
     ("date to the minute", "minute"),
     ("date, the day", "day"),
 )

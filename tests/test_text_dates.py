@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import lxml.html
 import pytest
 from scrapy_maintext.extraction import extract
 from scrapy_maintext.extraction.body import parse_page
@@ -102,3 +103,16 @@ def test_the_window_bounds_the_search_on_a_huge_page() -> None:
     started = time.perf_counter()
     assert heading_dates(tree) == {}
     assert time.perf_counter() - started < 0.5
+
+
+def test_a_comment_beside_the_heading_is_read_past() -> None:
+    """A tree parsed with its comments (``lxml.html.fromstring``; ``extract()``'s parser drops
+    them): a comment among the heading's following siblings has only a tail, and reading its
+    text made the whole metadata step fail."""
+    html = (
+        "<html><body><div><h1>Ferry back</h1><!-- byline --><p>4 December 2025</p>"
+        "<?pi x?><p>Text.</p></div></body></html>"
+    )
+    tree = lxml.html.fromstring(html)
+    assert heading_dates(tree) == {AFTER_H1: "2025-12-04"}
+    assert gather(tree, "https://a.example/x")[1].date.get(AFTER_H1) == "2025-12-04"

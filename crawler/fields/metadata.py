@@ -33,7 +33,7 @@ from scrapy_maintext.fields.structured import (
     add_byline,
     page_candidates,
 )
-from scrapy_maintext.fields.topics import page_keywords
+from scrapy_maintext.fields.topics import page_keywords, sections
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
@@ -90,7 +90,7 @@ def apply_metadata(doc: Document, tree: lxml.html.HtmlElement, url: str | None) 
     doc.sitename = meta.sitename or None
     doc.hostname = meta.hostname or doc.hostname
     doc.description = meta.description or None
-    doc.categories = split_terms(meta.categories)
+    doc.categories = sections(split_terms(meta.categories))
     doc.tags = page_keywords(tree) or split_terms(meta.tags)
     doc.license = meta.license or page_license(tree)
     doc.image = meta.image or None

@@ -98,7 +98,9 @@ def _following_texts(heading: lxml.html.HtmlElement) -> Iterator[str]:
         if node.tail:
             yield node.tail
         for sibling in node.itersiblings():
-            yield from _texts(sibling)
+            # A comment or processing instruction has no text of its own, only a tail.
+            if isinstance(sibling.tag, str):
+                yield from _texts(sibling)
             if sibling.tail:
                 yield sibling.tail
         node = node.getparent()

@@ -51,6 +51,8 @@ _CREDIT_LEAD = re.compile(
     r"quelle|source|foto ?credit|picture|pictures|imagem|imagen|immagine|kuva))\s*:?\s*",
     re.I,
 )
+#: Resolves relative picture URLs for comparing them with each other only.
+_COMPARISON_BASE = "https://page.invalid/"
 #: Elements whose text is never a caption.
 _SKIP_TAGS = frozenset({"script", "style", "template", "svg"})
 
@@ -125,8 +127,11 @@ def _own_container(
 
 
 def _url(element: lxml.html.HtmlElement, urls: dict[Any, str | None]) -> str | None:
+    """A picture's URL to compare with the page's others: relative ones resolved against a
+    stand-in base (without one, ``best_url`` gives None for them, and a container holding
+    other pictures with relative URLs looked like the picture's own)."""
     if element not in urls:
-        urls[element] = best_url(element, None)
+        urls[element] = best_url(element, _COMPARISON_BASE)
     return urls[element]
 
 

@@ -15,29 +15,30 @@ the caption text, or JSON-LD. Scrapy-free.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import lxml.etree
 import lxml.html
 from scrapy_maintext.document import Block, Image
 from scrapy_maintext.pictures.captions import (
-    CAPTION_WORDS,
     Picture,
     add_convention_captions,
     add_json_ld_captions,
     caption_of,
     clean,
 )
-from scrapy_maintext.pictures.renditions import IMAGE_TAGS, best_url, picture_key, same_picture
+from scrapy_maintext.pictures.cover import cover_index, headline_offset, lead_offset
+from scrapy_maintext.pictures.furniture import is_furniture, is_furniture_file
+from scrapy_maintext.pictures.renditions import IMAGE_TAGS, best_url, picture_key
+
+# Re-exported: callers compare the cover with the pictures.
+from scrapy_maintext.pictures.renditions import same_picture as same_picture
 
 #: Pictures kept per page at most (a gallery of hundreds is not the article's pictures).
 MAX_IMAGES = 60
-#: A picture whose width or height attribute is below this is an icon or a pixel.
-MIN_SIDE = 100
 #: Characters of a block's text used to find it in the page's text.
 BLOCK_KEY_CHARS = 40
 #: Elements the walk reads at most (the first, in document order): above every page of the
@@ -52,15 +53,6 @@ _NO_TEXT = frozenset({"script", "style", "template", "noscript"})
 _IMAGE_OBJECTS = lxml.etree.XPath("boolean(//*[@itemtype][contains(@itemtype, 'ImageObject')])")
 #: The page's ``<base href>``: in ``<head>``, where the parser keeps it (not a whole-tree scan).
 _BASE = lxml.etree.XPath("/html/head/base/@href")
-_FURNITURE_TAGS = frozenset({"header", "nav", "footer", "aside", "form", "button"})
-_FURNITURE_WORDS = re.compile(
-    r"(?:^|[-_ ])(?:logo|avatar|icon|icons|ad|ads|advert|advertisement|banner|sponsor|"
-    r"sponsored|teaser|teasers|related|recommend|recommended|recommendations|promo|share|"
-    r"social|newsletter|author|authors|byline|profile|sidebar|widget|outbrain|taboola|"
-    r"nav|navigation|menu|footer|comments?|emoji|badge|thumb|thumbnail|more)"
-    r"(?:$|[-_ ])",
-    re.I,
-)
 
 
 @dataclass
@@ -91,16 +83,19 @@ def article_images(
     found_starts = [s for s in starts if s is not None]
     if not found_starts:
         return []
-    start = min(found_starts[0], _title_offset(page, title, found_starts[0]))
+    headline = headline_offset(page.headings, title, found_starts[0])
+    start = lead_offset(page.pictures, headline, lambda el: not is_furniture(el, url))
     end = max(found_starts) + len(_squash(body[starts.index(max(found_starts))].text))
     base = _base_url(tree, url)
     pictures: list[Picture] = []
     seen: set[str] = set()
     for element, offset in page.pictures:
-        if not start <= offset <= end or _is_furniture(element, url):
+        if not start <= offset <= end or is_furniture(element, url):
             continue
         picture_url = best_url(element, base)
         if picture_url is None or picture_key(picture_url) in seen:
+            continue
+        if is_furniture_file(picture_url):
             continue
         seen.add(picture_key(picture_url))
         alt = clean(element.get("alt"))
@@ -119,7 +114,9 @@ def _images(
     pictures: list[Picture], starts: list[int | None], cover: str | None, base: str | None
 ) -> list[Image]:
     positions = [sum(1 for s in starts if s is not None and s < p.offset) for p in pictures]
-    cover_at = _cover_at(pictures, urljoin(base or "", cover) if cover else None)
+    first = next((s for s in starts if s is not None), 0)
+    og = urljoin(base or "", cover) if cover else None
+    cover_at = cover_index([p.url for p in pictures], [p.offset for p in pictures], first, og)
     images = []
     for i, picture in enumerate(pictures):
         images.append(
@@ -133,15 +130,6 @@ def _images(
             )
         )
     return images
-
-
-def _cover_at(pictures: list[Picture], cover: str | None) -> int:
-    """Which picture is the cover: the one ``og:image`` shows, else the first; -1 when there
-    are none. (The lead picture first instead was right less often on the tuning folds.)"""
-    if not pictures:
-        return -1
-    matches = [i for i, p in enumerate(pictures) if cover and same_picture(p.url, cover)]
-    return matches[0] if matches else 0
 
 
 # -- The walk ---------------------------------------------------------------------------------
@@ -228,73 +216,6 @@ def block_offsets(text: str, blocks: Sequence[Block]) -> list[int | None]:
         if at >= cursor:
             cursor = at + len(key)
     return offsets
-
-
-def _title_offset(page: PageText, title: str | None, first: int) -> int:
-    """Where the article's headline stands: the last ``<h1>`` before the first body block
-    that the title opens (or that opens it); the first body block when none."""
-    key = _squash(title or "")[:BLOCK_KEY_CHARS]
-    best = first
-    for text, offset in page.headings:
-        if offset < first and key and (text.startswith(key) or key.startswith(text[:20])):
-            best = offset
-    return best
-
-
-# -- Which pictures -----------------------------------------------------------------------------
-
-
-def _in_teaser(element: lxml.html.HtmlElement, url: str | None) -> bool:
-    """Whether a picture is inside a link to another page of the site (a teaser); not a link
-    to the picture itself, nor to another site (a product's shop, a photo agency)."""
-    link = next(element.iterancestors("a"), None)
-    href = (link.get("href") or "").strip() if link is not None else ""
-    if not href or href.startswith("#") or _looks_like_picture(href):
-        return False
-    here = urlsplit(url or "")
-    target = urlsplit(urljoin(url or "", href))
-    if target.netloc and here.netloc and _site(target.netloc) != _site(here.netloc):
-        return False
-    return target.path != here.path
-
-
-def _site(netloc: str) -> str:
-    """The last two labels of a host name (``www.example.com`` -> ``example.com``)."""
-    return ".".join(netloc.lower().rsplit(":", 1)[0].split(".")[-2:])
-
-
-def _looks_like_picture(href: str) -> bool:
-    path = urlsplit(href).path.lower()
-    return path.endswith((".jpg", ".jpeg", ".png", ".webp", ".gif", ".avif"))
-
-
-def _is_furniture(element: lxml.html.HtmlElement, url: str | None) -> bool:
-    if _tiny(element) or _in_teaser(element, url):
-        return True
-    ancestors = list(element.iterancestors())
-    inside = next((i for i, el in enumerate(ancestors) if el.tag in ("article", "main")), None)
-    for el in ancestors[:inside]:
-        if el.tag in ("body", "html"):
-            # Their names say what kind of page it is ("single-post", "has-sidebar").
-            break
-        if el.tag in _FURNITURE_TAGS and not (inside is not None and el.tag == "header"):
-            return True
-        words = f"{el.get('class', '')} {el.get('id', '')}"
-        if _FURNITURE_WORDS.search(words) and not CAPTION_WORDS.search(words):
-            return True
-    words = f"{element.get('class', '')} {element.get('id', '')}"
-    return bool(_FURNITURE_WORDS.search(words))
-
-
-def _tiny(element: lxml.html.HtmlElement) -> bool:
-    """An icon, a pixel or a decorative picture (``role="presentation"``, ``aria-hidden``)."""
-    if element.get("role") == "presentation" or element.get("aria-hidden") == "true":
-        return True
-    for side in ("width", "height"):
-        value = (element.get(side) or "").strip().removesuffix("px")
-        if value.isdigit() and int(value) < MIN_SIDE:
-            return True
-    return False
 
 
 def _base_url(tree: lxml.html.HtmlElement, url: str | None) -> str | None:
