@@ -79,12 +79,16 @@ def article_images(
     cover: str | None = None,
     title: str | None = None,
     captions: Sequence[Block] = (),
+    walked: PageText | None = None,
 ) -> list[Image]:
     """The article's pictures (see the module's doc); ``cover`` (``og:image``) marks the cover,
-    ``captions`` are the caption lines the text convention took out of the body."""
-    if not body or not _has_pictures(tree):
+    ``captions`` are the caption lines the text convention took out of the body; ``walked``:
+    the page's ``walk`` when the segmenter's walk already gave it."""
+    if not body:
         return []
-    page = walk(tree)
+    if walked is None and not _has_pictures(tree):
+        return []
+    page = walked if walked is not None else walk(tree)
     if not page.pictures:
         return []
     starts = block_offsets(page.text, body)
@@ -149,39 +153,77 @@ def _cover_at(pictures: list[Picture], cover: str | None) -> int:
 
 def walk(tree: lxml.html.HtmlElement) -> PageText:
     """One pass in document order, linear in the page's size: the text without whitespace,
-    the pictures and the ``<h1>``s, each at its offset in that text.
+    the pictures and the ``<h1>``s, each at its offset in that text (``TextWalk``).
 
     (A single XPath uniting the text nodes with the pictures and headings, which this
     replaced, took time quadratic in the nodes: ``benchmarks/huge_pages.py``.)
     """
-    page = PageText()
-    parts: list[str] = []
-    length = 0
-    # Whether each open element's own text is skipped; a tail belongs to the parent's.
-    skipping = [False]
-    elements = 0
+    reader = TextWalk()
+    start, end, other = reader.start, reader.end, reader.other
     for event, el in _iterwalk_document(tree):
         if event == "start":
-            elements += 1
-            if elements > MAX_WALK_ELEMENTS:
+            start(el)
+            if reader.done:
                 break
-            tag = el.tag
-            if tag == "h1":
-                page.headings.append(("".join(el.text_content().split()), length))
-            elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
-                page.pictures.append((el, length))
-            skipping.append(tag in _NO_TEXT)
-            text = None if skipping[-1] else el.text
+        elif event == "end":
+            end(el)
         else:
-            if event == "end":
-                skipping.pop()
-            text = None if skipping[-1] else el.tail
+            other(el)
+    return reader.page()
+
+
+class TextWalk:
+    """``walk``'s reader, fed the walk's events one by one (``start``, ``end``, ``other``
+    for comments and processing instructions): by ``walk`` or by the segmenter's walk
+    (``extraction.page_walk``), which then spares the page its own walk. Past
+    ``MAX_WALK_ELEMENTS`` elements it is ``done`` and reads nothing more."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.pictures: list[tuple[lxml.html.HtmlElement, int]] = []
+        self.headings: list[tuple[str, int]] = []
+        # Whether each open element's own text is skipped; a tail belongs to the parent's.
+        self.skipping = [False]
+        self.elements = 0
+        self.done = False
+
+    def start(self, el: Any) -> None:
+        if self.done:
+            return
+        self.elements += 1
+        if self.elements > MAX_WALK_ELEMENTS:
+            self.done = True
+            return
+        tag = el.tag
+        if tag == "h1":
+            self.headings.append(("".join(el.text_content().split()), self.length))
+        elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
+            self.pictures.append((el, self.length))
+        skip = tag in _NO_TEXT
+        self.skipping.append(skip)
+        if not skip:
+            self._add(el.text)
+
+    def end(self, el: Any) -> None:
+        if self.done:
+            return
+        self.skipping.pop()
+        if not self.skipping[-1]:
+            self._add(el.tail)
+
+    def other(self, el: Any) -> None:
+        if not self.done and not self.skipping[-1]:
+            self._add(el.tail)
+
+    def _add(self, text: str | None) -> None:
         if text:
             piece = "".join(text.split())
-            parts.append(piece)
-            length += len(piece)
-    page.text = "".join(parts)
-    return page
+            self.parts.append(piece)
+            self.length += len(piece)
+
+    def page(self) -> PageText:
+        return PageText("".join(self.parts), self.pictures, self.headings)
 
 
 def _has_pictures(tree: lxml.html.HtmlElement) -> bool:
