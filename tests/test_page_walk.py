@@ -21,6 +21,7 @@ from tests.test_huge_pages import ARTICLES, DATA, TRICKY, summary
 
 #: Everything the segmenter skips or reads whole, with pictures and text inside.
 SKIPPED = """<!DOCTYPE html><html lang="en"><head><title>t</title>
+<meta property="og:type" content="Article">
 <script type="application/ld+json">{"@type": "NewsArticle"}</script></head><body>
 <!-- c --> lead <h1 class="post-title">Head <b>line</b></h1>
 <div hidden><p>hidden text <img src="/h.jpg" width="400"></p></div>

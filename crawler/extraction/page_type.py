@@ -112,7 +112,10 @@ def page_features(
     """The features (``feature_names``) of a parsed page and its URL; ``structure``: the
     structure counts when a walk of the page already gathered them (``Structure``)."""
     values: dict[str, float] = {}
-    _declared(tree, values)
+    if structure is not None and structure.whole:
+        _write_declared(structure.declared, structure.og, values)
+    else:
+        _declared(tree, values)
     _url(url, values)
     if structure is None:
         structure = Structure()
@@ -126,18 +129,39 @@ def page_features(
 def _declared(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
     found: set[str] = set()
     for script in tree.iter("script"):
-        if "ld+json" in (script.get("type") or "") and script.text:
-            found.update(t.lower() for t in _LD_TYPE.findall(script.text))
+        _add_ld_types(script, found)
     for el in tree.xpath("//*[@itemtype]"):
-        found.add(str(el.get("itemtype")).rstrip("/").rsplit("/", 1)[-1].lower())
+        found.add(_itemtype_name(el.get("itemtype")))
+    og = None
+    for meta in tree.iter("meta"):
+        og = _og_type(meta)
+        if og is not None:
+            break
+    _write_declared(found, og, values)
+
+
+def _add_ld_types(script: Any, found: set[str]) -> None:
+    """The ``@type``s a JSON-LD ``<script>`` declares, into ``found``."""
+    if "ld+json" in (script.get("type") or "") and script.text:
+        found.update(t.lower() for t in _LD_TYPE.findall(script.text))
+
+
+def _itemtype_name(itemtype: str) -> str:
+    return str(itemtype).rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def _og_type(meta: Any) -> str | None:
+    """The Open Graph type a ``<meta>`` gives ("" when empty), None when it gives none."""
+    if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
+        return (meta.get("content") or "").lower()
+    return None
+
+
+def _write_declared(found: set[str], og: str | None, values: dict[str, float]) -> None:
     for group, names in _LD_GROUPS.items():
         values[f"ld:{group}"] = float(bool(found.intersection(names)))
     values["ld:any"] = float(bool(found))
-    og = ""
-    for meta in tree.iter("meta"):
-        if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
-            og = (meta.get("content") or "").lower()
-            break
+    og = og or ""
     kind = og if og in ("article", "product", "website") else ("other" if og else "")
     if kind:
         values[f"og:{kind}"] = 1.0
@@ -174,6 +198,12 @@ class Structure:
         self.seen = 0
         self.link_chars = self.text_chars = self.prices = self.posts = self.carts = 0
         self.repeat_max = self.repeat_items = self.repeat_groups = 0
+        #: The types the page declares (JSON-LD, microdata) and its first ``og:type`` (None:
+        #: none yet), read on the way: used only when the walk saw the ``whole`` page
+        #: (``page_walk``), as ``_declared`` reads every element.
+        self.declared: set[str] = set()
+        self.og: str | None = None
+        self.whole = False
 
     @property
     def full(self) -> bool:
@@ -185,11 +215,19 @@ class Structure:
             return
         self.seen += 1
         tag = el.tag
+        attrib = el.attrib
+        if attrib:
+            itemtype = attrib.get("itemtype")
+            if itemtype is not None:
+                self.declared.add(_itemtype_name(itemtype))
+            if tag == "script":
+                _add_ld_types(el, self.declared)
+            elif tag == "meta" and self.og is None:
+                self.og = _og_type(el)
         if tag in _SKIP:
             return
         counts = self.counts
         counts[tag] = counts.get(tag, 0) + 1
-        attrib = el.attrib
         if attrib:
             marks = attrib.get("class") or attrib.get("id")
             if marks:

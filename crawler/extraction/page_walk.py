@@ -79,6 +79,8 @@ class PageWalk:
     def finish(self, ended: bool) -> None:
         """The segmenter's walk is over; ``ended``: it reached the page's end."""
         self.complete = ended or self.done
+        # The declared types are read from every element, not the first MAX_ELEMENTS.
+        self.structure.whole = ended and not self.structure.full
 
     def page_text(self) -> PageText | None:
         """The pictures' ``walk`` of the page, when complete."""

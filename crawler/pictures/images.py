@@ -176,13 +176,16 @@ class TextWalk:
     """``walk``'s reader, fed the walk's events one by one (``start``, ``end``, ``other``
     for comments and processing instructions): by ``walk`` or by the segmenter's walk
     (``extraction.page_walk``), which then spares the page its own walk. Past
-    ``MAX_WALK_ELEMENTS`` elements it is ``done`` and reads nothing more."""
+    ``MAX_WALK_ELEMENTS`` elements it is ``done`` and reads nothing more.
+
+    The text is kept as it comes and squashed once in ``page`` (squashing the pieces one by
+    one gives the same text: white space removed from a join is removed from each part);
+    a picture or heading remembers how many pieces came before it."""
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.length = 0
-        self.pictures: list[tuple[lxml.html.HtmlElement, int]] = []
-        self.headings: list[tuple[str, int]] = []
+        #: (pieces before it, the heading's squashed text or None, the picture or None).
+        self.marks: list[tuple[int, str | None, Any]] = []
         # Whether each open element's own text is skipped; a tail belongs to the parent's.
         self.skipping = [False]
         self.elements = 0
@@ -197,33 +200,49 @@ class TextWalk:
             return
         tag = el.tag
         if tag == "h1":
-            self.headings.append(("".join(el.text_content().split()), self.length))
+            self.marks.append((len(self.parts), "".join(el.text_content().split()), None))
         elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
-            self.pictures.append((el, self.length))
+            self.marks.append((len(self.parts), None, el))
         skip = tag in _NO_TEXT
         self.skipping.append(skip)
         if not skip:
-            self._add(el.text)
+            text = el.text
+            if text:
+                self.parts.append(text)
 
     def end(self, el: Any) -> None:
         if self.done:
             return
-        self.skipping.pop()
-        if not self.skipping[-1]:
-            self._add(el.tail)
+        skipping = self.skipping
+        skipping.pop()
+        if not skipping[-1]:
+            tail = el.tail
+            if tail:
+                self.parts.append(tail)
 
     def other(self, el: Any) -> None:
         if not self.done and not self.skipping[-1]:
-            self._add(el.tail)
-
-    def _add(self, text: str | None) -> None:
-        if text:
-            piece = "".join(text.split())
-            self.parts.append(piece)
-            self.length += len(piece)
+            tail = el.tail
+            if tail:
+                self.parts.append(tail)
 
     def page(self) -> PageText:
-        return PageText("".join(self.parts), self.pictures, self.headings)
+        page = PageText()
+        parts, squashed = self.parts, []
+        length = done = 0
+        for count, heading, picture in self.marks:
+            if count > done:
+                piece = _squash("".join(parts[done:count]))
+                squashed.append(piece)
+                length += len(piece)
+                done = count
+            if picture is None:
+                page.headings.append((heading or "", length))
+            else:
+                page.pictures.append((picture, length))
+        squashed.append(_squash("".join(parts[done:])))
+        page.text = "".join(squashed)
+        return page
 
 
 def _has_pictures(tree: lxml.html.HtmlElement) -> bool:
