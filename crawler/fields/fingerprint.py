@@ -36,7 +36,7 @@ def fingerprint(text: str) -> str:
     blake2b = hashlib.blake2b
     digests = b"".join(
         blake2b(" ".join(shingle).encode("utf-8"), digest_size=8).digest()
-        for shingle in zip(*shingles)
+        for shingle in zip(*shingles, strict=False)
     )
     # One row of 64 bits per shingle (big-endian digests: bit 0 is the last column); a
     # Python loop over the bits cost ~20 ms on a long page, numpy well under 1 ms.
