@@ -186,6 +186,12 @@ def _url(url: str | None, values: dict[str, float]) -> None:
     values["url:id"] = float(bool(re.search(r"\d{4,}", last)))
 
 
+def _marked(marks: str) -> tuple[bool, bool]:
+    """Whether a class (or id) value names a forum post, and a shop cart."""
+    marks = marks.lower()
+    return _POST_MARK.search(marks) is not None, _CART_MARK.search(marks) is not None
+
+
 class Structure:
     """The structure features' counts, fed the page's elements one by one in document order
     (``add``; the first ``MAX_ELEMENTS``): by the page type's own loop, or by the
@@ -204,6 +210,9 @@ class Structure:
         self.declared: set[str] = set()
         self.og: str | None = None
         self.whole = False
+        #: Per class (or id) value, whether it marks a post and a cart: a page repeats its
+        #: few values on most of its elements.
+        self._marks: dict[str, tuple[bool, bool]] = {}
 
     @property
     def full(self) -> bool:
@@ -231,9 +240,11 @@ class Structure:
         if attrib:
             marks = attrib.get("class") or attrib.get("id")
             if marks:
-                marks = marks.lower()
-                self.posts += _POST_MARK.search(marks) is not None
-                self.carts += _CART_MARK.search(marks) is not None
+                found = self._marks.get(marks)
+                if found is None:
+                    found = self._marks[marks] = _marked(marks)
+                self.posts += found[0]
+                self.carts += found[1]
             if attrib.get("itemprop") == "price":
                 counts["itemprop_price"] = counts.get("itemprop_price", 0) + 1
         text = el.text
