@@ -78,7 +78,8 @@ def init_worker(options: ExtractOptions) -> None:
         extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", options)
     # What the worker loaded (the model's session, the caches the warm-up page filled)
     # leaves the collector's full passes, as the fork server's preloads do: each such pass
-    # walked all of it, about 4% of a page's CPU (docs/benchmarks.md).
+    # walked all of it (the collector's time per page more than halves:
+    # ``python -m benchmarks.page_walk --gc``, docs/benchmarks.md).
     gc.collect()
     gc.freeze()
 
