@@ -105,18 +105,38 @@ for line in sys.stdin:
     extract(page["html"], page["url"])
     print((clock() - start) * 1000.0, flush=True)
 """
+#: The worker of ``--stages --against``: the commit's own stage hooks (its
+#: ``benchmarks.extract_speed``) around its ``extract()``; answers each stage's ms and the total.
+STAGE_WORKER = """
+import json, sys, time
+from benchmarks import extract_speed as bench
+bench.CLOCK[0] = getattr(time, sys.argv[1])
+stages = bench.StageClock()
+stages.install()
+from scrapy_maintext.extraction import extract
+for line in sys.stdin:
+    page = json.loads(line)
+    stages.page.clear()
+    start = bench.CLOCK[0]()
+    extract(page["html"], page["url"])
+    spent = (bench.CLOCK[0]() - start) * 1000.0
+    print(json.dumps({**stages.page, "extract() total": spent}), flush=True)
+"""
 
 
 class AtCommit:
     """``extract()`` of an earlier commit (exported with ``git archive``, as
     ``benchmarks.huge_pages`` does) in a long-lived process; a call answers its own time."""
 
-    def __init__(self, commit: str, folder: Path) -> None:
+    def __init__(self, commit: str, folder: Path, stages: bool = False) -> None:
         from benchmarks.huge_pages import importable
 
-        env = {**os.environ, "PYTHONPATH": importable(commit, folder), "OMP_NUM_THREADS": "1"}
+        path = importable(commit, folder)
+        if stages:  # the commit's own benchmark, beside its package
+            path += os.pathsep + str(folder / "tree")
+        env = {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WORKER, CLOCK[0].__name__],
+            [sys.executable, "-c", STAGE_WORKER if stages else WORKER, CLOCK[0].__name__],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -124,11 +144,12 @@ class AtCommit:
             cwd=tempfile.gettempdir(),
         )
 
-    def __call__(self, html: str, url: str | None) -> float:
+    def __call__(self, html: str, url: str | None) -> Any:
+        """The ms of ``extract()`` (with ``stages``: a dict of each stage's ms and the total)."""
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps({"html": html, "url": url}) + "\n")
         self.process.stdin.flush()
-        return float(self.process.stdout.readline())
+        return json.loads(self.process.stdout.readline())
 
     def stop(self) -> None:
         self.process.kill()
@@ -248,55 +269,85 @@ def stage_names() -> list[str]:
     return [*dict.fromkeys(stage for stage, _, _ in STAGE_HOOKS), "other"]
 
 
-def time_stages(todo: list[Page], repeat: int) -> dict[str, list[float]]:
+def time_stages(
+    todo: list[Page], repeat: int, against: str | None = None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Per page run, each stage's ms of the default ``extract()``, its total, and
-    trafilatura's ``bare_extraction(with_metadata=True)`` on the same page (interleaved:
-    the two swap places from page to page)."""
+    trafilatura's ``bare_extraction(with_metadata=True)`` on the same page; with ``against``,
+    the same stages of that commit's ``extract()`` (its own hooks, in its own process), in
+    the same rotation. The systems take turns at going first from page to page."""
     funcs = systems()
     ours, theirs = funcs["extract() default"], funcs[THEIRS]
     clock = StageClock()
     clock.install()
-    for page in todo[:WARMUP_PAGES]:
-        ours(page.html, page.url)
     timings: dict[str, list[float]] = defaultdict(list)
-    for _ in range(repeat):
-        for i, page in enumerate(todo):
-            for first in (True, False) if i % 2 == 0 else (False, True):
-                t0 = CLOCK[0]()
-                if first:
-                    clock.page.clear()
-                    ours(page.html, page.url)
-                else:
-                    theirs(page.html, page.url)
-                spent = (CLOCK[0]() - t0) * 1000.0
-                if not first:
-                    timings[THEIRS].append(spent)
-                    continue
-                timings["extract() total"].append(spent)
-                for stage in stage_names()[:-1]:
-                    timings[stage].append(clock.page.get(stage, 0.0))
-                timings["other"].append(spent - sum(clock.page.values()))
-    return timings
+    old: dict[str, list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as tmp:
+        other = AtCommit(against, Path(tmp), stages=True) if against else None
+        names = ["ours", "theirs", *(["old"] if other else [])]
+        try:
+            for page in todo[:WARMUP_PAGES]:
+                ours(page.html, page.url)
+                if other:
+                    other(page.html, page.url)
+            for _ in range(repeat):
+                for i, page in enumerate(todo):
+                    shift = i % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        if name == "old":
+                            _add_stages(old, other(page.html, page.url))  # type: ignore[misc]
+                            continue
+                        clock.page.clear()
+                        t0 = CLOCK[0]()
+                        (ours if name == "ours" else theirs)(page.html, page.url)
+                        spent = (CLOCK[0]() - t0) * 1000.0
+                        if name == "theirs":
+                            timings[THEIRS].append(spent)
+                        else:
+                            _add_stages(timings, {**clock.page, "extract() total": spent})
+        finally:
+            if other:
+                other.stop()
+    return timings, old
 
 
-def print_stages(timings: dict[str, list[float]]) -> None:
+def _add_stages(timings: dict[str, list[float]], page: dict[str, float]) -> None:
+    """One page's stage times (and total) into ``timings``; "other" is the rest."""
+    staged = stage_names()[:-1]
+    for stage in staged:
+        timings[stage].append(page.get(stage, 0.0))
+    spent = page["extract() total"]
+    timings["extract() total"].append(spent)
+    timings["other"].append(spent - sum(page.get(stage, 0.0) for stage in staged))
+
+
+def print_stages(
+    timings: dict[str, list[float]], old: dict[str, list[float]], against: str | None = None
+) -> None:
     theirs = np.array(timings[THEIRS])
     print(f"{len(theirs)} page runs, one thread, ms per page (interleaved with trafilatura)")
-    print("| stage | median | p90 | mean | share of the mean | mean / trafilatura's mean |")
-    print("|---|---|---|---|---|---|")
-    total = float(np.mean(timings["extract() total"]))
+    head = "| stage | median | p90 | mean | share of the mean | mean / trafilatura's mean |"
+    print(head + (f" at {against}: median | mean | share |" if old else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|---|" if old else ""))
     for stage in [*stage_names(), "extract() total", THEIRS]:
-        v = np.array(timings[stage])
-        share = f"{v.mean() / total:.1%}" if stage in stage_names() else ""
-        print(
-            f"| {stage} | {np.median(v):.2f} | {np.percentile(v, 90):.2f} | {v.mean():.2f} "
-            f"| {share} | {v.mean() / theirs.mean():.3f} |"
-        )
-    median = np.median(timings["extract() total"]) / np.median(theirs)
-    print(
-        f"\nextract() / trafilatura: ratio of medians {median:.2f}, of means "
-        f"{total / theirs.mean():.2f}"
-    )
+        over = np.mean(timings[stage]) / theirs.mean()
+        row = f"| {stage} | {_stage_cells(timings, stage)} | {over:.3f} |"
+        if old:
+            row += f" {_stage_cells(old, stage, p90=False)} |" if stage != THEIRS else " | | |"
+        print(row)
+    for name, values in (("extract()", timings), (f"extract() at {against}", old)):
+        if values:
+            median = np.median(values["extract() total"]) / np.median(theirs)
+            mean = np.mean(values["extract() total"]) / theirs.mean()
+            print(f"\n{name} / trafilatura: ratio of medians {median:.2f}, of means {mean:.2f}")
+
+
+def _stage_cells(timings: dict[str, list[float]], stage: str, p90: bool = True) -> str:
+    v = np.array(timings[stage])
+    total = float(np.mean(timings["extract() total"]))
+    share = f"{v.mean() / total:.1%}" if stage in stage_names() else ""
+    spread = f" {np.percentile(v, 90):.2f} |" if p90 else ""
+    return f"{np.median(v):.2f} |{spread} {v.mean():.2f} | {share}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -326,7 +377,7 @@ def main(argv: list[str] | None = None) -> None:
     CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     todo = pages(args.data, args.limit)
     if args.stages:
-        print_stages(time_stages(todo, args.repeat))
+        print_stages(*time_stages(todo, args.repeat, args.against), args.against)
         return
     times = run(todo, args.repeat, tuple(args.model), args.no_images, args.against)
     n = len(next(iter(times.values())))

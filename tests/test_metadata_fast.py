@@ -74,3 +74,27 @@ def test_metadata_is_trafilaturas(page: Path) -> None:
 def _fields(meta: object) -> dict[str, object]:
     """The metadata fields (the empty body elements are new objects on every call)."""
     return {k: v for k, v in meta.as_dict().items() if k not in ("body", "commentsbody")}  # type: ignore[attr-defined]
+
+
+#: Footers whose links name a licence (or nearly): trafilatura reads every footer link's
+#: text, ours only the links whose href or letters could name one.
+LICENCE_CASES = {
+    "href": '<footer><a href="https://creativecommons.org/licenses/by-sa/4.0/">x</a></footer>',
+    "text": '<footer><a href="/l">Licensed CC BY 4.0</a></footer>',
+    "split": '<div class="site-footer"><a href="/l"><b>Creative</b> <i>Commons</i> by-nc</a></div>',
+    "blocks": '<div id="footer"><a href="/l"><p>cc</p><p>zero</p></a></div>',
+    "no-cue": '<footer><a href="/privacy">Privacy policy by us</a><a href="/c">CC</a></footer>',
+    "rel": '<a rel="license nofollow" href="/lic">Some licence</a>',
+    "none": "<p>no footer</p>",
+}
+
+
+@pytest.mark.parametrize("case", sorted(LICENCE_CASES))
+def test_licence_is_trafilaturas(case: str) -> None:
+    from scrapy_maintext.fields.metadata import extract_license
+    from trafilatura.metadata import extract_license as trafilatura_license
+
+    tree = lxml.html.fromstring(f"<html><body>{LICENCE_CASES[case]}</body></html>")
+    assert extract_license(tree) == trafilatura_license(tree)
+    if case != "none" and case != "no-cue":
+        assert extract_license(tree) is not None

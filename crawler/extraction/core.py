@@ -17,8 +17,10 @@ from scrapy_maintext.extraction.engines import (
     NeuralEngineError,
     run_engine,
     run_trafilatura,
+    segment_first,
 )
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.page_walk import PageWalk
 from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion
 from scrapy_maintext.fields.fingerprint import fingerprint
 from scrapy_maintext.fields.language import detect
@@ -29,7 +31,7 @@ from scrapy_maintext.fields.metadata import (
     page_title,
 )
 from scrapy_maintext.fields.people import is_publisher, split_authors
-from scrapy_maintext.pictures.images import article_images, same_picture
+from scrapy_maintext.pictures.images import PageText, article_images, same_picture
 from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT
 from scrapy_maintext.render.embedded import embedded_text
 from scrapy_maintext.render.marks import THIN_TEXT, needs_javascript, script_marks
@@ -190,12 +192,16 @@ def _extract_tree(
     """Fill ``doc``; returns what the engine made of the page and the body's verdicts."""
     if options.with_metadata:
         apply_metadata(doc, tree, doc.url)
-    found = _page_type(doc, tree, options)
+    # One walk of the page: the segmenter's also gives the page type's structure counts and
+    # the pictures (``page_walk``); without it (no neural engine) each walks the page itself.
+    walk = PageWalk.of(tree) if options.page_types or options.images else None
+    segments = segment_first(tree, options, walk)
+    found = _page_type(doc, tree, options, walk)
     article = found is None or page_type.article_rules(found, page_type.ARTICLE_THRESHOLD)
     if options.engine == "auto" and page_type.routes_to_trafilatura(found):
         result = run_trafilatura(tree, doc.url, options)
     else:
-        result = run_engine(tree, doc.url, options)
+        result = run_engine(tree, doc.url, options, segments)
     body = settle_body(doc, tree, result, options.with_metadata, options.include_captions, article)
     if options.second_opinion and options.engine == "auto" and result.extractor == "neural":
         result, body = _second_opinion(doc, tree, result, body, options, article)
@@ -203,7 +209,7 @@ def _extract_tree(
     doc.text = blocks_to_text(doc.body)
     doc.authors = split_authors(doc.author)
     if options.images:
-        add_images(doc, tree, result, body)
+        add_images(doc, tree, result, body, walk.page_text() if walk else None)
     doc.comments = result.comments
     doc.extractor = result.extractor
     doc.confidence = result.confidence
@@ -241,12 +247,12 @@ def read_shipped(doc: Document, tree: lxml.html.HtmlElement, metadata: bool) -> 
 
 
 def _page_type(
-    doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions
+    doc: Document, tree: lxml.html.HtmlElement, options: ExtractOptions, walk: PageWalk | None
 ) -> page_type.PageType | None:
     """The page's type, also put in ``doc`` (None when ``options`` ask for none)."""
     if not options.page_types:
         return None
-    found = page_type.predict(tree, doc.url)
+    found = page_type.predict(tree, doc.url, walk.structure_counts() if walk else None)
     doc.page_type, doc.page_type_probability = found.name, found.probability
     return found
 
@@ -317,16 +323,21 @@ def follow_convention(
 
 
 def add_images(
-    doc: Document, tree: lxml.html.HtmlElement, result: EngineResult, body: Body
+    doc: Document,
+    tree: lxml.html.HtmlElement,
+    result: EngineResult,
+    body: Body,
+    walked: PageText | None = None,
 ) -> None:
     """The article's pictures (``pictures.images``), with the caption lines the convention
-    took out of the text; ``image`` is the first of them when the metadata gave no cover."""
+    took out of the text; ``image`` is the first of them when the metadata gave no cover.
+    ``walked``: the pictures' walk of the page when the segmenter's walk gave it."""
     captions = [
         block
         for block, verdict in zip(result.blocks, body.convention, strict=True)
         if verdict is Convention.CAPTION
     ]
-    doc.images = article_images(tree, doc.url, doc.body, doc.image, doc.title, captions)
+    doc.images = article_images(tree, doc.url, doc.body, doc.image, doc.title, captions, walked)
     cover = next((image.url for image in doc.images if image.cover), None)
     if cover and not (doc.image and same_picture(doc.image, cover)):
         # The page shows its cover in the article: that picture, not another crop of it.

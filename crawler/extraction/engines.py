@@ -59,9 +59,13 @@ class NeuralEngineError(RuntimeError):
 
 
 def run_engine(
-    tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    options: ExtractOptions,
+    segments: list[Any] | None = None,
 ) -> EngineResult:
-    """Run the engine(s) the options ask for; the tree is never modified."""
+    """Run the engine(s) the options ask for; the tree is never modified. ``segments``: the
+    page's blocks when ``segment_first`` made them."""
     if options.engine == "trafilatura":
         return run_trafilatura(tree, url, options)
     extractor = load_neural(options.model)
@@ -69,11 +73,36 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
-    return run_neural(extractor, tree, url, options)
+    return run_neural(extractor, tree, url, options, segments)
+
+
+def segment_first(
+    tree: lxml.html.HtmlElement, options: ExtractOptions, observer: Any = None
+) -> list[Any] | None:
+    """The page's blocks for the neural engine, made before it runs so that the same walk
+    feeds ``observer`` (``extraction.page_walk``); None when the options run no neural
+    engine, or when the segmenter fails (the engine then meets the failure itself)."""
+    if options.engine == "trafilatura":
+        return None
+    extractor = load_neural(options.model)
+    if extractor is None:
+        return None
+    from scrapy_maintext import neural
+
+    try:
+        segments: list[Any] = neural.segment_page(tree, extractor.keep_hidden, observer)
+    # As in the neural engine: hostile pages break the walk in many ways.
+    except Exception:
+        return None
+    return segments
 
 
 def run_neural(
-    extractor: Any, tree: lxml.html.HtmlElement, url: str | None, options: ExtractOptions
+    extractor: Any,
+    tree: lxml.html.HtmlElement,
+    url: str | None,
+    options: ExtractOptions,
+    segments: list[Any] | None = None,
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
@@ -83,7 +112,7 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        result = extractor.extract(tree, url, reference)
+        result = extractor.extract(tree, url, reference, segments)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error

@@ -106,30 +106,62 @@ def feature_names() -> list[str]:
 _FEATURES = tuple(feature_names())
 
 
-def page_features(tree: lxml.html.HtmlElement, url: str | None) -> np.ndarray:
-    """The features (``feature_names``) of a parsed page and its URL."""
+def page_features(
+    tree: lxml.html.HtmlElement, url: str | None, structure: Structure | None = None
+) -> np.ndarray:
+    """The features (``feature_names``) of a parsed page and its URL; ``structure``: the
+    structure counts when a walk of the page already gathered them (``Structure``)."""
     values: dict[str, float] = {}
-    _declared(tree, values)
+    if structure is not None and structure.whole:
+        _write_declared(structure.declared, structure.og, values)
+    else:
+        _declared(tree, values)
     _url(url, values)
-    _structure(tree, values)
+    if structure is None:
+        structure = Structure()
+        add = structure.add
+        for el in islice(tree.iter(etree.Element), MAX_ELEMENTS):
+            add(el)
+    structure.write(values)
     return np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
 
 
 def _declared(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
     found: set[str] = set()
     for script in tree.iter("script"):
-        if "ld+json" in (script.get("type") or "") and script.text:
-            found.update(t.lower() for t in _LD_TYPE.findall(script.text))
+        _add_ld_types(script, found)
     for el in tree.xpath("//*[@itemtype]"):
-        found.add(str(el.get("itemtype")).rstrip("/").rsplit("/", 1)[-1].lower())
+        found.add(_itemtype_name(el.get("itemtype")))
+    og = None
+    for meta in tree.iter("meta"):
+        og = _og_type(meta)
+        if og is not None:
+            break
+    _write_declared(found, og, values)
+
+
+def _add_ld_types(script: Any, found: set[str]) -> None:
+    """The ``@type``s a JSON-LD ``<script>`` declares, into ``found``."""
+    if "ld+json" in (script.get("type") or "") and script.text:
+        found.update(t.lower() for t in _LD_TYPE.findall(script.text))
+
+
+def _itemtype_name(itemtype: str) -> str:
+    return str(itemtype).rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def _og_type(meta: Any) -> str | None:
+    """The Open Graph type a ``<meta>`` gives ("" when empty), None when it gives none."""
+    if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
+        return (meta.get("content") or "").lower()
+    return None
+
+
+def _write_declared(found: set[str], og: str | None, values: dict[str, float]) -> None:
     for group, names in _LD_GROUPS.items():
         values[f"ld:{group}"] = float(bool(found.intersection(names)))
     values["ld:any"] = float(bool(found))
-    og = ""
-    for meta in tree.iter("meta"):
-        if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
-            og = (meta.get("content") or "").lower()
-            break
+    og = og or ""
     kind = og if og in ("article", "product", "website") else ("other" if og else "")
     if kind:
         values[f"og:{kind}"] = 1.0
@@ -154,62 +186,108 @@ def _url(url: str | None, values: dict[str, float]) -> None:
     values["url:id"] = float(bool(re.search(r"\d{4,}", last)))
 
 
-def _structure(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
-    counts: dict[str, int] = {}
-    link_chars = text_chars = prices = posts = carts = 0
-    paragraphs: list[int] = []
-    repeat_max = repeat_items = repeat_groups = 0
-    # Local names: this loop visits every element of every page.
-    post_mark, cart_mark = _POST_MARK.search, _CART_MARK.search
-    price, cart = _PRICE.search, _CART.search
-    for el in islice(tree.iter(etree.Element), MAX_ELEMENTS):
+def _marked(marks: str) -> tuple[bool, bool]:
+    """Whether a class (or id) value names a forum post, and a shop cart."""
+    marks = marks.lower()
+    return _POST_MARK.search(marks) is not None, _CART_MARK.search(marks) is not None
+
+
+class Structure:
+    """The structure features' counts, fed the page's elements one by one in document order
+    (``add``; the first ``MAX_ELEMENTS``): by the page type's own loop, or by the
+    segmenter's walk (``extraction.page_walk``), which then spares the page this loop."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.paragraphs: list[int] = []
+        #: Elements fed so far (those past ``MAX_ELEMENTS`` are not counted).
+        self.seen = 0
+        self.link_chars = self.text_chars = self.prices = self.posts = self.carts = 0
+        self.repeat_max = self.repeat_items = self.repeat_groups = 0
+        #: The types the page declares (JSON-LD, microdata) and its first ``og:type`` (None:
+        #: none yet), read on the way: used only when the walk saw the ``whole`` page
+        #: (``page_walk``), as ``_declared`` reads every element.
+        self.declared: set[str] = set()
+        self.og: str | None = None
+        self.whole = False
+        #: Per class (or id) value, whether it marks a post and a cart: a page repeats its
+        #: few values on most of its elements.
+        self._marks: dict[str, tuple[bool, bool]] = {}
+
+    @property
+    def full(self) -> bool:
+        return self.seen >= MAX_ELEMENTS
+
+    def add(self, el: Any) -> None:
+        """Count one element (its own text, attributes and children)."""
+        if self.seen >= MAX_ELEMENTS:
+            return
+        self.seen += 1
         tag = el.tag
-        if tag in _SKIP:
-            continue
-        counts[tag] = counts.get(tag, 0) + 1
         attrib = el.attrib
+        if attrib:
+            itemtype = attrib.get("itemtype")
+            if itemtype is not None:
+                self.declared.add(_itemtype_name(itemtype))
+            if tag == "script":
+                _add_ld_types(el, self.declared)
+            elif tag == "meta" and self.og is None:
+                self.og = _og_type(el)
+        if tag in _SKIP:
+            return
+        counts = self.counts
+        counts[tag] = counts.get(tag, 0) + 1
         if attrib:
             marks = attrib.get("class") or attrib.get("id")
             if marks:
-                marks = marks.lower()
-                posts += post_mark(marks) is not None
-                carts += cart_mark(marks) is not None
+                found = self._marks.get(marks)
+                if found is None:
+                    found = self._marks[marks] = _marked(marks)
+                self.posts += found[0]
+                self.carts += found[1]
             if attrib.get("itemprop") == "price":
                 counts["itemprop_price"] = counts.get("itemprop_price", 0) + 1
         text = el.text
         if text:
             n = len(text)
-            text_chars += n
+            self.text_chars += n
             if tag == "a":
-                link_chars += n
+                self.link_chars += n
             elif n < PRICE_TEXT_CHARS:
-                prices += price(text) is not None
-                carts += tag == "button" and cart(text) is not None
+                self.prices += _PRICE.search(text) is not None
+                self.carts += tag == "button" and _CART.search(text) is not None
         if tag == "p":
-            paragraphs.append(len(el.text_content().split()))
+            self.paragraphs.append(len(el.text_content().split()))
         if len(el) >= REPEATED:
-            siblings = Counter(c.tag for c in islice(el, MAX_ELEMENTS) if c.tag not in _NOT_ITEMS)
-            for size in siblings.values():
-                if size >= REPEATED:
-                    repeat_max = max(repeat_max, size)
-                    repeat_items += size
-                    repeat_groups += 1
-    long = sum(w >= LONG_WORDS for w in paragraphs)
-    for tag in _COUNTED:
-        values[f"n:{tag}"] = math.log1p(counts.get(tag, 0))
-    values["long"] = math.log1p(long)
-    values["words"] = math.log1p(sum(paragraphs))
-    values["link_share"] = link_chars / max(text_chars, 1)
-    values["prices"] = math.log1p(prices)
-    values["cart"] = math.log1p(carts)
-    values["posts"] = math.log1p(posts)
-    values["itemprop_price"] = math.log1p(counts.get("itemprop_price", 0))
-    values["repeat_max"] = math.log1p(repeat_max)
-    values["repeat_items"] = math.log1p(repeat_items)
-    values["repeat_groups"] = math.log1p(repeat_groups)
-    values["long_share"] = long / max(counts.get("p", 0), 1)
-    heads = counts.get("h2", 0) + counts.get("h3", 0)
-    values["head_per_long"] = math.log1p(heads / max(long, 1))
+            self._repeats(el)
+
+    def _repeats(self, el: Any) -> None:
+        siblings = Counter(c.tag for c in islice(el, MAX_ELEMENTS) if c.tag not in _NOT_ITEMS)
+        for size in siblings.values():
+            if size >= REPEATED:
+                self.repeat_max = max(self.repeat_max, size)
+                self.repeat_items += size
+                self.repeat_groups += 1
+
+    def write(self, values: dict[str, float]) -> None:
+        """The structure features into ``values``."""
+        counts, paragraphs = self.counts, self.paragraphs
+        long = sum(w >= LONG_WORDS for w in paragraphs)
+        for tag in _COUNTED:
+            values[f"n:{tag}"] = math.log1p(counts.get(tag, 0))
+        values["long"] = math.log1p(long)
+        values["words"] = math.log1p(sum(paragraphs))
+        values["link_share"] = self.link_chars / max(self.text_chars, 1)
+        values["prices"] = math.log1p(self.prices)
+        values["cart"] = math.log1p(self.carts)
+        values["posts"] = math.log1p(self.posts)
+        values["itemprop_price"] = math.log1p(counts.get("itemprop_price", 0))
+        values["repeat_max"] = math.log1p(self.repeat_max)
+        values["repeat_items"] = math.log1p(self.repeat_items)
+        values["repeat_groups"] = math.log1p(self.repeat_groups)
+        values["long_share"] = long / max(counts.get("p", 0), 1)
+        heads = counts.get("h2", 0) + counts.get("h3", 0)
+        values["head_per_long"] = math.log1p(heads / max(long, 1))
 
 
 @dataclass(frozen=True)
@@ -273,9 +351,11 @@ def shipped_model() -> TypeModel:
     return TypeModel.from_json(json.loads(WEIGHTS.read_text("utf-8")))
 
 
-def predict(tree: lxml.html.HtmlElement, url: str | None) -> PageType:
-    """The page type of a parsed page."""
-    return shipped_model().predict(page_features(tree, url))
+def predict(
+    tree: lxml.html.HtmlElement, url: str | None, structure: Structure | None = None
+) -> PageType:
+    """The page type of a parsed page (``structure``: see ``page_features``)."""
+    return shipped_model().predict(page_features(tree, url, structure))
 
 
 def article_rules(page_type: PageType, threshold: float) -> bool:

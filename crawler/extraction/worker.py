@@ -11,6 +11,7 @@ loads a model it does not run.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -75,6 +76,12 @@ def init_worker(options: ExtractOptions) -> None:
     # again: whatever fails here fails again on the pages, where it is counted.
     with contextlib.suppress(Exception):
         extract_page(WARM_UP_PAGE, "https://warm-up.invalid/", options)
+    # What the worker loaded (the model's session, the caches the warm-up page filled)
+    # leaves the collector's full passes, as the fork server's preloads do: each such pass
+    # walked all of it (the collector's time per page more than halves:
+    # ``python -m benchmarks.page_walk --gc``, docs/benchmarks.md).
+    gc.collect()
+    gc.freeze()
 
 
 def warm_up(options: ExtractOptions) -> WorkerStatus:

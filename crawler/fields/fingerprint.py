@@ -28,13 +28,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 def fingerprint(text: str) -> str:
     """Simhash of ``text`` as 16 lowercase hex digits; "" for text without words."""
-    words = [w.lower() for w in _WORD.findall(text)]
+    words = list(map(str.lower, _WORD.findall(text)))
     if not words:
         return ""
     n = min(SHINGLE_WORDS, len(words))
+    shingles = (words[i:] for i in range(n))  # the shingles' first, second, ... words
+    blake2b = hashlib.blake2b
     digests = b"".join(
-        hashlib.blake2b(" ".join(words[i : i + n]).encode("utf-8"), digest_size=8).digest()
-        for i in range(len(words) - n + 1)
+        blake2b(" ".join(shingle).encode("utf-8"), digest_size=8).digest()
+        for shingle in zip(*shingles, strict=False)
     )
     # One row of 64 bits per shingle (big-endian digests: bit 0 is the last column); a
     # Python loop over the bits cost ~20 ms on a long page, numpy well under 1 ms.

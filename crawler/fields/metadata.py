@@ -56,6 +56,12 @@ MAX_DATE_SEARCH_ELEMENTS = 30_000
 #: htmldate's external parser finds (1.66 s of CPU and 40.7 MiB, once per process, in
 #: ``python -m benchmarks.worker_warmup --data ../shared/data --measure cpu``).
 WARM_DATE_TEXT = "xq 2021"
+_FOOTER_LINKS = (
+    './/footer//a[@href]|.//div[contains(@class, "footer") or contains(@id, "footer")]//a[@href]'
+)
+#: Letters (in any case, as ``TEXT_LICENSE_REGEX`` reads them) that a licence text holds.
+_LICENCE_CUE = re.compile(r"cc|creativecommons", re.I)
+_LICENCE_KIND = re.compile(r"by|zero", re.I)
 _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (
@@ -201,7 +207,7 @@ def trafilatura_metadata(
     _sitename(tree, meta)
     meta.categories = meta.categories or extract_catstags("category", tree)
     meta.tags = meta.tags or extract_catstags("tag", tree)
-    meta.license = tm.extract_license(tree)
+    meta.license = extract_license(tree)
     meta.filedate = dates.get("max_date")
     meta.clean_and_trim()
     return meta
@@ -314,6 +320,31 @@ def split_terms(values: list[str] | None) -> list[str]:
             if term and term not in terms:
                 terms.append(term)
     return terms
+
+
+def extract_license(tree: lxml.html.HtmlElement) -> str | None:
+    """``trafilatura.metadata.extract_license``, which copies every footer link to read its
+    text (``block_text``): here a footer link is read only when its href or the letters of
+    its text could name a Creative Commons licence (the same answers)."""
+    for element in tree.findall(".//a[@rel][@href]"):
+        if "license" in element.get("rel", "").lower().split():
+            result = tm.parse_license_element(element, strict=False)
+            if result is not None:
+                return result
+    for element in tree.xpath(_FOOTER_LINKS):
+        if tm.LICENSE_REGEX.search(element.get("href", "")) or _may_name_licence(element):
+            result = tm.parse_license_element(element, strict=True)
+            if result is not None:
+                return result
+    return None
+
+
+def _may_name_licence(link: lxml.html.HtmlElement) -> bool:
+    """Whether ``block_text(link)`` can match ``TEXT_LICENSE_REGEX`` ("CC BY 4.0", "Creative
+    Commons BY-SA"): the letters of its text, in order, hold both cues (spaces that
+    ``block_text`` adds and the control characters it drops are not letters)."""
+    letters = "".join(filter(str.isalpha, link.text_content()))
+    return bool(_LICENCE_CUE.search(letters) and _LICENCE_KIND.search(letters))
 
 
 def page_license(tree: lxml.html.HtmlElement) -> str | None:

@@ -137,16 +137,21 @@ class NeuralExtractor:
         return self.cascade.next.reference
 
     def extract(
-        self, tree: Any, url: str | None = None, reference: Reference = None
+        self,
+        tree: Any,
+        url: str | None = None,
+        reference: Reference = None,
+        segments: list[RawBlock] | None = None,
     ) -> NeuralResult:
         """Main-content blocks of ``tree``; never raises on hostile input.
 
         ``reference``: trafilatura's text of the page, for models that stack it, or a function
         returning it, called only if a model needs it; computed here when such a model gets
-        None (callers that run trafilatura anyway pass it in).
+        None (callers that run trafilatura anyway pass it in). ``segments``: the page's
+        blocks when the caller segmented it already (with this model's ``keep_hidden``).
         """
         try:
-            return self._extract(tree, url, reference)
+            return self._extract(tree, url, reference, segments)
         except Exception as exc:  # hostile HTML must never break the caller
             # Reported, not hidden: the caller counts it apart from an unsure model.
             return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
@@ -177,10 +182,12 @@ class NeuralExtractor:
         stack = stack_features([tokens(b.text) for b in page.raw], reference)
         return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, stack)
 
-    def _extract(self, tree: Any, url: str | None, reference: Reference) -> NeuralResult:
+    def _extract(
+        self, tree: Any, url: str | None, reference: Reference, segments: list[RawBlock] | None
+    ) -> NeuralResult:
         if tree is None:
             return NeuralResult()
-        raw = segment_page(tree, self.keep_hidden)
+        raw = segments if segments is not None else segment_page(tree, self.keep_hidden)
         if not raw:
             return NeuralResult(segments=raw)
         return self._decide(_Page(tree, url, reference, raw), featurize(raw))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 from lxml import etree
 from scrapy_maintext.document import Block
@@ -48,6 +48,18 @@ MAX_PATH = 64
 MAX_BLOCK_CHARS = 100_000
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
+
+
+class Observer(Protocol):
+    """Another reader of the segmenter's walk (``extraction.page_walk.PageWalk``): it sees
+    every element's start and end and every comment, in document order, subtrees the
+    segmenter skips included (``subtree``), and is told whether the walk reached the end."""
+
+    def start(self, el: Any) -> None: ...
+    def end(self, el: Any) -> None: ...
+    def other(self, el: Any) -> None: ...
+    def subtree(self, top: Any) -> None: ...
+    def finish(self, ended: bool) -> None: ...
 
 
 @dataclass
@@ -199,7 +211,8 @@ def _leaf_text(el: Any) -> str | None:
     return "\n".join(lines).strip()[:MAX_BLOCK_CHARS]
 
 
-def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> None:
+def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> bool:
+    """Open a block at ``el``; True when its subtree was read whole (and is skipped)."""
     seg.flush()
     seg.push(el, tag)
     if tag == "tr":
@@ -214,59 +227,72 @@ def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> None:
             elif filled:
                 kind = seg.stack[-1].kind
                 seg.emit(RawBlock(filled[0], kind, el, 0, (), _link_chars(el)), hidden)
-            return
+            return True
     if tag == "pre":
         text = _leaf_text(el)
         if text is not None:
             walker.skip_subtree()
             if text:
                 seg.emit(RawBlock(text, "code", el, 0, (), _link_chars(el)), bool(seg.hidden))
-            return
+            return True
     seg.add_text(el.text)
+    return False
 
 
 def _link_chars(el: Any) -> int:
     return sum(len(normalize(a.text_content())) for a in el.iterdescendants("a"))
 
 
-def segment(root: Any, keep_hidden: bool = False) -> Segments:
+def segment(root: Any, keep_hidden: bool = False, observer: Observer | None = None) -> Segments:
     """Blocks of ``root`` in document order. Never modifies the tree.
 
     Elements hidden by markup are dropped, or with ``keep_hidden`` kept as blocks of their
     own marked ``hidden`` (shops reveal product descriptions by script); pop-ups are always
     dropped. ``REVEAL_SHARE`` (off by default; ignored with ``keep_hidden``) reads a hidden
-    element holding most of the page's text as visible.
+    element holding most of the page's text as visible. ``observer`` reads the first walk
+    (``Observer``).
     """
-    blocks = _walk(root, keep_hidden, frozenset())
+    blocks = _walk(root, keep_hidden, frozenset(), observer)
     if keep_hidden or REVEAL_SHARE >= 1.0:
         return blocks
     wrappers = reveal_wrappers(root, sum(len(b.text) for b in blocks), REVEAL_SHARE, MAX_ELEMENTS)
     return _walk(root, keep_hidden, wrappers) if wrappers else blocks
 
 
-def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
+def _walk(
+    root: Any, keep_hidden: bool, revealed: frozenset[Any], observer: Observer | None = None
+) -> Segments:
     seg = _Segmenter()
     seg.root = root
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     visited = 0
+    ended = True
     for event, el in walker:
         tag = tag_of(el)
         if event in ("comment", "pi"):
             seg.add_text(el.tail)
+            if observer is not None:
+                observer.other(el)
         elif event == "start":
             visited += 1
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
                 seg.blocks.cut = True
+                ended = False
                 break
+            if observer is not None:
+                observer.start(el)
             hidden = tag is not None and is_hidden(el) and el not in revealed
             if tag is None or tag in DROP_TAGS or is_popup(el) or (hidden and not keep_hidden):
                 seg.skipping = True
                 walker.skip_subtree()
+                if observer is not None:
+                    observer.subtree(el)
                 continue
             if hidden:
                 seg.hidden.append(el)
             if tag in BLOCK_TAGS or visited == 1:
-                _start_block(seg, walker, el, tag)
+                if _start_block(seg, walker, el, tag) and observer is not None:
+                    observer.subtree(el)
             elif tag == "br":
                 seg.flush()
             else:
@@ -274,7 +300,11 @@ def _walk(root: Any, keep_hidden: bool, revealed: frozenset[Any]) -> Segments:
                 seg.add_text(el.text)
         else:
             _end_element(seg, el, tag)
+            if observer is not None:
+                observer.end(el)
     seg.flush()
+    if observer is not None:
+        observer.finish(ended)
     return seg.blocks
 
 

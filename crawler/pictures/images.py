@@ -71,12 +71,16 @@ def article_images(
     cover: str | None = None,
     title: str | None = None,
     captions: Sequence[Block] = (),
+    walked: PageText | None = None,
 ) -> list[Image]:
     """The article's pictures (see the module's doc); ``cover`` (``og:image``) marks the cover,
-    ``captions`` are the caption lines the text convention took out of the body."""
-    if not body or not _has_pictures(tree):
+    ``captions`` are the caption lines the text convention took out of the body; ``walked``:
+    the page's ``walk`` when the segmenter's walk already gave it."""
+    if not body:
         return []
-    page = walk(tree)
+    if walked is None and not _has_pictures(tree):
+        return []
+    page = walked if walked is not None else walk(tree)
     if not page.pictures:
         return []
     starts = block_offsets(page.text, body)
@@ -137,39 +141,96 @@ def _images(
 
 def walk(tree: lxml.html.HtmlElement) -> PageText:
     """One pass in document order, linear in the page's size: the text without whitespace,
-    the pictures and the ``<h1>``s, each at its offset in that text.
+    the pictures and the ``<h1>``s, each at its offset in that text (``TextWalk``).
 
     (A single XPath uniting the text nodes with the pictures and headings, which this
     replaced, took time quadratic in the nodes: ``benchmarks/huge_pages.py``.)
     """
-    page = PageText()
-    parts: list[str] = []
-    length = 0
-    # Whether each open element's own text is skipped; a tail belongs to the parent's.
-    skipping = [False]
-    elements = 0
+    reader = TextWalk()
+    start, end, other = reader.start, reader.end, reader.other
     for event, el in _iterwalk_document(tree):
         if event == "start":
-            elements += 1
-            if elements > MAX_WALK_ELEMENTS:
+            start(el)
+            if reader.done:
                 break
-            tag = el.tag
-            if tag == "h1":
-                page.headings.append(("".join(el.text_content().split()), length))
-            elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
-                page.pictures.append((el, length))
-            skipping.append(tag in _NO_TEXT)
-            text = None if skipping[-1] else el.text
+        elif event == "end":
+            end(el)
         else:
-            if event == "end":
-                skipping.pop()
-            text = None if skipping[-1] else el.tail
-        if text:
-            piece = "".join(text.split())
-            parts.append(piece)
-            length += len(piece)
-    page.text = "".join(parts)
-    return page
+            other(el)
+    return reader.page()
+
+
+class TextWalk:
+    """``walk``'s reader, fed the walk's events one by one (``start``, ``end``, ``other``
+    for comments and processing instructions): by ``walk`` or by the segmenter's walk
+    (``extraction.page_walk``), which then spares the page its own walk. Past
+    ``MAX_WALK_ELEMENTS`` elements it is ``done`` and reads nothing more.
+
+    The text is kept as it comes and squashed once in ``page`` (squashing the pieces one by
+    one gives the same text: white space removed from a join is removed from each part);
+    a picture or heading remembers how many pieces came before it."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        #: (pieces before it, the heading's squashed text or None, the picture or None).
+        self.marks: list[tuple[int, str | None, Any]] = []
+        # Whether each open element's own text is skipped; a tail belongs to the parent's.
+        self.skipping = [False]
+        self.elements = 0
+        self.done = False
+
+    def start(self, el: Any) -> None:
+        if self.done:
+            return
+        self.elements += 1
+        if self.elements > MAX_WALK_ELEMENTS:
+            self.done = True
+            return
+        tag = el.tag
+        if tag == "h1":
+            self.marks.append((len(self.parts), "".join(el.text_content().split()), None))
+        elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
+            self.marks.append((len(self.parts), None, el))
+        skip = tag in _NO_TEXT
+        self.skipping.append(skip)
+        if not skip:
+            text = el.text
+            if text:
+                self.parts.append(text)
+
+    def end(self, el: Any) -> None:
+        if self.done:
+            return
+        skipping = self.skipping
+        skipping.pop()
+        if not skipping[-1]:
+            tail = el.tail
+            if tail:
+                self.parts.append(tail)
+
+    def other(self, el: Any) -> None:
+        if not self.done and not self.skipping[-1]:
+            tail = el.tail
+            if tail:
+                self.parts.append(tail)
+
+    def page(self) -> PageText:
+        page = PageText()
+        parts, squashed = self.parts, []
+        length = done = 0
+        for count, heading, picture in self.marks:
+            if count > done:
+                piece = _squash("".join(parts[done:count]))
+                squashed.append(piece)
+                length += len(piece)
+                done = count
+            if picture is None:
+                page.headings.append((heading or "", length))
+            else:
+                page.pictures.append((picture, length))
+        squashed.append(_squash("".join(parts[done:])))
+        page.text = "".join(squashed)
+        return page
 
 
 def _has_pictures(tree: lxml.html.HtmlElement) -> bool:
