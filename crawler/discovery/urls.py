@@ -104,22 +104,25 @@ class UrlPolicy:
         """This policy with more hosts and registrable domains on the site."""
         return replace(self, hosts=self.hosts | hosts, domains=self.domains | domains)
 
-    #: Every name of :attr:`hosts` a URL's host may have ("www." is the same site), and
-    #: the names whose subdomains are on the site too: set lookups, so that one policy
-    #: for a crawl of thousands of sites costs the same per URL as one for a single site.
-    _names: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: :attr:`hosts` without "www." (the same set when none has it): the site's hosts are
+    #: set lookups, so that one policy for a crawl of thousands of sites costs the same per
+    #: URL as one for a single site.
     _bases: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        bases = frozenset(site.removeprefix("www.") for site in self.hosts)
-        names = self.hosts | bases | {f"www.{base}" for base in bases}
-        object.__setattr__(self, "_names", names)
+        bases = self.hosts
+        if any(site.startswith("www.") for site in bases):
+            bases = frozenset(site.removeprefix("www.") for site in bases)
         object.__setattr__(self, "_bases", bases)
 
     def on_site(self, url: str) -> bool:
         host = host_of(url)
-        if host in self._names or host in self.domains:
+        # A site's host itself, without "www." or with it: the same site.
+        if host in self.hosts or host in self._bases or host in self.domains:
             return True
+        if host.startswith("www.") and host[4:] in self._bases:
+            return True
+        # Other subdomains only on request, or under a registrable domain of the site.
         return any(
             suffix in self.domains or (self.allow_subdomains and suffix in self._bases)
             for suffix in _parent_names(host)
