@@ -73,8 +73,9 @@ class Run:
 
 class TraceMemory:
     """Benchmark-only extension: every 2 s, a ``tracemalloc`` snapshot when the traced heap
-    is the largest yet; at ``spider_closed``, that snapshot's biggest lines and files to
-    ``BENCHMARK_TRACEMALLOC_FILE``. Needs ``PYTHONTRACEMALLOC`` set."""
+    is the largest yet; at ``spider_closed``, that snapshot's biggest lines and files, and
+    what they grew by from ``spider_opened``, to ``BENCHMARK_TRACEMALLOC_FILE``. Needs
+    ``PYTHONTRACEMALLOC`` set."""
 
     def __init__(self, crawler: Any) -> None:
         from scrapy import signals
@@ -83,6 +84,7 @@ class TraceMemory:
         self.path = Path(crawler.settings["BENCHMARK_TRACEMALLOC_FILE"])
         self.largest = 0
         self.snapshot: Any = None
+        self.opened_snapshot: Any = None
         self.loop = task.LoopingCall(self.sample)
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
         crawler.signals.connect(self.closed, signal=signals.spider_closed)
@@ -92,6 +94,9 @@ class TraceMemory:
         return cls(crawler)
 
     def opened(self, spider: Any) -> None:
+        import tracemalloc
+
+        self.opened_snapshot = tracemalloc.take_snapshot()
         self.loop.start(2.0, now=False)
 
     def sample(self) -> None:
@@ -112,6 +117,14 @@ class TraceMemory:
             for stat in self.snapshot.statistics(key)[:30]:
                 lines.append(
                     f"{stat.size / 2**20:8.2f} MiB {stat.count:9d} blocks  {stat.traceback}"
+                )
+        # What the crawl added after spider_opened (the imports and settings left out).
+        for key in ("lineno", "filename"):
+            lines.append(f"-- growth from spider_opened, by {key}")
+            for diff in self.snapshot.compare_to(self.opened_snapshot, key)[:40]:
+                lines.append(
+                    f"{diff.size_diff / 2**20:8.2f} MiB {diff.count_diff:9d} blocks  "
+                    f"{diff.traceback}"
                 )
         self.path.write_text("\n".join(lines) + "\n")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -58,7 +57,7 @@ class DiscoverySettings:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class SitemapQueue:
     """A site's sitemaps not requested yet, level by level (shallowest first), within a
     level newest first by the ``lastmod`` their index gave (undated last), then in the
@@ -91,15 +90,18 @@ class SitemapQueue:
         self.in_flight = max(self.in_flight - 1, 0)
 
 
-@dataclass
+@dataclass(slots=True)
 class PageQueue:
     """A site's planned pages not handed to Scrapy yet, as the plan's own entries (a
     :class:`Candidate` each, about a tenth of a request's memory), in the order planned.
     At most ``limit`` of a site's pages are requests at a time, and the next goes out as
     one of them ends, so that a crawl of a million planned URLs holds requests for its
-    sites, not for its URLs (issue 47)."""
+    sites, not for its URLs (issue 47). A list read from :attr:`start` on, not a deque:
+    an empty deque takes 600 bytes, and a crawl has a queue per site."""
 
-    held: deque[tuple[int, Candidate]] = field(default_factory=deque)
+    held: list[tuple[int, Candidate]] = field(default_factory=list)
+    #: Where the pages not handed out yet begin in :attr:`held`.
+    start: int = 0
     #: Pages handed to Scrapy whose end (item, error, drop) has not come yet.
     in_flight: int = 0
 
@@ -109,16 +111,27 @@ class PageQueue:
     def release(self, limit: float) -> list[tuple[int, Candidate]]:
         """The pages to request now: up to ``limit`` in flight."""
         released = []
-        while self.held and self.in_flight < limit:
-            released.append(self.held.popleft())
+        while self.start < len(self.held) and self.in_flight < limit:
+            released.append(self.held[self.start])
+            self.start += 1
             self.in_flight += 1
+        if self.start == len(self.held):
+            self.held.clear()
+            self.start = 0
+        elif self.start >= PAGE_QUEUE_TRIM and 2 * self.start >= len(self.held):
+            del self.held[: self.start]
+            self.start = 0
         return released
 
     def ended(self) -> None:
         self.in_flight = max(self.in_flight - 1, 0)
 
 
-@dataclass
+#: Pages handed out of a :class:`PageQueue` before its list drops them (at least half of it).
+PAGE_QUEUE_TRIM = 32
+
+
+@dataclass(slots=True)
 class SiteState:
     """Discovery state of one site of a crawl."""
 

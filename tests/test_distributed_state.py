@@ -182,7 +182,7 @@ def test_a_late_sender_never_squeezes_the_next_gap(server: Any) -> None:
     reserve = reserve_script(server)
     dispatch = server.register_script(lua.DISPATCH)
     answered = server.register_script(lua.ANSWERED)
-    keys = ["p:next", "p:sent", "p:floor", "p:inflight", "p:turn"]
+    keys = ["p:next", "p:sent", "p:floor", "p:inflight", "p:turn", "p:pause"]
     first = reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])
     assert first[0] == 0
     second = reserve(["p:next", "p:floor"], [100, 0, 60_000, 0])
@@ -207,7 +207,7 @@ def test_one_request_of_a_site_in_flight_and_the_delay_counted_from_its_answer(
 
     dispatch = server.register_script(lua.DISPATCH)
     answered = server.register_script(lua.ANSWERED)
-    keys = ["q:next", "q:sent", "q:floor", "q:inflight", "q:turn"]
+    keys = ["q:next", "q:sent", "q:floor", "q:inflight", "q:turn", "q:pause"]
     assert dispatch(keys, [100, 60_000, 30_000, 20, "a:1", 0]) == 0
     time.sleep(0.15)  # a slow answer: longer than the delay
     # Still in flight: looked at again nearly a delay later; b keeps the next turn.
@@ -222,6 +222,26 @@ def test_one_request_of_a_site_in_flight_and_the_delay_counted_from_its_answer(
     # Another worker's answer does not free the site (its token is not the one held).
     answered(keys, [100, 60_000, "a:2"])
     assert dispatch(keys, [100, 60_000, 30_000, 20, "c:1", 300]) == 90
+
+
+def test_a_retry_after_pause_holds_a_turn_reserved_before_it(server: Any) -> None:
+    """Worker b reserved its turn and found no pause; worker a's request then got a 429 (its
+    pause set, its answer recorded) before b dispatched: b waits out the pause, not just the
+    delay after the answer (the race that let a request through 0.2 s after a 429 under
+    load, in test_retry_after_pauses_the_site_for_every_worker)."""
+    from scrapy_maintext.distributed import lua
+
+    dispatch = server.register_script(lua.DISPATCH)
+    answered = server.register_script(lua.ANSWERED)
+    pause = server.register_script(lua.PAUSE)
+    keys = ["r:next", "r:sent", "r:floor", "r:inflight", "r:turn", "r:pause"]
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "a:1", 0]) == 0
+    pause(["r:next", "r:pause"], [2_000, 60_000])
+    answered(keys[:4], [100, 60_000, "a:1"])
+    time.sleep(0.15)  # past the delay after the answer, within the pause
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", 100]) >= 1_700
+    server.delete("r:pause")  # the pause over
+    assert dispatch(keys, [100, 60_000, 30_000, 20, "b:1", 100]) == 0
 
 
 def test_robots_txt_is_fetched_by_one_worker_until_its_delay_is_known(server: Any) -> None:

@@ -60,3 +60,20 @@ def test_jobdir_file_is_read_back(tmp_path: Path) -> None:
     again = dupefilter(exact_max=100, path=tmp_path)
     assert again.request_seen(Request("https://example.com/a"))
     assert not again.request_seen(Request("https://example.com/b"))
+
+
+def test_packed_fingerprints_are_an_exact_set_through_their_splits() -> None:
+    from scrapy_maintext.state.seen_requests import PackedFingerprints
+
+    packed = PackedFingerprints()
+    added = keys(20_000, "seen")
+    for key in added:
+        packed.add(key)
+    packed.add(added[0])  # again: no change
+    assert len(packed.buckets) > 64, "the buckets did not split"
+    assert len(packed) == len(added) and set(packed) == set(added)
+    assert all(key in packed for key in added)
+    assert not any(key in packed for key in keys(20_000, "fresh"))
+    # Another width (a custom fingerprinter) is kept exactly too.
+    packed.add(b"short")
+    assert b"short" in packed and b"shorter" not in packed and len(packed) == 20_001

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit
 
 from courlan import clean_url, is_not_crawlable, is_valid_url
@@ -76,6 +77,14 @@ def host_of(url: str) -> str:
         return ""
 
 
+def _parent_names(host: str) -> Iterator[str]:
+    """``a.b.example.org`` → ``b.example.org``, ``example.org``, ``org``."""
+    dot = host.find(".")
+    while dot != -1:
+        yield host[dot + 1 :]
+        dot = host.find(".", dot + 1)
+
+
 @dataclass(frozen=True)
 class UrlPolicy:
     """Which URLs a crawl of one site may fetch as pages."""
@@ -95,18 +104,29 @@ class UrlPolicy:
         """This policy with more hosts and registrable domains on the site."""
         return replace(self, hosts=self.hosts | hosts, domains=self.domains | domains)
 
+    #: :attr:`hosts` without "www." (the same set when none has it): the site's hosts are
+    #: set lookups, so that one policy for a crawl of thousands of sites costs the same per
+    #: URL as one for a single site.
+    _bases: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        bases = self.hosts
+        if any(site.startswith("www.") for site in bases):
+            bases = frozenset(site.removeprefix("www.") for site in bases)
+        object.__setattr__(self, "_bases", bases)
+
     def on_site(self, url: str) -> bool:
         host = host_of(url)
-        if any(host == d or host.endswith(f".{d}") for d in self.domains):
+        # A site's host itself, without "www." or with it: the same site.
+        if host in self.hosts or host in self._bases or host in self.domains:
             return True
-        return any(self._on_host(host, site) for site in self.hosts)
-
-    def _on_host(self, host: str, site: str) -> bool:
-        # "www." is the same site; other subdomains only on request.
-        base = site.removeprefix("www.")
-        if host in (site, base, f"www.{base}"):
+        if host.startswith("www.") and host[4:] in self._bases:
             return True
-        return self.allow_subdomains and host.endswith(f".{base}")
+        # Other subdomains only on request, or under a registrable domain of the site.
+        return any(
+            suffix in self.domains or (self.allow_subdomains and suffix in self._bases)
+            for suffix in _parent_names(host)
+        )
 
     def reject_reason(self, url: str) -> str | None:
         """None when the URL may be fetched as a page, else a short reason."""

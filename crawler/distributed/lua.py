@@ -137,7 +137,7 @@ return {start - now, start}
 )
 
 #: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key,
-#: its "request in flight" key, its "whose turn" key.
+#: its "request in flight" key, its "whose turn" key, its Retry-After pause key.
 #: ARGV: this worker's delay for the site (ms), key lifetime (ms), the longest a request may
 #: stay in flight (ms: its download timeout and more), the shortest wait while another
 #: worker's request is in flight (ms), this request's token, its reserved start (ms). While
@@ -152,9 +152,14 @@ return {start - now, start}
 #: when no request of any worker went out within the delay; else how long to wait more (ms).
 #: A worker that woke up late (a loaded machine) thus never squeezes the gap to the next
 #: worker's request; later reservations start no earlier than this send plus the delay.
+#: A Retry-After pause under way: what is left of it (ms). The worker looked for a pause
+#: before this, but another worker's 429 may have come in between: its request would leave
+#: right after the 429, its delay after the answer and not the pause.
 DISPATCH = (
     _NOW_MS
     + """
+local paused = redis.call('PTTL', KEYS[6])
+if paused > 0 then return paused end
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
 local start = tonumber(ARGV[6])
 local turn = tonumber(redis.call('GET', KEYS[5]) or '-1')

@@ -163,7 +163,12 @@ class SharedPolitenessMiddleware:
 
     def _dispatch_slot(self, key: str, token: str, start: int) -> int:
         delay, _floor = self._delays(key)
-        keys = [*self._pace_keys(key), self._key(key, "inflight"), self._key(key, "turn")]
+        keys = [
+            *self._pace_keys(key),
+            self._key(key, "inflight"),
+            self._key(key, "turn"),
+            self._key(key, "pause"),
+        ]
         args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
         return int(self._dispatch(keys, [*args, token, start]))
 

@@ -109,7 +109,7 @@ class Timeline:
             self.counts[site] = [pairs[i] + pairs[i + 1] for i in range(0, len(pairs), 2)]
 
 
-@dataclass
+@dataclass(slots=True)
 class SiteReport:
     """What happened to one site's pages."""
 

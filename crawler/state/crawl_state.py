@@ -21,19 +21,12 @@ the file at a time (an ``flock`` on it); a second gets :class:`CrawlStateError`.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from scrapy_maintext.state.sqlite_file import (
-    SQLITE_MAGIC,
-    check_head,
-    open_file,
-    path_exists,
-    unreadable,
-)
+from scrapy_maintext.state.sqlite_file import check_opened, lock_file, path_exists, unreadable
 from scrapy_maintext.state.sqlite_schema import (
     connect,
     fingerprint_hex,
@@ -67,10 +60,9 @@ class CrawlState:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._lock_fd = -1
-        created = self._lock()
+        self._lock_fd, created = lock_file(self.path)
         try:
-            self._check_header(created)
+            check_opened(self.path, self._lock_fd, created)
             self.db = connect(self.path)
         except BaseException:
             if created:
@@ -92,37 +84,6 @@ class CrawlState:
         except sqlite3.DatabaseError as exc:
             self.close()
             raise CrawlStateError(f"crawl state {self.path} {unreadable(exc)}") from None
-
-    # Opening: refuse what is not ours, and a second process.
-
-    def _check_header(self, created: bool) -> None:
-        """Refuse what is not a crawl state: another kind of file, or one emptied (a state
-        file is never empty once created: an empty one lost what it held)."""
-        try:
-            head = os.pread(self._lock_fd, len(SQLITE_MAGIC), 0)
-        except OSError as exc:
-            raise CrawlStateError(f"crawl state {self.path} cannot be read: {exc}") from None
-        if head or not created:
-            check_head(self.path, head)
-        if not os.access(self.path.parent, os.W_OK | os.X_OK):
-            # SQLite writes its journal beside the file.
-            raise CrawlStateError(
-                f"crawl state {self.path} cannot be written: its folder {self.path.parent} is "
-                "read-only (the file is intact)"
-            )
-
-    def _lock(self) -> bool:
-        """Open and lock the file (created if missing); True if this call created it."""
-        self._lock_fd, created = open_file(self.path)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._unlock()
-            raise CrawlStateError(
-                f"crawl state {self.path} is in use by another crawl; "
-                "one crawl at a time per state file"
-            ) from None
-        return created
 
     def _unlock(self) -> None:
         if self._lock_fd >= 0:

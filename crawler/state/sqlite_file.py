@@ -1,9 +1,10 @@
-"""The crawl state's file on disk: it exists, can be created, is a SQLite file, and what an
-error reading it says of it. Scrapy-free.
+"""The crawl state's file on disk: it exists, can be created, is a SQLite file, is locked by
+one crawl at a time, and what an error reading it says of it. Scrapy-free.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import stat
@@ -72,3 +73,36 @@ def path_exists(path: Path) -> bool:
     except OSError as exc:
         raise CrawlStateError(f"crawl state {path} cannot be read: {exc.strerror}") from None
     return True
+
+
+def lock_file(path: Path) -> tuple[int, bool]:
+    """``path`` opened (created if missing) and locked for this process: its descriptor
+    (closing it releases the lock) and whether this call created it; a file another crawl
+    holds is :class:`CrawlStateError`."""
+    fd, created = open_file(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise CrawlStateError(
+            f"crawl state {path} is in use by another crawl; one crawl at a time per state file"
+        ) from None
+    return fd, created
+
+
+def check_opened(path: Path, fd: int, created: bool) -> None:
+    """Refuse what is not a crawl state: another kind of file, or one emptied (a state
+    file is never empty once created: an empty one lost what it held), or one in a folder
+    that cannot be written."""
+    try:
+        head = os.pread(fd, len(SQLITE_MAGIC), 0)
+    except OSError as exc:
+        raise CrawlStateError(f"crawl state {path} cannot be read: {exc}") from None
+    if head or not created:
+        check_head(path, head)
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        # SQLite writes its journal beside the file.
+        raise CrawlStateError(
+            f"crawl state {path} cannot be written: its folder {path.parent} is "
+            "read-only (the file is intact)"
+        )

@@ -76,7 +76,7 @@ _OURS = [
         ),
         (
             "KEEPALIVE_MAX_IDLE",
-            256,
+            1024,
             int,
             "Idle keep-alive connections kept, all sites together (less if ulimit -n is low).",
         ),
