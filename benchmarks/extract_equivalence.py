@@ -77,16 +77,21 @@ def compare(this: Path, against: Path, show: int) -> int:
     """Pages whose Documents differ, printed per dataset; the first ``show`` in detail."""
     differing: Counter[str] = Counter()
     compared = 0
+    one_side: set[str] = set()
     with this.open() as new, against.open() as old:
         for new_line, old_line in zip(new, old, strict=True):
             a, b = json.loads(new_line), json.loads(old_line)
             compared += 1
-            if a == b:
+            # A field one commit has and the other lacks is said once, not compared.
+            one_side |= set(a["doc"]) ^ set(b["doc"])
+            fields = sorted(k for k in set(a["doc"]) & set(b["doc"]) if a["doc"][k] != b["doc"][k])
+            if not fields:
                 continue
             differing[a["key"].split("/")[0]] += 1
             if sum(differing.values()) <= show:
-                fields = sorted(k for k in a["doc"] if a["doc"][k] != b["doc"].get(k))
                 print(f"differs: {a['key']}: {', '.join(fields)}")
+    if one_side:
+        print(f"fields only one side has (not compared): {', '.join(sorted(one_side))}")
     print(f"{compared} pages compared, {sum(differing.values())} differ")
     for dataset, count in sorted(differing.items()):
         print(f"  {dataset}: {count}")
