@@ -1,7 +1,8 @@
 """Page-level inputs of a type-aware block model (issue 45, item 2: v7 tried).
 
     python -m scrapy_maintext.models.page_inputs build --data ../shared/data --out DIR
-    python -m scrapy_maintext.models.sources run --recipe typed --page-inputs DIR/page-inputs.npz ...
+    python -m scrapy_maintext.models.sources run --recipe typed \\
+        --page-inputs DIR/page-inputs.npz ...
 
 Every block of a page gets, beside its own inputs, columns that describe the page or the
 block's place in a repeated structure:
@@ -92,7 +93,11 @@ def _page_rows(data: str) -> tuple[Table, dict[str, np.ndarray]]:
         sites.append(page.site)
         labels.append(page.page_type or ("article" if page.dataset == "fundus-dev" else ""))
         try:
-            own = parse_html(page.html) if page.dataset == SNIPPETS else lxml_html.fromstring(page.html)
+            own = (
+                parse_html(page.html)
+                if page.dataset == SNIPPETS
+                else lxml_html.fromstring(page.html)
+            )
             raw = segment(own, False)
         except Exception:  # unparsable: no example was built either
             continue
@@ -131,8 +136,11 @@ def build(args: argparse.Namespace) -> None:
     ends = np.cumsum([len(groups[pid]) for pid in ids])
     flat = np.vstack([groups[pid] for pid in ids])
     np.savez_compressed(
-        out / "page-inputs.npz", ids=np.array(ids), types=probs[known].astype(np.float32),
-        ends=ends, groups=flat,
+        out / "page-inputs.npz",
+        ids=np.array(ids),
+        types=probs[known].astype(np.float32),
+        ends=ends,
+        groups=flat,
     )
     predicted = {
         pid: [PAGE_TYPES[int(np.argmax(p))], round(float(p.max()), 3)]

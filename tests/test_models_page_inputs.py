@@ -67,7 +67,9 @@ def _saved(tmp_path: Path, ids: list[str], blocks: list[int]) -> Path:
 
 def _example(page_id: str, html: str) -> Example:
     raw = _blocks(html)
-    return Example(page_id, "wcxb-dev", "train", "a.example", featurize(raw), np.zeros(len(raw)), [], [])
+    return Example(
+        page_id, "wcxb-dev", "train", "a.example", featurize(raw), np.zeros(len(raw)), [], []
+    )
 
 
 def test_every_block_reads_its_page_type_and_its_own_group_columns(tmp_path: Path) -> None:
