@@ -39,6 +39,7 @@ from scrapy_maintext.extraction.page_type import PAGE_TYPES, page_features
 from scrapy_maintext.models.dataset import Example, domain_fold, iter_pages
 from scrapy_maintext.models.page_type import FOLDED, OTHERS, Table, fit_chosen, labels_of
 from scrapy_maintext.models.systems import parse_html
+from scrapy_maintext.neural.features import featurize
 from scrapy_maintext.neural.groups import path_signatures
 from scrapy_maintext.neural.segment import segment
 
@@ -185,6 +186,31 @@ class PageInputs:
         logger.info("page inputs attached: %s", dict(missing))
 
 
+def cost(args: argparse.Namespace) -> None:
+    """CPU of the group columns beside the segmenter's walk and the block features, page by
+    page in turn on the same parsed trees (ratios: the machine is shared)."""
+    import time
+
+    clock = time.process_time
+    spent = {"segment+featurize": 0.0, "groups": 0.0}
+    pages = [p for p in iter_pages(args.data, ("wcxb-dev",))][: args.limit]
+    for _ in range(args.rounds):
+        for page in pages:
+            tree = lxml_html.fromstring(page.html)
+            t0 = clock()
+            raw = segment(tree, False)
+            featurize(raw)
+            t1 = clock()
+            group_columns(path_signatures(raw), [b.text for b in raw])
+            spent["segment+featurize"] += t1 - t0
+            spent["groups"] += clock() - t1
+    base = spent["segment+featurize"]
+    print(
+        f"{len(pages)} wcxb-dev pages x {args.rounds}: segment+featurize {base:.2f} s CPU, "
+        f"group columns {spent['groups']:.2f} s ({spent['groups'] / base:.2f}x)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -192,9 +218,13 @@ def main(argv: list[str] | None = None) -> None:
     make.add_argument("--data", default="../shared/data")
     make.add_argument("--out", required=True)
     make.add_argument("--folds", type=int, default=5)
+    price = sub.add_parser("cost", help="CPU of the group columns against the features'")
+    price.add_argument("--data", default="../shared/data")
+    price.add_argument("--limit", type=int, default=200)
+    price.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    build(args)
+    {"build": build, "cost": cost}[args.command](args)
 
 
 if __name__ == "__main__":
