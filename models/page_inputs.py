@@ -156,12 +156,11 @@ class PageInputs:
     """``build``'s file: the columns appended to a page's blocks."""
 
     def __init__(self, path: str | Path) -> None:
-        z = np.load(path, allow_pickle=False)
-        starts = np.concatenate([[0], z["ends"][:-1]]).astype(int)
-        self.types = {str(i): t for i, t in zip(z["ids"], z["types"], strict=True)}
-        self.groups = {
-            str(i): z["groups"][a:b] for i, a, b in zip(z["ids"], starts, z["ends"], strict=True)
-        }
+        with np.load(path, allow_pickle=False) as z:  # each read of z[key] inflates it again
+            ids, types, ends, groups = (z[k] for k in ("ids", "types", "ends", "groups"))
+        starts = np.concatenate([[0], ends[:-1]]).astype(int)
+        self.types = {str(i): t for i, t in zip(ids, types, strict=True)}
+        self.groups = {str(i): groups[a:b] for i, a, b in zip(ids, starts, ends, strict=True)}
 
     def columns(self, ex: Example) -> tuple[np.ndarray, str]:
         """``ex``'s columns, and what was missing ("": nothing; "type"; "groups": its
