@@ -51,6 +51,7 @@ from scrapy_maintext.models.dataset import (
     load_examples,
 )
 from scrapy_maintext.models.dataset import domain_fold as fold_of
+from scrapy_maintext.models.page_inputs import SIZE as PAGE_INPUTS_SIZE
 from scrapy_maintext.models.phrases import SEED_LEADS, learn, seed_phrases
 from scrapy_maintext.models.sources_pages import (
     SECOND_OPINIONS,
@@ -72,6 +73,8 @@ EVALUATED = ("cleaneval", "dragnet", "l3s-gn1", "readability")
 #: Sets a leave-one-source-out run may leave out.
 LEFT_OUT = ("fundus-dev", "readability")
 SNIPPET_WEIGHT = 10.0
+#: ``Recipe.stack`` of a recipe whose blocks read ``models.page_inputs``' columns.
+PAGE_STACK = "page"
 
 
 @dataclass(frozen=True)
@@ -82,12 +85,16 @@ class SourceRecipe:
     name: str
     #: fundus-dev's pages of the other folds, at this page weight (0: not trained on).
     fundus_weight: float = 0.0
+    #: Blocks read the page's type probabilities and their repeated-structure columns
+    #: (``models.page_inputs``, from ``--page-inputs``).
+    page_inputs: bool = False
 
 
 RECIPES = {
     "clean": SourceRecipe("clean"),
     "news": SourceRecipe("news", fundus_weight=3.0),
     "news1": SourceRecipe("news1", fundus_weight=1.0),
+    "typed": SourceRecipe("typed", fundus_weight=3.0, page_inputs=True),
 }
 
 
@@ -132,6 +139,8 @@ def run_one(
     phrases = learn(train + val)
     train = train + snippets
     settings = Recipe(stack="", modern_weight=1.0, epochs=args.epochs, seed=args.seed)
+    if recipe.page_inputs:
+        settings = replace(settings, stack=PAGE_STACK, stack_size=PAGE_INPUTS_SIZE)
     settings = replace(settings, snippet_weight=SNIPPET_WEIGHT)
     settings.set_weights = (("fundus-dev", recipe.fundus_weight),)
     t0 = time.time()
@@ -202,6 +211,12 @@ def run(args: argparse.Namespace) -> None:
     examples = convention_examples(args.data)
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
     snippets = snippet_examples(args.data)
+    if any(RECIPES[name].page_inputs for name in args.recipe.split(",")):
+        from scrapy_maintext.models.page_inputs import PageInputs
+
+        inputs = PageInputs(args.page_inputs)
+        inputs.attach(examples)
+        inputs.attach(snippets)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs: list[int | None] = [None]
@@ -344,6 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     go.add_argument("--threads", type=int, default=1)
     go.add_argument("--seed", type=int, default=SEED)
     go.add_argument("--shipped", default="v4.1", help="model folders scored beside")
+    go.add_argument("--page-inputs", default="", help="models.page_inputs' file (recipe typed)")
     still = sub.add_parser("frozen", help="score the shipped models as they are")
     still.add_argument("--data", default="../shared/data")
     still.add_argument("--out", required=True)
@@ -367,6 +383,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "run":
         if set(args.recipe.split(",")) - set(RECIPES):
             parser.error(f"--recipe: a comma list of {sorted(RECIPES)}")
+        if "typed" in args.recipe.split(",") and not args.page_inputs:
+            parser.error("--recipe typed needs --page-inputs")
         if args.without and args.without not in LEFT_OUT:
             parser.error(f"--without: one of {LEFT_OUT}")
         torch.set_num_threads(args.threads)

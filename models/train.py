@@ -81,6 +81,8 @@ class Recipe:
     #: Loss weight of a labelled set's pages (times ``modern_weight`` for a modern set), so that
     #: no single source dominates: ``(("fundus-dev", 3.0),)``.
     set_weights: tuple[tuple[str, float], ...] = ()
+    #: Columns ``stack`` adds to the dense inputs (``models.page_inputs``' differ).
+    stack_size: int = STACK_SIZE
 
 
 def trains_on(ex: Example, recipe: Recipe) -> bool:
@@ -200,7 +202,7 @@ def validate(model: torch.nn.Module, val: list[Example]) -> float:
 
 
 def net_config(recipe: Recipe) -> NetConfig:
-    dense_size = DENSE_SIZE + (STACK_SIZE if recipe.stack else 0)
+    dense_size = DENSE_SIZE + (recipe.stack_size if recipe.stack else 0)
     net = NetConfig(dense_size, HASH_SIZE, d_model=recipe.d_model, layers=recipe.layers)
     net.ff_dim = 2 * recipe.d_model
     return net
