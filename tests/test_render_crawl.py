@@ -78,7 +78,11 @@ def test_default_crawl_renders_only_what_needs_it_politely(js_site: JsSite, tmp_
     # The browser's requests kept the site's pace: the crawl's delay (1 s) between any two.
     starts = sorted(hit.time for hit in js_site.site.hits)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert min(gaps) >= 0.9, gaps
+    # Timed where the server reads each request: a loaded machine delays a reading by a
+    # tenth of a second or more, so one gap may look short by that much; a request that
+    # skipped the pace would be far shorter, and the typical gap is the delay itself.
+    assert min(gaps) >= 0.75, gaps
+    assert sorted(gaps)[len(gaps) // 2] >= 0.95, gaps
     assert stats["extract/dropped/needs_javascript"] == len(NO_TEXT)
     # The browser was asked nothing off the site, nothing robots.txt forbids, no picture.
     assert js_site.other.hits == []
