@@ -256,8 +256,6 @@ def run_backend(
                 print(f"  {backend}, {variant.label}: {_line(run, universe.urls)}", flush=True)
     finally:
         for variant in variants:
-            if variant.trips:
-                variant.trips.close()
             if variant.redis:
                 variant.redis[1].close()
                 variant.redis[0].stop()
@@ -282,7 +280,7 @@ def _run_once(
         trace = args.tracemalloc
     calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
     if variant.trips:
-        variant.trips.take()
+        variant.trips.start()
     wall, stats, exported = crawl(
         universe,
         variant.work,
@@ -310,7 +308,7 @@ def _run_once(
         sum(v for k, v in universe.hits.items() if k.startswith("page ")),
         used,
         calls,
-        dict(variant.trips.take()) if variant.trips else None,
+        dict(variant.trips.stop()) if variant.trips else None,
     )
     assert variant.runs is not None
     variant.runs.append(result)

@@ -19,27 +19,31 @@ import redis
 
 
 class RoundTrips:
-    """Counts, by command, what clients other than this one send ``url``'s server."""
+    """Counts, by command, what clients send ``url``'s server between :meth:`start` and
+    :meth:`stop`."""
 
     def __init__(self, url: str) -> None:
+        self.url = url
         self.counts: Counter[str] = Counter()
-        self._client = redis.Redis.from_url(url)
-        self._monitor: Any = self._client.monitor().__enter__()
         self._in_multi: set[str] = set()
         self._lock = threading.Lock()
-        self._stop = False
+        self._client: Any = None
+        self._thread: threading.Thread | None = None
         self.failure: Exception | None = None
-        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self) -> None:
+        self.counts = Counter()
+        self._client = redis.Redis.from_url(self.url)
+        monitor = self._client.monitor().__enter__()
+        self._thread = threading.Thread(target=self._watch, args=(monitor,), daemon=True)
         self._thread.start()
 
-    def _watch(self) -> None:
-        connection = self._monitor.connection
-        while not self._stop:
+    def _watch(self, monitor: Any) -> None:
+        connection = monitor.connection
+        while True:
             try:
                 line = connection.read_response()
-            except redis.TimeoutError:
-                continue  # nothing sent for a while (the other variant's crawl)
-            except Exception as exc:  # the server stopped or the connection closed: done
+            except Exception as exc:  # closed by stop(), or the server stopped
                 self.failure = exc
                 return
             if isinstance(line, bytes):
@@ -62,20 +66,16 @@ class RoundTrips:
                 self._in_multi.add(client)
             self.counts[name] += 1
 
-    def take(self) -> Counter[str]:
-        """What was counted since the last call (the monitor keeps counting), once the
-        thread has read what the server had sent it (no new line for 0.5 s)."""
+    def stop(self) -> Counter[str]:
+        """What was counted since :meth:`start`, once the thread has read what the server
+        had sent it (no new line for 0.5 s)."""
         last = -1
         while last != sum(self.counts.values()):
             last = sum(self.counts.values())
             time.sleep(0.5)
-        if self.failure is not None and not self._stop:
-            raise RuntimeError(f"MONITOR stopped: {self.failure!r}")
-        with self._lock:
-            counts, self.counts = self.counts, Counter()
-        return counts
-
-    def close(self) -> None:
-        self._stop = True
+        self._client.connection_pool.disconnect()
         self._client.close()
-        self._thread.join(timeout=2)
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        with self._lock:
+            return Counter(self.counts)
