@@ -3,7 +3,7 @@ unchanged rerun an hour later, a rerun a day later after 1% of the pages changed
 
     python -m benchmarks.recrawl_scale [--sites 100] [--pages 20] [--state sqlite,redis]
         [--extract] [--changed 0.01] [--set KEY=VALUE] [--first-only] [--baseline DIR]
-        [--profile DIR] [--tracemalloc FILE]
+        [--profile DIR] [--tracemalloc FILE] [--round-trips]
 
 The universe (``benchmarks/scale_universe.py``): ``--sites`` loopback sites of ``--pages``
 small articles, sitemaps with ``lastmod``, ``ETag`` and ``Last-Modified`` on every answer and
@@ -19,7 +19,10 @@ Prints per run: wall time, the crawl process's CPU per page fetched (its own thr
 ``spider_opened`` to ``spider_closed``; ``benchmarks.common.CrawlCpu``), its peak RSS
 (``VmHWM``) and what it grew from ``spider_opened`` to that peak per planned URL, the
 requests the server answered by kind and status, the documents exported; with Redis,
-Redis's ``used_memory`` per URL after each run.
+Redis's ``used_memory`` per URL after each run, and the commands the run sent by name per
+page fetched (``INFO commandstats``: a script's own calls are counted too);
+``--round-trips`` also counts the round trips to Redis per page by command
+(:mod:`benchmarks.redis_round_trips`, from ``MONITOR``).
 Each run's exports are checked: every page once in the first run, none in the unchanged
 rerun, exactly the changed pages in the last. ``--baseline DIR`` also crawls with
 another version's ``scrapy_maintext`` package found in DIR (``git archive`` of that commit,
@@ -69,6 +72,17 @@ class Run:
     exported: int
     fetched: int
     redis_bytes: int | None = None
+    #: Redis commands the run sent, by command (``INFO commandstats``; a script's own
+    #: calls counted too).
+    redis_calls: dict[str, int] | None = None
+    #: Round trips to Redis by command (``--round-trips``: :mod:`benchmarks.redis_round_trips`).
+    round_trips: dict[str, int] | None = None
+
+
+def redis_calls(client: Any) -> dict[str, int]:
+    """Calls so far by command, from ``INFO commandstats``."""
+    stats = client.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
 
 
 class TraceMemory:
@@ -192,9 +206,10 @@ class Variant:
     redis: Any = None
     used_before: int = 0
     runs: list[Run] | None = None
+    trips: Any = None
 
 
-def _open_variant(variant: Variant, backend: str) -> None:
+def _open_variant(variant: Variant, backend: str, args: argparse.Namespace) -> None:
     variant.runs = []
     if backend == "redis":
         import redis as redis_module
@@ -208,6 +223,10 @@ def _open_variant(variant: Variant, backend: str) -> None:
         variant.redis = (server, redis_module.Redis.from_url(server.url))
         variant.used_before = int(variant.redis[1].info("memory")["used_memory"])
         variant.settings.update(REDIS_URL=server.url, CRAWL_STATE="scale")
+        if args.round_trips:
+            from benchmarks.redis_round_trips import RoundTrips
+
+            variant.trips = RoundTrips(server.url)
     else:
         variant.settings["CRAWL_STATE"] = str(variant.work / "state.sqlite")
 
@@ -225,7 +244,7 @@ def run_backend(
     try:
         for variant in variants:
             variant.work.mkdir()
-            _open_variant(variant, backend)
+            _open_variant(variant, backend, args)
         universe.edits.clear()
         runs = RUNS[:1] if args.first_only else RUNS
         for number, (name, when, changed) in enumerate(runs):
@@ -259,6 +278,9 @@ def _run_once(
         profile = args.profile / f"{tag}-run{number + 1}.prof"
     if number == 0 and variant.pythonpath is None:
         trace = args.tracemalloc
+    calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
+    if variant.trips:
+        variant.trips.start()
     wall, stats, exported = crawl(
         universe,
         variant.work,
@@ -269,9 +291,12 @@ def _run_once(
     )
     if exported != expected:
         raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-    used = None
+    used = calls = None
     if variant.redis:
         used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
+        after = redis_calls(variant.redis[1])
+        calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
+        calls = {k: n for k, n in calls.items() if n and k not in ("info", "config|set")}
     result = Run(
         name,
         wall,
@@ -282,6 +307,8 @@ def _run_once(
         exported,
         sum(v for k, v in universe.hits.items() if k.startswith("page ")),
         used,
+        calls,
+        dict(variant.trips.stop()) if variant.trips else None,
     )
     assert variant.runs is not None
     variant.runs.append(result)
@@ -299,6 +326,16 @@ def _line(run: Run, urls: int) -> str:
     )
     if run.redis_bytes is not None:
         line += f", Redis {run.redis_bytes / urls:.0f} B/URL"
+    if run.redis_calls and run.fetched:
+        top = sorted(run.redis_calls.items(), key=lambda kv: -kv[1])
+        each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
+        line += f"\n      Redis calls per page fetched: {each}"
+    if run.round_trips and run.fetched:
+        trips = {k: n for k, n in run.round_trips.items() if k not in ("info", "config")}
+        top = sorted(trips.items(), key=lambda kv: -kv[1])
+        each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
+        total = sum(trips.values()) / run.fetched
+        line += f"\n      Redis round trips per page fetched: {total:.2f} ({each})"
     return line
 
 
@@ -324,6 +361,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR")
     parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FILE")
+    parser.add_argument(
+        "--round-trips", action="store_true", help="count Redis round trips (MONITOR)"
+    )
     parser.add_argument("--first-only", action="store_true", help="only the first run")
     parser.add_argument(
         "--baseline",

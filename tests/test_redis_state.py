@@ -177,3 +177,29 @@ def test_a_redis_error_is_a_failed_write_that_stops_the_crawl(tmp_path: Path) ->
     # Said once, in one line, naming what failed: the server (the state has no URL here).
     assert list(ledger_of(crawler).problems) == ["Redis"]
     assert lost(crawler.stats)  # the crawl exits 1
+
+
+def mget_calls(client: Any) -> int:
+    return int(client.info("commandstats").get("cmdstat_mget", {}).get("calls", 0))
+
+
+def test_a_visit_read_with_its_row_is_not_asked_again(client: Any) -> None:
+    """The row read when a page is requested holds its visit: the visit asked once the page
+    is answered comes from it (one round trip a page, not two), once; a visit written since
+    is read from Redis."""
+    policy = SchedulePolicy("adaptive", 3600, 86_400)
+    state = redis_state(client)
+    schedule = Schedule(state, policy, Clock(1_790_812_800))
+    first = schedule.visited(URL, False)
+    state.commit()
+    reader = redis_state(client)
+    assert reader.get(URL) is None  # a visit, but no export yet: no record
+    before = mget_calls(client)
+    assert reader.visits([URL, SITEMAP]) == {URL: first}
+    assert mget_calls(client) == before + 1, "SITEMAP, not read with a row, is asked"
+    assert reader.visits([URL]) == {URL: first}
+    assert mget_calls(client) == before + 2, "a kept visit is taken once"
+    reader.get(URL)
+    later = Schedule(reader, policy, Clock(1_790_812_800 + 7_200)).visited(URL, True)
+    reader.commit()
+    assert reader.visits([URL]) == {URL: later}

@@ -27,11 +27,15 @@ return 1
 """
 
 #: KEYS: ring, ring set, the worker's leases, lease counter.
-#: ARGV: site queue prefix, then the sites to skip (this worker holds enough of them).
+#: ARGV: site queue prefix, the number n of leases this worker finished since its last pop
+#: (acknowledged here: one round trip a page less), those n leases, then the sites to skip
+#: (this worker holds enough of them).
 #: Returns {lease id, request, site} or nil.
 POP = """
+local acks = tonumber(ARGV[2])
+for i = 3, acks + 2 do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local skip = {}
-for i = 2, #ARGV do skip[ARGV[i]] = true end
+for i = acks + 3, #ARGV do skip[ARGV[i]] = true end
 local n = redis.call('LLEN', KEYS[1])
 for _ = 1, n do
   local site = redis.call('RPOPLPUSH', KEYS[1], KEYS[1])
@@ -152,14 +156,15 @@ return {start - now, start}
 #: when no request of any worker went out within the delay; else how long to wait more (ms).
 #: A worker that woke up late (a loaded machine) thus never squeezes the gap to the next
 #: worker's request; later reservations start no earlier than this send plus the delay.
-#: A Retry-After pause under way: what is left of it (ms). The worker looked for a pause
-#: before this, but another worker's 429 may have come in between: its request would leave
-#: right after the 429, its delay after the answer and not the pause.
+#: A Retry-After pause under way (another worker's 429): what is left of it, negative (ms):
+#: the reservation is void, and the worker reserves again after the pause. Looked for here,
+#: atomically with the send, not in a call of its own before it (a round trip less a page,
+#: and no 429 can come in between).
 DISPATCH = (
     _NOW_MS
     + """
 local paused = redis.call('PTTL', KEYS[6])
-if paused > 0 then return paused end
+if paused > 0 then return -paused end
 local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
 local start = tonumber(ARGV[6])
 local turn = tonumber(redis.call('GET', KEYS[5]) or '-1')

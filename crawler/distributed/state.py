@@ -103,6 +103,8 @@ class CrawlState:
         self._claim = server.register_script(lua.CLAIM)
         self._start_run = server.register_script(lua.START_RUN)
         self._finish = server.register_script(lua.FINISH)
+        #: Leases finished and not acknowledged yet (:meth:`ack_later`).
+        self._acks: list[str] = []
 
     # -- keys
     def key(self, name: str) -> str:
@@ -132,6 +134,7 @@ class CrawlState:
 
     def leave(self) -> int:
         """Clean shutdown: leased requests go back to the queue; this worker is gone."""
+        self.flush_acks()  # finished leases are not put back
         count = self._requeue_of(self.worker_id, force=True)
         self.server.delete(self.alive_key())
         if self.crawl_state:
@@ -180,8 +183,12 @@ class CrawlState:
         return bool(self._enqueue(keys, args))
 
     def pop(self, skip_sites: list[str]) -> Lease | None:
+        """The next request of the ring (None: none but of ``skip_sites``); the leases
+        finished since the last pop are acknowledged in the same call."""
         keys = [self.key("ring"), self.key("ring:set"), self.leases_key(), self.key("lease_seq")]
-        result = self._pop(keys, [self.queue_key(""), *skip_sites])
+        acks = self._acks
+        result = self._pop(keys, [self.queue_key(""), len(acks), *acks, *skip_sites])
+        self._acks = []
         if not result:
             return None
         lease_id, data, site = result
@@ -189,6 +196,19 @@ class CrawlState:
 
     def ack(self, lease: str) -> None:
         self.server.hdel(self.leases_key(), lease)
+
+    def ack_later(self, lease: str) -> None:
+        """``lease`` is finished: acknowledged with the next pop (a busy worker pops again
+        at once) or :meth:`flush_acks`. A worker killed in between has its page fetched
+        again by another (never lost: its line was already out)."""
+        self._acks.append(lease)
+
+    def flush_acks(self) -> None:
+        """The finished leases not acknowledged yet, acknowledged now (before idling or
+        leaving: other workers wait for this worker's leases before they finish)."""
+        if self._acks:
+            self.server.hdel(self.leases_key(), *self._acks)
+            self._acks = []
 
     def queued(self) -> int:
         """Sites with queued requests (0 means the queue is empty)."""

@@ -222,7 +222,7 @@ class DistributedWorker:
         if lease is None or lease not in self.leases:
             return
         self._flush_feeds()
-        self.ask(self.state.ack, lease)
+        self.state.ack_later(lease)
         self._forget(lease)
         self._inc(Stat.DISTRIBUTED_ACKED)
 
@@ -302,6 +302,7 @@ class DistributedWorker:
 
     def _idle(self) -> str:
         # Nothing is downloading or being scraped here: every lease left is finished.
+        self.state.flush_acks()
         for lease in list(self.leases):
             self.state.ack(lease)
             self._forget(lease)

@@ -136,18 +136,19 @@ class SharedPolitenessMiddleware:
             if wait > 0:
                 await sleep(wait)
                 self._inc(Stat.SHARED_WAITS)
-            paused = int(self.server.pttl(self._key(key, "pause")))
-            if paused > 0:
-                self._inc(Stat.SHARED_PAUSED_WAITS)
-                await sleep(paused / 1000)
-                wait, start = self._reserve_slot(key)
-                continue
             token = f"{self.worker_id}:{next(self._sequence)}"
-            wait = self._dispatch_slot(key, token, start) / 1000
-            if wait <= 0:
+            # The pause is looked for inside the dispatch: one round trip, not two.
+            answer = self._dispatch_slot(key, token, start)
+            if answer == 0:
                 self._tokens[request] = token
                 self._drop_stale_timer(key)
                 return
+            if answer < 0:
+                self._inc(Stat.SHARED_PAUSED_WAITS)
+                await sleep(-answer / 1000)
+                wait, start = self._reserve_slot(key)
+                continue
+            wait = answer / 1000
             self._inc(Stat.SHARED_LATE_WAITS)
 
     def _drop_stale_timer(self, key: str) -> None:

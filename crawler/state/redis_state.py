@@ -73,6 +73,9 @@ logger = logging.getLogger(__name__)
 __all__ = ["KEY_PREFIX", "KIND", "SCHEMA", "RedisCrawlState", "key_pattern", "state_keys"]
 
 _CHUNK = 500
+#: Visits kept from :meth:`RedisCrawlState.get` at most (the requests in flight, and more).
+_VISITS_KEPT = 10_000
+_UNREAD = object()
 
 
 def _arg(value: object) -> str:
@@ -100,6 +103,8 @@ class RedisCrawlState:
         #: Sitemaps whose listing held such a row: the next run reads them whole.
         self._reread: set[str] = set()
         self._pending: list[tuple[Any, list[str], Any]] = []
+        #: The visit read with a URL's row by :meth:`get`, until :meth:`visits` takes it.
+        self._visit_read: dict[str, Visit | None] = {}
         self._export = client.register_script(lua.EXPORT)
         self._seen = client.register_script(lua.SEEN)
         self._gone = client.register_script(lua.GONE)
@@ -152,7 +157,15 @@ class RedisCrawlState:
         self.skipped.add(key)
 
     def get(self, url: str) -> UrlRecord | None:
-        return self.get_many([url]).get(url)
+        """The row of ``url``; its visit is kept for the one :meth:`visits` that asks for
+        it next (a page's row is read when it is requested, its visit once it is answered:
+        one round trip, not two)."""
+        rows = dict(self._rows_of([url]))
+        row = rows.get(url)
+        if len(self._visit_read) >= _VISITS_KEPT:
+            del self._visit_read[next(iter(self._visit_read))]  # a request never answered
+        self._visit_read[url] = visit_of(row) if row is not None and "du" in row else None
+        return record_of(row) if row is not None and row.get("u") == url else None
 
     def _rows_of(self, urls: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
         """Each of ``urls`` that has a row, with it."""
@@ -270,7 +283,16 @@ class RedisCrawlState:
         return self.visits([url]).get(url)
 
     def visits(self, urls: Iterable[str]) -> dict[str, Visit]:
-        return {url: visit_of(row) for url, row in self._rows_of(urls) if "du" in row}
+        found: dict[str, Visit] = {}
+        unread = []
+        for url in urls:
+            kept = self._visit_read.pop(url, _UNREAD)
+            if kept is _UNREAD:
+                unread.append(url)
+            elif isinstance(kept, Visit):
+                found[url] = kept
+        found.update((url, visit_of(row)) for url, row in self._rows_of(unread) if "du" in row)
+        return found
 
     # Writing: buffered until :meth:`commit`.
 
@@ -317,6 +339,7 @@ class RedisCrawlState:
             self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
+        self._visit_read.pop(url, None)
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
         self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
 
