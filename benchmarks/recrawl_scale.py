@@ -15,8 +15,9 @@ No waits between a site's requests (``DOWNLOAD_DELAY=0``, no AutoThrottle: the s
 crawler's own cost, not politeness); extraction off unless ``--extract`` (a page's HTML is
 then what is compared and exported).
 
-Prints per run: wall time, the crawl process's CPU per page fetched (its own threads, from
-``spider_opened`` to ``spider_closed``; ``benchmarks.common.CrawlCpu``), its peak RSS
+Prints per run: wall time, the whole crawl process's CPU seconds (user and system, its start
+and end included: ``getrusage`` of the finished child), its CPU per page fetched (its own
+threads, from ``spider_opened`` to ``spider_closed``; ``benchmarks.common.CrawlCpu``), its peak RSS
 (``VmHWM``) and what it grew from ``spider_opened`` to that peak per planned URL, the
 requests the server answered by kind and status, the documents exported; with Redis,
 Redis's ``used_memory`` per URL after each run, and the commands the run sent by name per
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -71,6 +73,8 @@ class Run:
     requests: dict[str, int]
     exported: int
     fetched: int
+    #: CPU seconds of the whole crawl process (its start, imports and end included).
+    process_cpu: float = 0.0
     redis_bytes: int | None = None
     #: Redis commands the run sent, by command (``INFO commandstats``; a script's own
     #: calls counted too).
@@ -150,9 +154,9 @@ def crawl(
     profile: Path | None,
     trace: Path | None = None,
     pythonpath: Path | None = None,
-) -> tuple[float, dict[str, Any], int]:
-    """One ``maintext crawl sitemap`` over every site in a fresh process: wall, its stats,
-    documents exported."""
+) -> tuple[float, float, dict[str, Any], int]:
+    """One ``maintext crawl sitemap`` over every site in a fresh process: wall, the
+    process's CPU seconds (user and system), its stats, documents exported."""
     domains = work / "sites.txt"
     universe.write_domains(domains)
     items = work / "items.jsonl"
@@ -183,16 +187,19 @@ def crawl(
     if trace is not None:
         env["PYTHONTRACEMALLOC"] = "1"
     started = time.perf_counter()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = work / "crawl.log"
     with log.open("w") as out:
         code = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
     if code.returncode != 0:
         print(log.read_text()[-3000:], file=sys.stderr)
         raise SystemExit(f"the crawl failed (exit {code.returncode})")
     stats = json.loads(stats_file.read_text())
     exported = len(items.read_text().splitlines()) if items.exists() else 0
-    return wall, stats, exported
+    return wall, cpu, stats, exported
 
 
 @dataclass
@@ -281,7 +288,7 @@ def _run_once(
     calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
     if variant.trips:
         variant.trips.start()
-    wall, stats, exported = crawl(
+    wall, process_cpu, stats, exported = crawl(
         universe,
         variant.work,
         {**variant.settings, "RECRAWL_NOW": str(when)},
@@ -306,6 +313,7 @@ def _run_once(
         dict(universe.hits),
         exported,
         sum(v for k, v in universe.hits.items() if k.startswith("page ")),
+        process_cpu,
         used,
         calls,
         dict(variant.trips.stop()) if variant.trips else None,
@@ -320,7 +328,8 @@ def _line(run: Run, urls: int) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(run.requests.items()))
     per_page = f"{run.cpu / run.fetched * 1e3:.2f} ms CPU/page" if run.fetched else "no page"
     line = (
-        f"{run.name:16s} wall {run.wall:7.1f} s, crawl CPU {run.cpu:6.1f} s ({per_page}), "
+        f"{run.name:16s} wall {run.wall:7.1f} s, process CPU {run.process_cpu:6.1f} s, "
+        f"crawl CPU {run.cpu:6.1f} s ({per_page}), "
         f"peak RSS {run.peak_rss:4.0f} MiB (+{run.rss_growth / urls:.0f} B/planned URL), "
         f"{requests} requests ({kinds}), {run.exported} exported"
     )
@@ -345,7 +354,7 @@ def _ratios(backend: str, variants: list[Variant], urls: int) -> None:
         per_page = [r.cpu / r.fetched if r.fetched else 0.0 for r in (a, b)]
         print(
             f"  {backend}, {a.name}: this tree / baseline: wall {a.wall / b.wall:.2f}, "
-            f"CPU {a.cpu / b.cpu:.2f}"
+            f"process CPU {a.process_cpu / b.process_cpu:.2f}, crawl CPU {a.cpu / b.cpu:.2f}"
             + (f" (per page {per_page[0] / per_page[1]:.2f})" if per_page[1] else "")
             + f", RSS growth per URL {a.rss_growth / urls:.0f} / {b.rss_growth / urls:.0f} B"
         )
