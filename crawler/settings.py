@@ -32,4 +32,7 @@ FEED_STORE_EMPTY = False
 #: The level of ``-v`` (Scrapy's whole log). Without ``-v`` or ``-L``, the crawl command shows
 #: the short console instead: progress lines, the report, warnings and errors.
 LOG_LEVEL = "INFO"
+#: No listening socket that runs code sent to it: neither Scrapy's telnet console nor its
+#: remote-control server (on by default since Scrapy 2.19) in the bundled project.
 TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False

@@ -102,9 +102,7 @@ def test_a_report_that_cannot_be_written_at_the_end_exits_1_and_leaves_no_partia
     with TestSiteServer(SiteOptions(articles=1, crawl_delay=None, feeds=False)) as server:
         command = [sys.executable, "-m", "scrapy_maintext", "crawl", "sitemap"]
         command += ["-a", f"domain={server.base_url}", "-O", "-:jsonl"]
-        # Scrapy's remote control writes a job file: off, the report is the only file.
-        settings = {**QUICK_DISCOVERY, "REMOTE_CONTROL_ENABLED": "False"}
-        for key, value in {**settings, "CRAWL_REPORT": str(report)}.items():
+        for key, value in {**QUICK_DISCOVERY, "CRAWL_REPORT": str(report)}.items():
             command += ["-s", f"{key}={value}"]
         proc = subprocess.run(
             command,
