@@ -177,3 +177,69 @@ def test_hostile_keywords_and_pictures_are_bounded() -> None:
     assert len(page_keywords(tree)) <= 30
     doc = extract(html, "https://a.example/x", ExtractOptions(engine="trafilatura"))
     assert doc.reason is None and len(doc.images) <= 60
+
+
+# -- Tags shown as links ------------------------------------------------------------------------
+
+BODY = "<p>" + "Words of the body. " * 30 + "</p>"
+
+
+def _tags_of(middle: str, head: str = "", before: str = "") -> list[str]:
+    html = f"<html><head>{head}</head><body>{before}<h1>Title</h1>{BODY}{middle}</body></html>"
+    return page_keywords(lxml.html.fromstring(html))
+
+
+def test_a_tag_list_after_the_article() -> None:
+    tags = (
+        '<div class="articleTags"><span class="articleTag"><a href="/person/meloni/">'
+        "Giorgia Meloni</a></span></div>"
+    )
+    assert _tags_of(tags) == ["Giorgia Meloni"]
+    # The data's keywords first; the links only where the data names none.
+    head = '<meta name="keywords" content="Italien, Rom">'
+    assert _tags_of(tags, head) == ["Italien", "Rom"]
+    # data attributes name it too; its heading and separators are no terms.
+    box = (
+        '<section data-test-tags-box=""><h2>Mehr zum Thema</h2><ul>'
+        '<li><a href="/gaza/">Gazastreifen</a> -</li><li><a href="/nahost/">#Nahost</a></li>'
+        "</ul></section>"
+    )
+    assert _tags_of(box) == ["Gazastreifen", "Nahost"]
+
+
+def test_the_innermost_tag_list_without_a_skip_link() -> None:
+    related = (
+        '<section data-tracking-name="section-related-topics">'
+        '<a href="#after">Den nächsten Abschnitt überspringen</a>'
+        '<aside data-tracking-name="related-topics"><a href="/t-1">Long COVID</a>'
+        '<a href="/t-2">Coronavirus</a></aside></section>'
+    )
+    assert _tags_of(related) == ["Long COVID", "Coronavirus"]
+    # Links named as tags stand for their parent.
+    links = '<p><a class="tag" href="/t/a">Alpha</a> <a class="tag" href="/t/b">Beta</a></p>'
+    assert _tags_of(links) == ["Alpha", "Beta"]
+
+
+def test_menus_and_teasers_are_no_tag_list() -> None:
+    # Above the headline (the site's header), named for trends or a menu, holding headlines
+    # or running text: not the article's tags.
+    header = '<div class="tags"><a href="/t/x">Alpha</a></div>'
+    assert _tags_of("", before=header) == []
+    trending = '<ul class="c-trending-tags"><li><a href="/t/x">Alpha</a></li></ul>'
+    assert _tags_of(trending) == []
+    headline = "Wine Guy: These bottles are hot off the presses"
+    teaser = f'<ol class="more-topic"><li><a href="/a">{headline}</a></li></ol>'
+    assert _tags_of(teaser) == []
+    text = '<div class="topics">' + "Some running text here. " * 10 + '<a href="/t">Alpha</a></div>'
+    assert _tags_of(text) == []
+
+
+def test_a_hostile_tag_list_is_bounded() -> None:
+    """Deeply nested and thousands of sibling elements named "tags": at most 50 looked at,
+    at most 30 terms, no error (the parser keeps 255 levels)."""
+    nested = '<div class="tags">' * 200 + '<a href="/t">A</a>' + "</div>" * 200
+    assert _tags_of(nested) == ["A"]
+    many = '<div class="tags">' + '<a href="/t">A</a>' * 5_000 + "</div>"
+    assert _tags_of(many) == []
+    siblings = '<span class="tag"><a href="/t">T</a></span>' * 5_000
+    assert len(_tags_of(f"<div>{siblings}</div>")) <= 30

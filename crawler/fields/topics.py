@@ -2,7 +2,9 @@
 
 Publishers name an article's topics in ``article:tag`` tags, ``news_keywords`` and
 ``keywords`` meta tags and the JSON-LD ``keywords`` of the article; the first of these the
-page gives is taken (trafilatura's tag search, which also reads links in the page, is the
+page gives is taken. A page whose data name none often shows them as a list of links after
+the article ("articleTags", ``data-component="tags"``): :func:`page_tag_list` reads it
+(trafilatura's tag search, links to "/tag/" folders in a few named containers, is the last
 fallback). Identifiers and CMS bookkeeping that some sites put there ("8f50...-...",
 "NLP Category: General", "Category: Travel" beside the real keywords, facets such as
 "Day: Friday" beside "Subject: Justice") are left out. Section and site words the publisher
@@ -14,6 +16,7 @@ Scrapy-free.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -38,6 +41,27 @@ SUBJECT_LABELS = frozenset(
 MAX_SECTIONS = 4
 _FACET = re.compile(r"^([^:]{1,30}):\s+(\S.*)$")
 
+#: A tag list's terms: at most this long, in characters and words.
+MAX_TAG_CHARS = 60
+MAX_TAG_WORDS = 6
+#: Text of a tag list beside its links (a heading; separators), in characters.
+MAX_TAG_LIST_TEXT = 40
+#: Elements that may be a tag list looked at, at most, per page.
+MAX_TAG_CANDIDATES = 50
+_TAG_WORD = re.compile(r"(?:tag|topic|keyword)s?(?![a-z])")
+_MENU_WORD = re.compile(r"trend|menu|navi?(?![a-z])|header")
+_FOLD = "translate(., 'TKP', 'tkp')"
+_NAME_FOLD = "translate(name(), 'TKP', 'tkp')"
+_NAMES_TAGS = " or ".join(f"contains({_FOLD}, '{w}')" for w in ("tag", "topic", "keyword"))
+_DATA_NAMES_TAGS = " or ".join(
+    f"contains({_NAME_FOLD}, '{w}')" for w in ("tag", "topic", "keyword")
+)
+_TAG_TEST = (
+    f"[@class[{_NAMES_TAGS}] or @id[{_NAMES_TAGS}]"
+    f" or @*[starts-with(name(), 'data-')][{_NAMES_TAGS} or {_DATA_NAMES_TAGS}]]"
+)
+_TAG_CONTAINERS = lxml.etree.XPath(f"//body//*{_TAG_TEST}")
+_TAG_CONTAINERS_AFTER = lxml.etree.XPath(f"following::*{_TAG_TEST}")
 _META = lxml.etree.XPath("//meta[@content]")
 _JSON_LD = lxml.etree.XPath('//script[@type="application/ld+json"]')
 _BOOKKEEPING = re.compile(
@@ -57,7 +81,70 @@ def page_keywords(tree: lxml.html.HtmlElement) -> list[str]:
         keywords = _clean(by_source.get(name, []))
         if keywords:
             return keywords
-    return _clean(_json_ld_keywords(tree))
+    return _clean(_json_ld_keywords(tree)) or _clean(page_tag_list(tree))
+
+
+def page_tag_list(tree: lxml.html.HtmlElement) -> list[str]:
+    """The link texts of the article's tag list, for pages whose data name no keywords: the
+    first element after the headline whose class, id or data attributes name tags, topics or
+    keywords ("articleTags", ``data-component="tags"``, "related-topics") and that holds
+    only short links (``_tag_links``; a link named so stands for its parent); a menu of the
+    site ("trending-topics", "nav") is no tag list. Of nested such elements, the innermost
+    that still holds the links (less one at most). At most ``MAX_TAG_CANDIDATES`` elements
+    are looked at."""
+    found: list[tuple[lxml.html.HtmlElement, list[str]]] = []
+    for element in _tag_containers(tree)[:MAX_TAG_CANDIDATES]:
+        if found and not _within(element, found[0][0]):
+            break
+        words = " ".join(
+            f"{name} {value}"
+            for name, value in element.attrib.items()
+            if name in ("class", "id") or name.startswith("data-")
+        ).lower()
+        if not _TAG_WORD.search(words) or _MENU_WORD.search(words):
+            continue
+        container = element.getparent() if element.tag == "a" else element
+        if container is None or (found and container is found[-1][0]):
+            continue
+        links = _tag_links(container)
+        if links:
+            found.append((container, links))
+    if not found:
+        return []
+    outer = len(found[0][1])
+    inner = [links for _, links in found if len(links) >= min(outer, max(2, outer - 1))]
+    return inner[-1]
+
+
+def _tag_containers(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """Elements after the first <h1> (of the whole page without one) whose attributes may
+    name a tag list (``_TAG_WORD`` decides), in document order."""
+    heading = tree.find(".//h1")
+    found: list[lxml.html.HtmlElement] = (
+        _TAG_CONTAINERS_AFTER(heading) if heading is not None else _TAG_CONTAINERS(tree)
+    )
+    return found
+
+
+def _within(element: lxml.html.HtmlElement, ancestor: lxml.html.HtmlElement) -> bool:
+    return any(parent is ancestor for parent in element.iterancestors())
+
+
+def _tag_links(element: lxml.html.HtmlElement) -> list[str]:
+    """The texts of the links in ``element`` when it holds 1 to ``MAX_KEYWORDS`` links, each
+    a short term, and little text besides (a heading: "Schlagworte", "Mehr zum Thema");
+    else []. Links within the page ("#...": "skip this section") are no terms."""
+    anchors = list(itertools.islice(element.iter("a"), MAX_KEYWORDS + 1))
+    anchors = [a for a in anchors if not a.get("href", "#").startswith("#")]
+    if not anchors or len(anchors) > MAX_KEYWORDS:
+        return []
+    texts = [" ".join(a.text_content().split()).strip("#,;| ") for a in anchors]
+    if not all(0 < len(t) <= MAX_TAG_CHARS and len(t.split()) <= MAX_TAG_WORDS for t in texts):
+        return []
+    rest = len(" ".join(element.text_content().split())) - sum(len(t) for t in texts)
+    if rest > MAX_TAG_LIST_TEXT + 3 * len(texts):
+        return []
+    return texts
 
 
 def without_facets(terms: list[str]) -> list[str]:
