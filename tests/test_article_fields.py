@@ -108,6 +108,15 @@ def _img(html: str) -> lxml.html.HtmlElement:
         ('<div class="body comments-enabled"><img src="/a.jpg"></div>', False),
         ('<article><aside class="left image wide"><img src="/a.jpg"></aside></article>', False),
         ('<img src="/a.jpg" width="0" height="0" sizes="100vw">', False),
+        # A figure named for its picture is the picture's own, a furniture word beside.
+        ('<figure class="articleImageFigure teaser-image"><img src="/a.jpg"></figure>', False),
+        # ... not when the picture links elsewhere (a teaser's figure).
+        (
+            '<figure class="teaser__media"><a href="https://tv.example/x"><img src="/a.jpg">'
+            "</a></figure>",
+            True,
+        ),
+        ('<div class="teaser-image"><img src="/a.jpg"></div>', True),
         ('<div class="sidebar"><img src="/a.jpg"></div>', True),
         ('<div class="search_close"><img src="/a.jpg"></div>', True),
         ('<aside class="related"><img src="/a.jpg"></aside>', True),

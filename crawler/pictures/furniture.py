@@ -55,6 +55,7 @@ def is_furniture(element: lxml.html.HtmlElement, url: str | None) -> bool:
         return True
     ancestors = list(element.iterancestors())
     inside = next((i for i, el in enumerate(ancestors) if el.tag in ("article", "main")), None)
+    linked = False
     for el in ancestors[:inside]:
         if el.tag in ("body", "html"):
             # Their names say what kind of page it is ("single-post", "has-sidebar").
@@ -62,9 +63,19 @@ def is_furniture(element: lxml.html.HtmlElement, url: str | None) -> bool:
         if _furniture_tag(el, inside is not None):
             return True
         words = _names(el)
-        if _FURNITURE_WORDS.search(words) and not CAPTION_WORDS.search(words):
+        if _FURNITURE_WORDS.search(words) and not _own_figure(el, words, linked):
             return True
+        linked = linked or el.tag == "a"
     return bool(_FURNITURE_WORDS.search(_names(element)))
+
+
+def _own_figure(el: lxml.html.HtmlElement, words: str, linked: bool) -> bool:
+    """Whether a furniture word names a picture's own container: a caption's, or a
+    ``<figure>`` named for its picture ("articleImageFigure teaser-image") whose picture
+    is no link (a teaser's figure holds a link to its story)."""
+    if CAPTION_WORDS.search(words):
+        return True
+    return el.tag == "figure" and not linked and bool(_PICTURE_WORDS.search(words))
 
 
 def _names(el: lxml.html.HtmlElement) -> str:
