@@ -162,8 +162,21 @@ def test_furniture_files_and_tiny() -> None:
 
 def test_keyword_facets_and_menu_categories() -> None:
     facets = ["Day: Friday", "Time: 11.00", "Subject: Justice", "Medium", "Subject: Politics"]
-    assert without_facets(facets) == ["Justice", "Medium", "Politics"]
+    # Most terms are facets: "Medium", a facet without its value, is left out too.
+    assert without_facets(facets) == ["Justice", "Politics"]
+    assert without_facets(["Day: Friday", "Subject: Justice", "Medium", "Gaza"]) == [
+        "Justice",
+        "Medium",
+        "Gaza",
+    ]
     assert without_facets(["Star Wars: Andor", "Disney"]) == ["Star Wars: Andor", "Disney"]
+    # A news agency's subject codes are no keywords: the next source is read.
+    codes = "AER,AERO,AIRS08,INDG08,RSBI:HUMAN-RIGHTS,GEN,NP,AE,CRSH,DIS,TPT,TRAN"
+    head = f'<meta name="keywords" content="{codes}">'
+    tags = '<nav class="article-tags"><a href="/aerospace/">Aerospace &amp; Defense</a></nav>'
+    assert _tags_of(tags, head) == ["Aerospace & Defense"]
+    acronyms = '<meta name="keywords" content="EU, NATO, USA, UN, G7, G20, AI, FBI">'
+    assert _tags_of("", acronyms) == ["EU", "NATO", "USA", "UN", "G7", "G20", "AI", "FBI"]
     assert sections(["AI", "Apps", "Biotech & Health"]) == ["AI", "Apps", "Biotech & Health"]
     menu = ["Canada", "World", "NP Comment", "Longreads", "Life", "Shopping"]
     assert sections(menu) == []

@@ -39,6 +39,9 @@ SUBJECT_LABELS = frozenset(
 )
 #: Categories above this many are a menu's links, not the article's sections.
 MAX_SECTIONS = 4
+#: Terms at least, for a list of subject codes (``_codes``).
+MIN_CODES = 12
+_CODE = re.compile(r"^[A-Z0-9][A-Z0-9:_-]*$")
 _FACET = re.compile(r"^([^:]{1,30}):\s+(\S.*)$")
 
 #: A tag list's terms: at most this long, in characters and words.
@@ -150,15 +153,19 @@ def _tag_links(element: lxml.html.HtmlElement) -> list[str]:
 def without_facets(terms: list[str]) -> list[str]:
     """Keywords without a CMS's facets: where at least ``MIN_FACETS`` terms read "Label:
     value" ("Day: Friday", "WC: 1000-1999", "Subject: Justice"), the values of subject
-    labels are the keywords and the other facets are left out; a list with fewer such terms
-    is kept as it is (a keyword may hold a colon: "Star Wars: Andor")."""
+    labels are the keywords and the other facets are left out; where facets are most of the
+    list, a term without a label is a facet without its value ("Medium" among "Day: Friday",
+    "Page Type: Article") and is left out too. A list with fewer such terms is kept as it is
+    (a keyword may hold a colon: "Star Wars: Andor")."""
     facets = [_FACET.match(term) for term in terms]
-    if sum(match is not None for match in facets) < MIN_FACETS:
+    labelled = sum(match is not None for match in facets)
+    if labelled < MIN_FACETS:
         return terms
     out = []
     for term, match in zip(terms, facets, strict=True):
         if match is None:
-            out.append(term)
+            if labelled * 2 <= len(terms):
+                out.append(term)
         elif match.group(1).strip().casefold() in SUBJECT_LABELS:
             out.append(match.group(2).strip())
     return out
@@ -183,7 +190,18 @@ def _clean(values: list[str]) -> list[str]:
             continue
         if term.casefold() not in (t.casefold() for t in out):
             out.append(term)
-    return without_facets(out[:MAX_KEYWORDS])
+    return [] if _codes(out) else without_facets(out[:MAX_KEYWORDS])
+
+
+def _codes(terms: list[str]) -> bool:
+    """Whether a keyword list is a news agency's subject codes ("AER", "AIRS08", "INDG08",
+    "RSBI:HUMAN-RIGHTS"): at least ``MIN_CODES`` terms, most in capitals without a space,
+    two of them mixing letters and digits. No reader's keywords: the next source is read."""
+    if len(terms) < MIN_CODES:
+        return False
+    codes = [term for term in terms if _CODE.match(term)]
+    mixed = sum(bool(re.search("[A-Z]", c) and re.search("[0-9]", c)) for c in codes)
+    return mixed >= 2 and len(codes) * 5 >= len(terms) * 4
 
 
 def _json_ld_keywords(tree: lxml.html.HtmlElement) -> list[str]:
