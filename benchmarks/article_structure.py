@@ -2,7 +2,7 @@
 dates beside trafilatura's, in one run, on fundus-dev; authors on wcxb-dev.
 
     python -m benchmarks.article_structure --data ../shared/data [--limit 0] [--folds 5]
-        [--report 3,4] [--wcxb-limit 0]
+        [--report 3,4] [--wcxb-limit 0] [--no-wcxb] [--show]
 
 fundus-dev: every page is extracted by ``scrapy_maintext.extract(html, url)`` (the product's
 defaults) and by ``trafilatura.bare_extraction(html, url=url, with_metadata=True,
@@ -262,6 +262,10 @@ def _show(rec: dict[str, Any], got: dict[str, Any]) -> None:
     for url, _, _ in got["images"]:
         if not any(same_picture(url, g["urls"]) for g in meta.get("images") or []):
             print("  EXTRA", url[:120])
+    topics = {t.casefold().strip() for t in meta.get("topics") or []}
+    if topics and {t.casefold().strip() for t in got["tags"]} != topics:
+        sections = [t for t in got["topics"] if t not in got["tags"]]
+        print("  tags", got["tags"], "categories", sections, "| gold topics", meta["topics"])
 
 
 def wcxb_authors(data: Path, limit: int, folds: int) -> None:
@@ -304,7 +308,11 @@ def main() -> None:
     parser.add_argument("--report", default="3,4", help="held-out folds, comma-separated")
     parser.add_argument("--wcxb-limit", type=int, default=0, help="wcxb-dev pages (0: all)")
     parser.add_argument("--no-wcxb", action="store_true", help="skip the wcxb-dev part")
-    parser.add_argument("--show", action="store_true", help="errors on the tuning folds")
+    parser.add_argument(
+        "--show",
+        action="store_true",
+        help="errors on the tuning folds: authors, pictures, captions, credits, tags",
+    )
     args = parser.parse_args()
     if not (args.data / "fundus-dev.jsonl.gz").is_file():
         sys.exit(f"error: no fundus-dev.jsonl.gz in {args.data}")

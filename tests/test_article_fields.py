@@ -220,20 +220,23 @@ def test_a_tag_list_after_the_article() -> None:
     # The data's keywords first; the links only where the data names none.
     head = '<meta name="keywords" content="Italien, Rom">'
     assert _tags_of(tags, head) == ["Italien", "Rom"]
-    # data attributes name it too; its heading and separators are no terms.
+    # An id names it too; its heading and separators are no terms.
     box = (
-        '<section data-test-tags-box=""><h2>Mehr zum Thema</h2><ul>'
+        '<section id="post-tags"><h2>Mehr zum Thema</h2><ul>'
         '<li><a href="/gaza/">Gazastreifen</a> -</li><li><a href="/nahost/">#Nahost</a></li>'
         "</ul></section>"
     )
     assert _tags_of(box) == ["Gazastreifen", "Nahost"]
+    # Data attributes name it too, by their value or their name.
+    assert _tags_of('<div data-component="tags"><a href="/t/a">Alpha</a></div>') == ["Alpha"]
+    assert _tags_of('<div data-test-tags-box=""><a href="/t/a">Alpha</a></div>') == ["Alpha"]
 
 
 def test_the_innermost_tag_list_without_a_skip_link() -> None:
     related = (
-        '<section data-tracking-name="section-related-topics">'
+        '<section id="related-topics">'
         '<a href="#after">Den nächsten Abschnitt überspringen</a>'
-        '<aside data-tracking-name="related-topics"><a href="/t-1">Long COVID</a>'
+        '<aside class="related-topics-list"><a href="/t-1">Long COVID</a>'
         '<a href="/t-2">Coronavirus</a></aside></section>'
     )
     assert _tags_of(related) == ["Long COVID", "Coronavirus"]

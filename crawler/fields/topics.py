@@ -3,7 +3,7 @@
 Publishers name an article's topics in ``article:tag`` tags, ``news_keywords`` and
 ``keywords`` meta tags and the JSON-LD ``keywords`` of the article; the first of these the
 page gives is taken. A page whose data name none often shows them as a list of links after
-the article ("articleTags", ``data-component="tags"``): :func:`page_tag_list` reads it
+the article ("articleTags", "entry-tags"): :func:`page_tag_list` reads it
 (trafilatura's tag search, links to "/tag/" folders in a few named containers, is the last
 fallback). Identifiers and CMS bookkeeping that some sites put there ("8f50...-...",
 "NLP Category: General", "Category: Travel" beside the real keywords, facets such as
@@ -51,20 +51,17 @@ MAX_TAG_WORDS = 6
 MAX_TAG_LIST_TEXT = 40
 #: Elements that may be a tag list looked at, at most, per page.
 MAX_TAG_CANDIDATES = 50
-_TAG_WORD = re.compile(r"(?:tag|topic|keyword)s?(?![a-z])")
+_TAG_WORD = re.compile(r"(?:tag|topic)s?(?![a-z])")
 _MENU_WORD = re.compile(r"trend|menu|navi?(?![a-z])|header")
-_FOLD = "translate(., 'TKP', 'tkp')"
-_NAME_FOLD = "translate(name(), 'TKP', 'tkp')"
-_NAMES_TAGS = " or ".join(f"contains({_FOLD}, '{w}')" for w in ("tag", "topic", "keyword"))
-_DATA_NAMES_TAGS = " or ".join(
-    f"contains({_NAME_FOLD}, '{w}')" for w in ("tag", "topic", "keyword")
+#: What an attribute's value or name (``data-test-tags-box``) holds where it may name a tag
+#: list, tested in C (``contains()``; a case-folding ``translate()`` costs three times as
+#: much); ``_TAG_WORD`` then decides on the element's class, id and data attributes.
+_TAG_SUBSTRINGS = ("tag", "Tag", "opic")
+_TAG_TEST = "[{} or contains(name(), 'tag')]".format(
+    " or ".join(f"contains(., '{w}')" for w in _TAG_SUBSTRINGS)
 )
-_TAG_TEST = (
-    f"[@class[{_NAMES_TAGS}] or @id[{_NAMES_TAGS}]"
-    f" or @*[starts-with(name(), 'data-')][{_NAMES_TAGS} or {_DATA_NAMES_TAGS}]]"
-)
-_TAG_CONTAINERS = lxml.etree.XPath(f"//body//*{_TAG_TEST}")
-_TAG_CONTAINERS_AFTER = lxml.etree.XPath(f"following::*{_TAG_TEST}")
+_TAG_ATTRIBUTES = lxml.etree.XPath(f"//body//*/@*{_TAG_TEST}")
+_TAG_ATTRIBUTES_AFTER = lxml.etree.XPath(f"following::*/@*{_TAG_TEST}")
 _META = lxml.etree.XPath("//meta[@content]")
 _JSON_LD = lxml.etree.XPath('//script[@type="application/ld+json"]')
 _BOOKKEEPING = re.compile(
@@ -89,8 +86,8 @@ def page_keywords(tree: lxml.html.HtmlElement) -> list[str]:
 
 def page_tag_list(tree: lxml.html.HtmlElement) -> list[str]:
     """The link texts of the article's tag list, for pages whose data name no keywords: the
-    first element after the headline whose class, id or data attributes name tags, topics or
-    keywords ("articleTags", ``data-component="tags"``, "related-topics") and that holds
+    first element after the headline whose class, id or data attributes name tags or topics
+    ("articleTags", ``data-component="tags"``, "related-topics") and that holds
     only short links (``_tag_links``; a link named so stands for its parent); a menu of the
     site ("trending-topics", "nav") is no tag list. Of nested such elements, the innermost
     that still holds the links (less one at most). At most ``MAX_TAG_CANDIDATES`` elements
@@ -120,13 +117,11 @@ def page_tag_list(tree: lxml.html.HtmlElement) -> list[str]:
 
 
 def _tag_containers(tree: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """Elements after the first <h1> (of the whole page without one) whose attributes may
-    name a tag list (``_TAG_WORD`` decides), in document order."""
+    """Elements after the first <h1> (of the whole page without one) with an attribute that
+    may name a tag list (``_TAG_WORD`` decides), in document order."""
     heading = tree.find(".//h1")
-    found: list[lxml.html.HtmlElement] = (
-        _TAG_CONTAINERS_AFTER(heading) if heading is not None else _TAG_CONTAINERS(tree)
-    )
-    return found
+    attributes = _TAG_ATTRIBUTES_AFTER(heading) if heading is not None else _TAG_ATTRIBUTES(tree)
+    return list(dict.fromkeys(attribute.getparent() for attribute in attributes))
 
 
 def _within(element: lxml.html.HtmlElement, ancestor: lxml.html.HtmlElement) -> bool:
