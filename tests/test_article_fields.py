@@ -206,8 +206,13 @@ def test_hostile_keywords_and_pictures_are_bounded() -> None:
 BODY = "<p>" + "Words of the body. " * 30 + "</p>"
 
 
-def _tags_of(middle: str, head: str = "", before: str = "") -> list[str]:
-    html = f"<html><head>{head}</head><body>{before}<h1>Title</h1>{BODY}{middle}</body></html>"
+ARTICLE = '<meta property="og:type" content="article">'
+
+
+def _tags_of(middle: str, head: str = "", before: str = "", kind: str = ARTICLE) -> list[str]:
+    html = (
+        f"<html><head>{kind}{head}</head><body>{before}<h1>Title</h1>{BODY}{middle}</body></html>"
+    )
     return page_keywords(lxml.html.fromstring(html))
 
 
@@ -217,6 +222,10 @@ def test_a_tag_list_after_the_article() -> None:
         "Giorgia Meloni</a></span></div>"
     )
     assert _tags_of(tags) == ["Giorgia Meloni"]
+    # Only on a page that says it is an article: og:type, or a JSON-LD article type.
+    assert _tags_of(tags, kind="") == []
+    json_ld = '<script type="application/ld+json">{"@type": ["NewsArticle"]}</script>'
+    assert _tags_of(tags, kind=json_ld) == ["Giorgia Meloni"]
     # The data's keywords first; the links only where the data names none.
     head = '<meta name="keywords" content="Italien, Rom">'
     assert _tags_of(tags, head) == ["Italien", "Rom"]

@@ -64,6 +64,8 @@ _TAG_ATTRIBUTES = lxml.etree.XPath(f"//body//*/@*{_TAG_TEST}")
 _TAG_ATTRIBUTES_AFTER = lxml.etree.XPath(f"following::*/@*{_TAG_TEST}")
 _META = lxml.etree.XPath("//meta[@content]")
 _JSON_LD = lxml.etree.XPath('//script[@type="application/ld+json"]')
+#: A JSON-LD type, and the first of a list of types.
+_LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,40})"')
 _BOOKKEEPING = re.compile(
     r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-|nlp\b|[a-z ]*category\s*:|primary\b|region\b|https?:)", re.I
 )
@@ -71,17 +73,33 @@ _BOOKKEEPING = re.compile(
 
 def page_keywords(tree: lxml.html.HtmlElement) -> list[str]:
     """The keywords of the first source in ``META_KEYWORDS`` that gives some, else those of
-    the page's JSON-LD article; [] when none does."""
+    the page's JSON-LD article, else, on a page that says it is an article (``og:type`` or
+    a JSON-LD article type), its tag list (:func:`page_tag_list`); [] when none does."""
     by_source: dict[str, list[str]] = {}
+    article = False
     for meta in _META(tree):
         name = (meta.get("property") or meta.get("name") or "").strip().lower()
         if name in META_KEYWORDS:
             by_source.setdefault(name, []).extend(_split(meta.get("content", "")))
+        elif name == "og:type":
+            article = article or "article" in meta.get("content", "").lower()
     for name in META_KEYWORDS:
         keywords = _clean(by_source.get(name, []))
         if keywords:
             return keywords
-    return _clean(_json_ld_keywords(tree)) or _clean(page_tag_list(tree))
+    scripts = [script.text or "" for script in _JSON_LD(tree)]
+    keywords = _clean(_json_ld_keywords(scripts))
+    if keywords:
+        return keywords
+    # The tag list's search reads every attribute after the headline: only on articles.
+    if article or any(_declares_article(text) for text in scripts):
+        return _clean(page_tag_list(tree))
+    return []
+
+
+def _declares_article(text: str) -> bool:
+    """Whether a JSON-LD block names an article type (``"@type": "NewsArticle"``)."""
+    return any(kind.lower() in ARTICLE_TYPES for kind in _LD_TYPE.findall(text[:MAX_JSON_LD_CHARS]))
 
 
 def page_tag_list(tree: lxml.html.HtmlElement) -> list[str]:
@@ -199,9 +217,9 @@ def _codes(terms: list[str]) -> bool:
     return mixed >= 2 and len(codes) * 5 >= len(terms) * 4
 
 
-def _json_ld_keywords(tree: lxml.html.HtmlElement) -> list[str]:
-    for script in _JSON_LD(tree):
-        text = script.text or ""
+def _json_ld_keywords(scripts: list[str]) -> list[str]:
+    """The keywords of the first JSON-LD article among the texts of ``scripts`` giving some."""
+    for text in scripts:
         if '"keywords"' not in text or len(text) > MAX_JSON_LD_CHARS:
             continue
         try:
