@@ -2,16 +2,16 @@
 
 Publishers name an article's topics in ``article:tag`` tags, ``news_keywords`` and
 ``keywords`` meta tags and the JSON-LD ``keywords`` of the article; the first of these the
-page gives is taken. A page whose data name none often shows them as a list of links after
-the article ("articleTags", "entry-tags"): :func:`page_tag_list` reads it
-(trafilatura's tag search, links to "/tag/" folders in a few named containers, is the last
-fallback). Identifiers and CMS bookkeeping that some sites put there ("8f50...-...",
-"NLP Category: General", "Category: Travel" beside the real keywords, facets such as
-"Day: Friday" beside "Subject: Justice") are left out. Section and site words the publisher
-lists among its keywords stay: fundus's parsers keep them too (on the tuning folds, taking
-out the words of the page's menus or the site's name lowered the topics' Jaccard from 0.658
-to 0.564 and 0.650). Categories above ``MAX_SECTIONS`` are a menu and are left out.
-Scrapy-free.
+page gives is taken. An article whose data name none often shows them as a list of links
+after its text ("articleTags", "entry-tags"): :func:`page_tag_list` reads it (trafilatura's
+tag search, links to "/tag/" folders in a few named containers, is the last fallback).
+Identifiers and CMS bookkeeping that some sites put there ("8f50...-...", "NLP Category:
+General", "Category: Travel" beside the real keywords, facets such as "Day: Friday" beside
+"Subject: Justice", a news agency's subject codes: "AER", "AIRS08") are left out. Section
+and site words the publisher lists among its keywords stay: fundus's parsers keep them too
+(on the tuning folds, taking out the words of the page's menus or the site's name lowered
+the topics' Jaccard from 0.658 to 0.564 and 0.650). Categories above ``MAX_SECTIONS`` are
+a menu and are left out. Scrapy-free.
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ MAX_TAG_CANDIDATES = 50
 _TAG_WORD = re.compile(r"(?:tag|topic)s?(?![a-z])")
 _MENU_WORD = re.compile(r"trend|menu|navi?(?![a-z])|header")
 #: What an attribute's value or name (``data-test-tags-box``) holds where it may name a tag
-#: list, tested in C (``contains()``; a case-folding ``translate()`` costs three times as
-#: much); ``_TAG_WORD`` then decides on the element's class, id and data attributes.
+#: list, tested in C with ``contains()`` (a case-folding ``translate()`` costs more: see
+#: docs/benchmarks.md); ``_TAG_WORD`` then decides on the element's class, id and data
+#: attributes.
 _TAG_SUBSTRINGS = ("tag", "Tag", "opic")
 _TAG_TEST = "[{} or contains(name(), 'tag')]".format(
     " or ".join(f"contains(., '{w}')" for w in _TAG_SUBSTRINGS)
