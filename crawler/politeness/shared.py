@@ -87,7 +87,7 @@ class SharedPolitenessMiddleware:
         )
         self.worker_id = f"{id(self)}"
         self.server = server = crawl_client(crawler)
-        self._reserve = server.register_script(lua.RESERVE)
+        self._reserve_dispatch = server.register_script(lua.RESERVE_DISPATCH)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
         self._answered_script = server.register_script(lua.ANSWERED)
@@ -130,15 +130,18 @@ class SharedPolitenessMiddleware:
     async def _wait_for_turn(self, key: str, request: Request) -> None:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
-        Then record the send, or wait more if this worker woke up too late for its turn."""
-        wait, start = self._reserve_slot(key)
+        Then record the send, or wait more if this worker woke up too late for its turn.
+        When no wait is due, the reservation and the send are one call."""
+        token = self._token()
+        wait, start, answer = self._reserve_slot(key, token)
         while True:
-            if wait > 0:
-                await sleep(wait)
-                self._inc(Stat.SHARED_WAITS)
-            token = f"{self.worker_id}:{next(self._sequence)}"
-            # The pause is looked for inside the dispatch: one round trip, not two.
-            answer = self._dispatch_slot(key, token, start)
+            if answer is None:
+                if wait > 0:
+                    await sleep(wait)
+                    self._inc(Stat.SHARED_WAITS)
+                token = self._token()
+                # The pause is looked for inside the dispatch: one round trip, not two.
+                answer = self._dispatch_slot(key, token, start)
             if answer == 0:
                 self._tokens[request] = token
                 self._drop_stale_timer(key)
@@ -146,10 +149,14 @@ class SharedPolitenessMiddleware:
             if answer < 0:
                 self._inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(-answer / 1000)
-                wait, start = self._reserve_slot(key)
+                token = self._token()
+                wait, start, answer = self._reserve_slot(key, token)
                 continue
-            wait = answer / 1000
+            wait, answer = answer / 1000, None
             self._inc(Stat.SHARED_LATE_WAITS)
+
+    def _token(self) -> str:
+        return f"{self.worker_id}:{next(self._sequence)}"
 
     def _drop_stale_timer(self, key: str) -> None:
         """The downloader slot may still hold a timer set after its last request (or when
@@ -164,14 +171,16 @@ class SharedPolitenessMiddleware:
 
     def _dispatch_slot(self, key: str, token: str, start: int) -> int:
         delay, _floor = self._delays(key)
-        keys = [
+        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
+        return int(self._dispatch(self._dispatch_keys(key), [*args, token, start]))
+
+    def _dispatch_keys(self, key: str) -> list[str]:
+        return [
             *self._pace_keys(key),
             self._key(key, "inflight"),
             self._key(key, "turn"),
             self._key(key, "pause"),
         ]
-        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
-        return int(self._dispatch(keys, [*args, token, start]))
 
     def _pace_keys(self, key: str) -> list[str]:
         return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
@@ -237,15 +246,17 @@ class SharedPolitenessMiddleware:
     def _key(self, site: str, name: str) -> str:
         return f"{self.prefix}:{site}:{name}"
 
-    def _reserve_slot(self, key: str) -> tuple[float, int]:
+    def _reserve_slot(self, key: str, token: str) -> tuple[float, int, int | None]:
         """How long to wait for the site's next reserved time (s), and that time (ms, Redis's
-        clock: the reservation's place in the queue)."""
+        clock: the reservation's place in the queue); when no wait is due, the request is
+        dispatched in the same call (``token``): what the dispatch answered, else None."""
         delay, floor = self._delays(key)
-        keys = [self._key(key, "next"), self._key(key, "floor")]
         local = int(self._local_wait(key) * 1000)
-        args = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
-        wait, start = self._reserve(keys, args)
-        return int(wait) / 1000, int(start)
+        args: list[int | str] = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
+        args += [self.inflight_lease_ms, IN_FLIGHT_POLL_MS, token]
+        found = self._reserve_dispatch(self._dispatch_keys(key), args)
+        answer = int(found[2]) if len(found) > 2 else None
+        return int(found[0]) / 1000, int(found[1]), answer
 
     def _local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay
