@@ -210,27 +210,6 @@ return dispatch(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), AR
 """
 )
 
-#: KEYS: as :data:`DISPATCH`'s. ARGV: this worker's delay for the site (ms), its robots.txt
-#: floor (ms), key lifetime (ms), the earliest this worker can send (ms from now), the
-#: longest a request may stay in flight (ms), the shortest wait while another worker's
-#: request is in flight (ms), this request's token.
-#: :data:`RESERVE`, then, when no wait is due, :data:`DISPATCH` at once (one round trip a
-#: request, not two): {wait (ms), reserved start} when a wait is due (then DISPATCH after
-#: it, as before); else {0, reserved start, what DISPATCH answers}. Nothing can come
-#: between the two here that could not come between two calls.
-RESERVE_DISPATCH = (
-    _NOW_MS
-    + _RESERVE_FUNCTION
-    + _DISPATCH_FUNCTION
-    + """
-local delay = tonumber(ARGV[1])
-local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
-  tonumber(ARGV[4]))
-if wait > 0 then return {wait, start} end
-return {0, start, dispatch(KEYS, delay, ARGV[3], ARGV[5], tonumber(ARGV[6]), ARGV[7], start)}
-"""
-)
-
 #: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key, its
 #: "request in flight" key. ARGV: this worker's delay for the site (ms), key lifetime (ms),
 #: the request's token.
@@ -238,18 +217,50 @@ return {0, start, dispatch(KEYS, delay, ARGV[3], ARGV[5], tonumber(ARGV[6]), ARG
 #: the delay after now. The server saw the request at some moment between its dispatch and
 #: now: counting from now, no two requests reach it closer than the delay, however long one
 #: took on its way (a worker's first connection, a loaded machine).
+_ANSWERED_FUNCTION = """
+local function answered(K, delay, lifetime, token)
+  delay = math.max(delay, tonumber(redis.call('GET', K[3]) or '0'))
+  if redis.call('GET', K[4]) == token then redis.call('DEL', K[4]) end
+  if tonumber(redis.call('GET', K[2]) or '0') < now then
+    redis.call('SET', K[2], now, 'PX', lifetime)
+  end
+  if tonumber(redis.call('GET', K[1]) or '0') < now + delay then
+    redis.call('SET', K[1], now + delay, 'PX', lifetime)
+  end
+end
+"""
 ANSWERED = (
     _NOW_MS
+    + _ANSWERED_FUNCTION
     + """
-local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
-if redis.call('GET', KEYS[4]) == ARGV[3] then redis.call('DEL', KEYS[4]) end
-if tonumber(redis.call('GET', KEYS[2]) or '0') < now then
-  redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
-end
-if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
-  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
-end
+answered(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3])
 return 0
+"""
+)
+
+#: KEYS: as :data:`DISPATCH`'s. ARGV: this worker's delay for the site (ms), its robots.txt
+#: floor (ms), key lifetime (ms), the earliest this worker can send (ms from now), the
+#: longest a request may stay in flight (ms), the shortest wait while another worker's
+#: request is in flight (ms), this request's token; then the token of this worker's
+#: previous request of the site, answered just now ('' none), and the delay it was answered
+#: with (ms).
+#: :data:`ANSWERED` for that previous request, :data:`RESERVE`, then, when no wait is due,
+#: :data:`DISPATCH` at once (one round trip a request, not three): {wait (ms), reserved
+#: start} when a wait is due (then DISPATCH after it, as before); else {0, reserved start,
+#: what DISPATCH answers}. Nothing can come between them here that could not come between
+#: three calls.
+RESERVE_DISPATCH = (
+    _NOW_MS
+    + _ANSWERED_FUNCTION
+    + _RESERVE_FUNCTION
+    + _DISPATCH_FUNCTION
+    + """
+if ARGV[8] ~= '' then answered(KEYS, tonumber(ARGV[9]), ARGV[3], ARGV[8]) end
+local delay = tonumber(ARGV[1])
+local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
+  tonumber(ARGV[4]))
+if wait > 0 then return {wait, start} end
+return {0, start, dispatch(KEYS, delay, ARGV[3], ARGV[5], tonumber(ARGV[6]), ARGV[7], start)}
 """
 )
 

@@ -93,6 +93,9 @@ class SharedPolitenessMiddleware:
         self._answered_script = server.register_script(lua.ANSWERED)
         #: Each request sent holds the site's "in flight" key with a token until answered.
         self._tokens: dict[Request, str] = {}
+        #: The answer to a site's last request (its token, its delay in ms), when this
+        #: worker's next request of the site is about to reserve: sent with it.
+        self._answers: dict[str, tuple[str, int]] = {}
         self._sequence = itertools.count()
         timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
@@ -187,15 +190,34 @@ class SharedPolitenessMiddleware:
 
     def _answered(self, request: Request) -> None:
         """The site's request in flight was answered (or failed): the next one, any
-        worker's, leaves the site's delay after now."""
+        worker's, leaves the site's delay after now. When this worker's next request of the
+        site waits for it, the answer goes with that request's reservation (one round trip
+        less; it comes right after, in this turn of the reactor or the next); else, or if
+        that request does not reserve by then, it is sent alone."""
         token = self._tokens.pop(request, None)
         if token is None:
             return
         key = slot_key(self.crawler, request)
         delay, _floor = self._delays(key)
+        lock = self._locks.get(key)
+        if lock is not None and lock.waiting:
+            self._answers[key] = (token, int(delay * 1000))
+            from twisted.internet import reactor
+
+            reactor.callLater(0.0, self._send_answer, key)  # type: ignore[arg-type]
+            return
+        self._send_answer(key, (token, int(delay * 1000)))
+
+    def _send_answer(self, key: str, answer: tuple[str, int] | None = None) -> None:
+        """The answer to the site's last request (kept for the next reservation, if none
+        is given) sent alone."""
+        answer = answer or self._answers.pop(key, None)
+        if answer is None:
+            return
+        token, delay = answer
         keys = [*self._pace_keys(key), self._key(key, "inflight")]
         with contextlib.suppress(RedisError):  # the crawl stops (said once)
-            self._answered_script(keys, [int(delay * 1000), KEY_LIFETIME_MS, token])
+            self._answered_script(keys, [delay, KEY_LIFETIME_MS, token])
 
     def _robots_keys(self, key: str) -> list[str]:
         """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
@@ -254,6 +276,8 @@ class SharedPolitenessMiddleware:
         local = int(self._local_wait(key) * 1000)
         args: list[int | str] = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
         args += [self.inflight_lease_ms, IN_FLIGHT_POLL_MS, token]
+        answered, answered_delay = self._answers.pop(key, ("", 0))
+        args += [answered, answered_delay]
         found = self._reserve_dispatch(self._dispatch_keys(key), args)
         answer = int(found[2]) if len(found) > 2 else None
         return int(found[0]) / 1000, int(found[1]), answer
