@@ -374,3 +374,33 @@ def test_fingerprint_sets_of_earlier_versions_are_moved_into_hashes(
     assert index.check_and_add("0123456789abcdef", "https://a/2") is None  # itself
     untouched = {k.decode() for k in client.scan_iter(match=f"{other}:*")}
     assert {k for k in untouched if client.type(k) == b"set"} and len(untouched) == 2 * 4 + 1
+
+
+def test_answer_reservation_and_dispatch_in_one_call(server: Any) -> None:
+    """``RESERVE_DISPATCH``: the previous request's answer, the reservation and, when no wait
+    is due, the dispatch, as the three scripts would do them one after the other."""
+    from scrapy_maintext.distributed import lua
+
+    turn = server.register_script(lua.RESERVE_DISPATCH)
+    pause = server.register_script(lua.PAUSE)
+    keys = ["r:next", "r:sent", "r:floor", "r:inflight", "r:turn", "r:pause"]
+    first = turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1", "", 0])
+    assert first[0] == 0 and len(first) == 3 and first[2] == 0  # sent at once
+    assert server.get("r:inflight") == b"a:1"
+    # Another worker's turn while a:1 is in flight: reserved, not sent (looked at again).
+    assert turn(keys, [0, 0, 60_000, 0, 30_000, 20, "b:1", "", 0])[2] == 20
+    # a's next request, with a:1's answer: the site is free, and it leaves at once.
+    second = turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 0])
+    assert second[0] == 0 and second[2] in (0, 20)  # 20: b's earlier reservation keeps its turn
+    # With a delay: the answer is recorded, the next request reserves the delay after it.
+    server.delete(*keys)
+    turn(keys, [100, 0, 60_000, 0, 30_000, 20, "a:1", "", 0])
+    later = turn(keys, [100, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 100])
+    assert len(later) == 2 and later[0] >= 90 and server.get("r:inflight") is None
+    # A Retry-After pause under way: the reservation is void (a negative answer).
+    server.delete(*keys)
+    pause(["r:next", "r:pause"], [2000, 60_000])
+    paused = turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1", "", 0])
+    assert paused[0] >= 1900 and len(paused) == 2
+    server.delete("r:next")
+    assert turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1", "", 0])[2] <= -1900
