@@ -238,24 +238,44 @@ return 0
 """
 )
 
-#: KEYS: as :data:`DISPATCH`'s. ARGV: this worker's delay for the site (ms), its robots.txt
-#: floor (ms), key lifetime (ms), the earliest this worker can send (ms from now), the
-#: longest a request may stay in flight (ms), the shortest wait while another worker's
-#: request is in flight (ms), this request's token; then the token of this worker's
-#: previous request of the site, answered just now ('' none), and the delay it was answered
-#: with (ms).
-#: :data:`ANSWERED` for that previous request, :data:`RESERVE`, then, when no wait is due,
+#: KEYS: four of :data:`ANSWERED`'s for each site. ARGV: key lifetime (ms), then for each
+#: site the answered request's token and the site's delay (ms). :data:`ANSWERED` for each
+#: (the answers a worker's next reservation did not take in time), in one call.
+ANSWERS = (
+    _NOW_MS
+    + _ANSWERED_FUNCTION
+    + """
+for i = 1, #KEYS, 4 do
+  local j = 2 + (i - 1) / 2
+  answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), ARGV[1],
+    ARGV[j])
+end
+return 0
+"""
+)
+
+#: KEYS: as :data:`DISPATCH`'s, then four of :data:`ANSWERED`'s for each site (this one's or
+#: another's) whose request this worker had answered since its last call. ARGV: this
+#: worker's delay for the site (ms), its robots.txt floor (ms), key lifetime (ms), the
+#: earliest this worker can send (ms from now), the longest a request may stay in flight
+#: (ms), the shortest wait while another worker's request is in flight (ms), this request's
+#: token; then, for each answered request, its token and its site's delay (ms).
+#: :data:`ANSWERED` for those requests, :data:`RESERVE`, then, when no wait is due,
 #: :data:`DISPATCH` at once (one round trip a request, not three): {wait (ms), reserved
 #: start} when a wait is due (then DISPATCH after it, as before); else {0, reserved start,
 #: what DISPATCH answers}. Nothing can come between them here that could not come between
-#: three calls.
+#: separate calls.
 RESERVE_DISPATCH = (
     _NOW_MS
     + _ANSWERED_FUNCTION
     + _RESERVE_FUNCTION
     + _DISPATCH_FUNCTION
     + """
-if ARGV[8] ~= '' then answered(KEYS, tonumber(ARGV[9]), ARGV[3], ARGV[8]) end
+for i = 7, #KEYS, 4 do
+  local j = 8 + (i - 7) / 2
+  answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), ARGV[3],
+    ARGV[j])
+end
 local delay = tonumber(ARGV[1])
 local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
   tonumber(ARGV[4]))

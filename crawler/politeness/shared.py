@@ -21,6 +21,9 @@ answer comes, and the site's next request, any worker's, leaves its delay after 
 answer. The server sees a request somewhere between its dispatch and its answer, so no two
 reach it closer than the delay, however long one took on its way (a worker's first
 connection, a loaded machine); a site's pace is thus its delay plus its answer time.
+Round trips: a request's reservation and dispatch are one script when no wait is due, and
+the answers a worker had since its last reservation go with its next one (any site's; sent
+alone after :data:`ANSWER_HOLD` if none comes): recorded a moment later, never earlier.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import contextlib
 import itertools
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protego import Protego
 from redis.exceptions import RedisError
@@ -69,6 +72,8 @@ IN_FLIGHT_POLL_MS = 20
 #: A site's "request in flight" key outlives the request's download timeout by this (s): a
 #: worker killed mid-request holds the site no longer.
 IN_FLIGHT_MARGIN = 5.0
+#: How long at most an answer waits for this worker's next reservation to go with (s).
+ANSWER_HOLD = 0.005
 
 
 class SharedPolitenessMiddleware:
@@ -90,12 +95,13 @@ class SharedPolitenessMiddleware:
         self._reserve_dispatch = server.register_script(lua.RESERVE_DISPATCH)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
-        self._answered_script = server.register_script(lua.ANSWERED)
+        self._answers_script = server.register_script(lua.ANSWERS)
         #: Each request sent holds the site's "in flight" key with a token until answered.
         self._tokens: dict[Request, str] = {}
-        #: The answer to a site's last request (its token, its delay in ms), when this
-        #: worker's next request of the site is about to reserve: sent with it.
+        #: Answers not sent yet, by site (the request's token, the site's delay in ms):
+        #: sent with the next reservation, or by ``_flush``.
         self._answers: dict[str, tuple[str, int]] = {}
+        self._flush: Any = None
         self._sequence = itertools.count()
         timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
@@ -190,34 +196,34 @@ class SharedPolitenessMiddleware:
 
     def _answered(self, request: Request) -> None:
         """The site's request in flight was answered (or failed): the next one, any
-        worker's, leaves the site's delay after now. When this worker's next request of the
-        site waits for it, the answer goes with that request's reservation (one round trip
-        less; it comes right after, in this turn of the reactor or the next); else, or if
-        that request does not reserve by then, it is sent alone."""
+        worker's, leaves the site's delay after now. Sent with this worker's next
+        reservation (any site's: one round trip a page less), which a busy worker makes
+        within moments; sent alone if none comes within :data:`ANSWER_HOLD`. The answer is
+        recorded when it reaches Redis: the site's next request waits that much more, never
+        less."""
         token = self._tokens.pop(request, None)
         if token is None:
             return
         key = slot_key(self.crawler, request)
         delay, _floor = self._delays(key)
-        lock = self._locks.get(key)
-        if lock is not None and lock.waiting:
-            self._answers[key] = (token, int(delay * 1000))
+        self._answers[key] = (token, int(delay * 1000))
+        if self._flush is None or not self._flush.active():
             from twisted.internet import reactor
 
-            reactor.callLater(0.0, self._send_answer, key)  # type: ignore[arg-type]
-            return
-        self._send_answer(key, (token, int(delay * 1000)))
+            self._flush = reactor.callLater(ANSWER_HOLD, self._send_answers)  # type: ignore[arg-type]
 
-    def _send_answer(self, key: str, answer: tuple[str, int] | None = None) -> None:
-        """The answer to the site's last request (kept for the next reservation, if none
-        is given) sent alone."""
-        answer = answer or self._answers.pop(key, None)
-        if answer is None:
+    def _send_answers(self) -> None:
+        """The answers not sent with a reservation, sent now (one round trip)."""
+        answers, self._answers = self._answers, {}
+        if not answers:
             return
-        token, delay = answer
-        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        keys: list[str] = []
+        args: list[int | str] = [KEY_LIFETIME_MS]
+        for key, (token, delay) in answers.items():
+            keys += [*self._pace_keys(key), self._key(key, "inflight")]
+            args += [token, delay]
         with contextlib.suppress(RedisError):  # the crawl stops (said once)
-            self._answered_script(keys, [delay, KEY_LIFETIME_MS, token])
+            self._answers_script(keys, args)
 
     def _robots_keys(self, key: str) -> list[str]:
         """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
@@ -276,9 +282,12 @@ class SharedPolitenessMiddleware:
         local = int(self._local_wait(key) * 1000)
         args: list[int | str] = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
         args += [self.inflight_lease_ms, IN_FLIGHT_POLL_MS, token]
-        answered, answered_delay = self._answers.pop(key, ("", 0))
-        args += [answered, answered_delay]
-        found = self._reserve_dispatch(self._dispatch_keys(key), args)
+        keys = self._dispatch_keys(key)
+        answers, self._answers = self._answers, {}
+        for site, (answered, answered_delay) in answers.items():
+            keys += [*self._pace_keys(site), self._key(site, "inflight")]
+            args += [answered, answered_delay]
+        found = self._reserve_dispatch(keys, args)
         answer = int(found[2]) if len(found) > 2 else None
         return int(found[0]) / 1000, int(found[1]), answer
 
