@@ -309,6 +309,9 @@ def _run_once(
         after = redis_calls(variant.redis[1])
         calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
         calls = {k: n for k, n in calls.items() if n and k not in ("info", "config|set")}
+    trips = dict(variant.trips.stop()) if variant.trips else None
+    if variant.redis:
+        # After the round trips are counted: these calls are the benchmark's, not the crawl's.
         kinds = memory_by_kind(variant.redis[1], "maintext:state:scale:")
         state_bytes = sum(size for _, size in kinds.values())
     result = Run(
@@ -323,7 +326,7 @@ def _run_once(
         process_cpu,
         used,
         calls,
-        dict(variant.trips.stop()) if variant.trips else None,
+        trips,
         state_bytes,
     )
     assert variant.runs is not None
