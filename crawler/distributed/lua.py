@@ -228,6 +228,13 @@ local function answered(K, delay, lifetime, token)
     redis.call('SET', K[1], now + delay, 'PX', lifetime)
   end
 end
+local function answer_all(first_key, first_arg, lifetime)
+  for i = first_key, #KEYS, 4 do
+    local j = first_arg + (i - first_key) / 2
+    answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), lifetime,
+      ARGV[j])
+  end
+end
 """
 ANSWERED = (
     _NOW_MS
@@ -245,11 +252,7 @@ ANSWERS = (
     _NOW_MS
     + _ANSWERED_FUNCTION
     + """
-for i = 1, #KEYS, 4 do
-  local j = 2 + (i - 1) / 2
-  answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), ARGV[1],
-    ARGV[j])
-end
+answer_all(1, 2, ARGV[1])
 return 0
 """
 )
@@ -271,11 +274,7 @@ RESERVE_DISPATCH = (
     + _RESERVE_FUNCTION
     + _DISPATCH_FUNCTION
     + """
-for i = 7, #KEYS, 4 do
-  local j = 8 + (i - 7) / 2
-  answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), ARGV[3],
-    ARGV[j])
-end
+answer_all(7, 8, ARGV[3])
 local delay = tonumber(ARGV[1])
 local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
   tonumber(ARGV[4]))
