@@ -20,8 +20,10 @@ and end included: ``getrusage`` of the finished child), its CPU per page fetched
 threads, from ``spider_opened`` to ``spider_closed``; ``benchmarks.common.CrawlCpu``), its peak RSS
 (``VmHWM``) and what it grew from ``spider_opened`` to that peak per planned URL, the
 requests the server answered by kind and status, the documents exported; with Redis,
-Redis's ``used_memory`` per URL after each run, and the commands the run sent by name per
-page fetched (``INFO commandstats``: a script's own calls are counted too);
+Redis's ``used_memory`` per URL after each run (the crawl state's and the shared crawl's keys:
+its duplicate filter, queues, the sites' pace and robots.txt), the state's own keys alone
+(``MEMORY USAGE``, which leaves out Redis's table of keys), and the commands the run sent by
+name per page fetched (``INFO commandstats``: a script's own calls are counted too);
 ``--round-trips`` also counts the round trips to Redis per page by command
 (:mod:`benchmarks.redis_round_trips`, from ``MONITOR``).
 Each run's exports are checked: every page once in the first run, none in the unchanged
@@ -50,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CRAWL_CPU_STAT, RSS_OPENED_STAT, RSS_PEAK_STAT
+from benchmarks.redis_state import memory_by_kind
 from benchmarks.scale_universe import T0, Universe
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +84,8 @@ class Run:
     redis_calls: dict[str, int] | None = None
     #: Round trips to Redis by command (``--round-trips``: :mod:`benchmarks.redis_round_trips`).
     round_trips: dict[str, int] | None = None
+    #: The crawl state's keys, by ``MEMORY USAGE`` (bytes).
+    redis_state_bytes: int | None = None
 
 
 def redis_calls(client: Any) -> dict[str, int]:
@@ -298,12 +303,17 @@ def _run_once(
     )
     if exported != expected:
         raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-    used = calls = None
+    used = calls = state_bytes = None
     if variant.redis:
         used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
         after = redis_calls(variant.redis[1])
         calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
         calls = {k: n for k, n in calls.items() if n and k not in ("info", "config|set")}
+    trips = dict(variant.trips.stop()) if variant.trips else None
+    if variant.redis:
+        # After the round trips are counted: these calls are the benchmark's, not the crawl's.
+        kinds = memory_by_kind(variant.redis[1], "maintext:state:scale:")
+        state_bytes = sum(size for _, size in kinds.values())
     result = Run(
         name,
         wall,
@@ -316,7 +326,8 @@ def _run_once(
         process_cpu,
         used,
         calls,
-        dict(variant.trips.stop()) if variant.trips else None,
+        trips,
+        state_bytes,
     )
     assert variant.runs is not None
     variant.runs.append(result)
@@ -335,6 +346,8 @@ def _line(run: Run, urls: int) -> str:
     )
     if run.redis_bytes is not None:
         line += f", Redis {run.redis_bytes / urls:.0f} B/URL"
+        if run.redis_state_bytes is not None:
+            line += f" (the state's keys {run.redis_state_bytes / urls:.0f} B by MEMORY USAGE)"
     if run.redis_calls and run.fetched:
         top = sorted(run.redis_calls.items(), key=lambda kv: -kv[1])
         each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)

@@ -11,7 +11,9 @@ back (``get_many``, 500 a round trip) and loads their fingerprints. Then each UR
 fingerprint goes into the near-duplicate index kept with the state
 (:class:`~scrapy_maintext.distributed.fingerprints.RedisFingerprints`, distance 3, as
 ``EXTRACT_DEDUP_STORE`` fills it). Prints the growth of Redis's ``used_memory`` per URL, rows
-alone and with the index, and the rates.
+alone and with the index, where it goes (``MEMORY USAGE`` of every key, by kind: a key's own
+bytes, not the server's table of keys, so the kinds add up to less than the growth), a row
+as stored, and the rates.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import argparse
 import hashlib
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from scrapy_maintext.distributed.fingerprints import RedisFingerprints
 from scrapy_maintext.state.redis_state import RedisCrawlState
-from scrapy_maintext.state.store import Visit
+from scrapy_maintext.state.store import Visit, url_key
 from scrapy_maintext.state.validators import Validators
 
 from tests.redis_server import RedisServer, redis_server_binary
@@ -79,6 +83,8 @@ def main() -> None:
             with_index = int(client.info("memory")["used_memory"]) - before
             keys = client.dbsize()
             version = client.info("server")["redis_version"]
+            kinds = memory_by_kind(client, "maintext:state:bench:")
+            sample: bytes = client.get(f"maintext:state:bench:u:{url_key(urls[1])}") or b""  # type: ignore[assignment]
         finally:
             server.stop()
     print(f"redis-server {version}, {count} URLs")
@@ -87,11 +93,36 @@ def main() -> None:
         f"  with the near-duplicate index: {with_index / count:.0f} bytes "
         f"(index {(with_index - used) / count:.0f}; {keys} keys in all)"
     )
+    print("MEMORY USAGE per URL, by kind of key (keys, bytes per URL):")
+    for kind, (number, size) in sorted(kinds.items()):
+        print(f"  {kind}: {number} keys, {size / count:.1f} B")
+    print(f"a row ({len(sample)} bytes): {sample.decode()}")
     print(f"near-duplicate checks (check and add): {count / checked:.0f}/s")
     print(f"writes (an export and a schedule row per URL): {count / wrote:.0f} URLs/s")
     print(
         f"get_many: {count / read:.0f} URLs/s; fingerprints loaded: {loaded / fingerprints:.0f}/s"
     )
+
+
+def memory_by_kind(client: Any, prefix: str) -> dict[str, tuple[int, int]]:
+    """``MEMORY USAGE`` (exact: ``SAMPLES 0``) of every key under ``prefix``, summed by kind
+    (what follows the prefix up to its first ':' or digit)."""
+    keys = [k.decode() for k in client.scan_iter(match=f"{prefix}*", count=1000)]
+    sizes: Counter[str] = Counter()
+    numbers: Counter[str] = Counter()
+    for start in range(0, len(keys), 1000):
+        chunk = keys[start : start + 1000]
+        pipe = client.pipeline(transaction=False)
+        for key in chunk:
+            pipe.memory_usage(key, samples=0)
+        for key, size in zip(chunk, pipe.execute(), strict=True):
+            rest = key.removeprefix(prefix)
+            kind = rest.split(":", 1)[0] + (":*" if ":" in rest else "")
+            if rest.startswith("near:") and rest.count(":") > 1:
+                kind = "near:<distance>:<band>:<bucket>"
+            sizes[kind] += int(size or 0)
+            numbers[kind] += 1
+    return {kind: (numbers[kind], sizes[kind]) for kind in sizes}
 
 
 if __name__ == "__main__":

@@ -374,3 +374,52 @@ def test_fingerprint_sets_of_earlier_versions_are_moved_into_hashes(
     assert index.check_and_add("0123456789abcdef", "https://a/2") is None  # itself
     untouched = {k.decode() for k in client.scan_iter(match=f"{other}:*")}
     assert {k for k in untouched if client.type(k) == b"set"} and len(untouched) == 2 * 4 + 1
+
+
+def test_answer_reservation_and_dispatch_in_one_call(server: Any) -> None:
+    """``RESERVE_DISPATCH``: the answers this worker had since its last call (of this site
+    and others), the reservation and, when no wait is due, the dispatch, as the scripts
+    would do them one after the other."""
+    from scrapy_maintext.distributed import lua
+
+    turn = server.register_script(lua.RESERVE_DISPATCH)
+    pause = server.register_script(lua.PAUSE)
+    keys = ["r:next", "r:sent", "r:floor", "r:inflight", "r:turn", "r:pause"]
+    first = turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1"])
+    assert first[0] == 0 and len(first) == 3 and first[2] == 0  # sent at once
+    assert server.get("r:inflight") == b"a:1"
+    # Another worker's turn while a:1 is in flight: reserved, not sent (looked at again).
+    assert turn(keys, [0, 0, 60_000, 0, 30_000, 20, "b:1"])[2] == 20
+    # a's next request, with a:1's answer: the site is free, and it leaves at once.
+    second = turn(keys + keys[:4], [0, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 0])
+    assert second[0] == 0 and second[2] in (0, 20)  # 20: b's earlier reservation keeps its turn
+    # With a delay: the answer is recorded, the next request reserves the delay after it.
+    server.delete(*keys)
+    turn(keys, [100, 0, 60_000, 0, 30_000, 20, "a:1"])
+    other = ["o:next", "o:sent", "o:floor", "o:inflight"]
+    server.set("o:inflight", "a:0")  # another site's request of this worker, answered too
+    later = turn(
+        keys + keys[:4] + other, [100, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 100, "a:0", 0]
+    )
+    assert len(later) == 2 and later[0] >= 90 and server.get("r:inflight") is None
+    assert server.get("o:inflight") is None and server.get("o:sent") is not None
+    # A Retry-After pause under way: the reservation is void (a negative answer).
+    server.delete(*keys)
+    pause(["r:next", "r:pause"], [2000, 60_000])
+    paused = turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1"])
+    assert paused[0] >= 1900 and len(paused) == 2
+    server.delete("r:next")
+    assert turn(keys, [0, 0, 60_000, 0, 30_000, 20, "a:1"])[2] <= -1900
+
+
+def test_answers_of_several_sites_in_one_call(server: Any) -> None:
+    from scrapy_maintext.distributed import lua
+
+    answers = server.register_script(lua.ANSWERS)
+    server.set("s1:inflight", "a:1")
+    server.set("s2:inflight", "b:1")  # another worker's: not this answer's to free
+    keys = [f"s{i}:{name}" for i in (1, 2) for name in ("next", "sent", "floor", "inflight")]
+    answers(keys, [60_000, "a:1", 100, "a:2", 0])
+    assert server.get("s1:inflight") is None and server.get("s2:inflight") == b"b:1"
+    now_ms = int(server.get("s1:sent"))
+    assert int(server.get("s1:next")) == now_ms + 100 and int(server.get("s2:next")) == now_ms

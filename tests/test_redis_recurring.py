@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy_maintext.state.redis_state import KIND
+from scrapy_maintext.state.redis_state import KIND, SCHEMA
 
 from tests.crawl import QUICK_DISCOVERY, CrawlResult, run_crawl
 from tests.distributed import (
@@ -166,7 +166,7 @@ def test_a_counter_of_the_wrong_type_is_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     client = redis_client(redis_server)
-    client.hset(f"maintext:state:{STATE}:meta", mapping={"kind": KIND, "schema": 1})
+    client.hset(f"maintext:state:{STATE}:meta", mapping={"kind": KIND, "schema": SCHEMA})
     command, *args = damage
     client.execute_command(command, f"maintext:state:{STATE}:{key}", *args)
     refused = recurring(news, redis_server, tmp_path / "run")
@@ -212,7 +212,8 @@ def test_the_keys_of_one_state_exactly(redis_server: RedisServer) -> None:
         fingerprints = RedisFingerprints(client, f"maintext:state:{name}:near", 3)
         fingerprints.check_and_add("00000000000000ff", "https://example.org/a.html")
         ours = ours or {k.decode() for k in client.scan_iter(match="maintext:state:*")}
-    assert len(ours) == 1 + 1 + 1 + 1 + 1 + 4  # meta, pages, row, listing, count, 4 bands
+    # meta, pages, row, the sitemaps' numbers both ways, listing, count, 4 bands
+    assert len(ours) == 1 + 1 + 1 + 2 + 1 + 1 + 4
     assert set(state_keys(client, STATE)) == ours
     documented = (Path(__file__).parent.parent / "docs" / "crawling.md").read_text()
     assert key_pattern("NAME").pattern in documented.replace("\\.", ".")

@@ -131,13 +131,16 @@ def recurring(news: ChangingSite, redis: RedisServer, out: Path, **settings: Any
 def test_a_damaged_listing_is_skipped_never_a_hang(
     fresh: bool, news: ChangingSite, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """A ``:src:<sitemap>`` key that is no set: on a state whose sitemap answers 304, and on
-    a fresh state. Skipped and counted, no traceback, the crawl ends; its sitemap is read
-    whole by the next run, which finds every page."""
-    listing = f"maintext:state:news:src:{news.base}{SITEMAP}"
+    """A ``:src:<number>`` key that is no set: on a state whose sitemap answers 304, and on
+    a fresh state (its sitemap will be the first numbered). Skipped and counted, no
+    traceback, the crawl ends; its sitemap is read whole by the next run, which finds every
+    page."""
     client = redis_client(redis_server)
     if not fresh:
         assert recurring(news, redis_server, tmp_path / "run0").returncode == 0
+    number = client.hget("maintext:state:news:src", f"{news.base}{SITEMAP}")
+    assert (number is None) == fresh
+    listing = f"maintext:state:news:src:{(number or b'1').decode()}"
     client.delete(listing)
     client.set(listing, "garbage")
     damaged = recurring(news, redis_server, tmp_path / "run1")
@@ -150,6 +153,9 @@ def test_a_damaged_listing_is_skipped_never_a_hang(
     assert again.returncode == 0 and "not a listing" not in again.log
     assert again.stats.get("recrawl/not_modified")
     assert client.type(listing) == b"set" and client.scard(listing) == len(news.stories)
+    assert client.hget("maintext:state:news:srcid", listing.rsplit(":", 1)[1]) == (
+        f"{news.base}{SITEMAP}".encode()
+    )
     assert again.stats.get("recrawl/known") == len(news.stories)
     assert f"{len(news.stories)} known pages: 0 new or changed" in again.log
 
@@ -352,11 +358,11 @@ def test_a_damaged_listing_is_found_again_from_the_rows(redis_server: RedisServe
 
     client = redis_client(redis_server)
     sitemap = "https://example.org/s.xml"
-    listing = f"maintext:state:rows:src:{sitemap}"
     urls = [f"https://example.org/{i}.html" for i in range(3)]
     with RedisCrawlState(client, "rows") as state:
         for url in urls:
             state.record_export(url, 1, 100, Validators(), None, sitemap)
+    listing = f"maintext:state:rows:src:{client.hget('maintext:state:rows:src', sitemap).decode()}"
     client.delete(listing)
     client.hset(listing, "x", "y")
     with RedisCrawlState(client, "rows") as state:

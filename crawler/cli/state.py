@@ -38,7 +38,9 @@ to the next run. --forget waits for no crawl: while one runs on the file it refu
 
 A state kept in Redis (CRAWL_STATE=NAME with REDIS_URL) is read by its name with the crawl's
 -s REDIS_URL (and REDIS_PARAMS, DISTRIBUTED_REDIS_TIMEOUT if it sets them): the same table,
---json and --forget; --forget refuses while a worker of a crawl holds the state.
+--json and --forget; --forget refuses while a worker of a crawl holds the state. A state
+written by an earlier version (its schema older) is refused by a crawl; --upgrade brings it
+to this version's (while no crawl holds it).
 
 exit status: 0 done, 2 a file that is missing, cannot be read, not a crawl state, corrupt,
 of an older or newer schema, in use or read-only (--forget), or an unknown site (one line
@@ -91,6 +93,11 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", metavar="NAME", nargs="?", help="after a redis:// URL: the state")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--forget", metavar="SITE", help="drop the rows of this site")
+    parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="bring a state kept in Redis, written by an earlier version, to this one's schema",
+    )
     parser.add_argument(
         "--now",
         type=_now,
@@ -152,6 +159,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         _redis_url_form(args)
+        if args.upgrade:
+            rewritten, where = _upgrade(args)
+            print(f"Upgraded crawl state {where}: {rewritten} rows rewritten", file=sys.stderr)
+            return 0
         if args.forget:
             sites, dropped, where = _forget(args)
             print(f"Forgot {dropped} URLs of {', '.join(sites)} in {where}", file=sys.stderr)
@@ -195,6 +206,17 @@ def _forget(args: argparse.Namespace) -> tuple[list[str], int, str]:
         return (*view.forget(args.forget), view.path)
 
 
+def _upgrade(args: argparse.Namespace) -> tuple[int, str]:
+    """``--upgrade``: the rows rewritten, and the state's name for the line."""
+    if not dict(args.settings).get("REDIS_URL"):
+        raise ValueError(
+            f"{args.path}: --upgrade is for a state kept in Redis (-s REDIS_URL); a state "
+            "file is brought up to date by the crawl that opens it"
+        )
+    with _redis_state(args, older=True) as view:
+        return view.upgrade(), view.path
+
+
 def _overview(args: argparse.Namespace, now: int, policy: SchedulePolicy) -> list[SiteOverview]:
     from scrapy_maintext.state.overview import overview, reading
 
@@ -206,7 +228,7 @@ def _overview(args: argparse.Namespace, now: int, policy: SchedulePolicy) -> lis
 
 
 @contextlib.contextmanager
-def _redis_state(args: argparse.Namespace) -> Iterator[RedisStateView]:
+def _redis_state(args: argparse.Namespace, older: bool = False) -> Iterator[RedisStateView]:
     """The state named ``PATH`` in the crawl's Redis (``-s REDIS_URL``); a Redis that does
     not answer, or refuses, is one line (:class:`CrawlStateError`)."""
     from redis.exceptions import RedisError
@@ -225,7 +247,7 @@ def _redis_state(args: argparse.Namespace) -> Iterator[RedisStateView]:
     where = redact_url(settings["REDIS_URL"])
     client = redis_client(settings)
     try:
-        yield RedisStateView(client, args.path, where)
+        yield RedisStateView(client, args.path, where, older)
     except RedisError as exc:
         raise CrawlStateError(
             f"crawl state {args.path} (Redis {where}): {redis_cause(exc)}"

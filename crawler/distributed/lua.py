@@ -27,20 +27,24 @@ return 1
 """
 
 #: KEYS: ring, ring set, the worker's leases, lease counter.
-#: ARGV: site queue prefix, the number n of leases this worker finished since its last pop
-#: (acknowledged here: one round trip a page less), those n leases, then the sites to skip
-#: (this worker holds enough of them).
-#: Returns {lease id, request, site} or nil.
+#: ARGV: site queue prefix, how many requests at most (each of another site), the number n
+#: of leases this worker finished since its last pop (acknowledged here: one round trip a
+#: page less), those n leases, then the sites to skip (this worker holds enough of them).
+#: Returns {lease id, request, site, lease id, request, site, ...} (the ring's order) or nil.
 POP = """
-local acks = tonumber(ARGV[2])
-for i = 3, acks + 2 do redis.call('HDEL', KEYS[3], ARGV[i]) end
+local acks = tonumber(ARGV[3])
+for i = 4, acks + 3 do redis.call('HDEL', KEYS[3], ARGV[i]) end
 local skip = {}
-for i = acks + 3, #ARGV do skip[ARGV[i]] = true end
+for i = acks + 4, #ARGV do skip[ARGV[i]] = true end
+local want = 3 * tonumber(ARGV[2])
+local out = {}
 local n = redis.call('LLEN', KEYS[1])
 for _ = 1, n do
+  if #out >= want then break end
   local site = redis.call('RPOPLPUSH', KEYS[1], KEYS[1])
-  if not site then return false end
+  if not site then break end
   if not skip[site] then
+    skip[site] = true
     local q = ARGV[1] .. site
     local data = redis.call('LPOP', q)
     if redis.call('LLEN', q) == 0 then
@@ -50,11 +54,14 @@ for _ = 1, n do
     if data then
       local id = redis.call('INCR', KEYS[4])
       redis.call('HSET', KEYS[3], id, site .. '\\n' .. data)
-      return {id, data, site}
+      out[#out + 1] = id
+      out[#out + 1] = data
+      out[#out + 1] = site
     end
   end
 end
-return false
+if #out == 0 then return false end
+return out
 """
 
 #: KEYS: the worker's leases, ring, ring set, worker set, the worker's heartbeat.
@@ -127,16 +134,24 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 #: reserved start (ms, Redis's clock)}. The floor is
 #: the largest any worker has seen, so a worker that has not read robots.txt yet honours
 #: it. Times are Redis's clock, so workers on machines with skewed clocks agree.
+_RESERVE_FUNCTION = """
+local function reserve(next_key, floor_key, delay, floor, lifetime, earliest)
+  floor = math.max(floor, tonumber(redis.call('GET', floor_key) or '0'))
+  redis.call('SET', floor_key, floor, 'PX', lifetime)
+  delay = math.max(delay, floor)
+  local nxt = tonumber(redis.call('GET', next_key) or '0')
+  local start = math.max(now + earliest, nxt)
+  redis.call('SET', next_key, start + delay, 'PX', lifetime)
+  return start - now, start
+end
+"""
 RESERVE = (
     _NOW_MS
+    + _RESERVE_FUNCTION
     + """
-local floor = math.max(tonumber(ARGV[2]), tonumber(redis.call('GET', KEYS[2]) or '0'))
-redis.call('SET', KEYS[2], floor, 'PX', ARGV[3])
-local delay = math.max(tonumber(ARGV[1]), floor)
-local nxt = tonumber(redis.call('GET', KEYS[1]) or '0')
-local start = math.max(now + tonumber(ARGV[4]), nxt)
-redis.call('SET', KEYS[1], start + delay, 'PX', ARGV[3])
-return {start - now, start}
+local wait, start = reserve(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3],
+  tonumber(ARGV[4]))
+return {wait, start}
 """
 )
 
@@ -160,32 +175,38 @@ return {start - now, start}
 #: the reservation is void, and the worker reserves again after the pause. Looked for here,
 #: atomically with the send, not in a call of its own before it (a round trip less a page,
 #: and no 429 can come in between).
+_DISPATCH_FUNCTION = """
+local function dispatch(K, delay, lifetime, lease, poll, token, start)
+  local paused = redis.call('PTTL', K[6])
+  if paused > 0 then return -paused end
+  delay = math.max(delay, tonumber(redis.call('GET', K[3]) or '0'))
+  local turn = tonumber(redis.call('GET', K[5]) or '-1')
+  if redis.call('EXISTS', K[4]) == 1 then
+    if turn < 0 or start < turn then
+      redis.call('SET', K[5], start, 'PX', 2 * delay + 1000)
+    elseif start == turn then
+      redis.call('PEXPIRE', K[5], 2 * delay + 1000)
+    end
+    return math.max(poll, math.floor(delay * 0.9))
+  end
+  if turn >= 0 and start > turn then return poll end
+  local last = redis.call('GET', K[2])
+  if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
+  if turn >= 0 then redis.call('DEL', K[5]) end
+  redis.call('SET', K[4], token, 'PX', lease)
+  redis.call('SET', K[2], now, 'PX', lifetime)
+  if tonumber(redis.call('GET', K[1]) or '0') < now + delay then
+    redis.call('SET', K[1], now + delay, 'PX', lifetime)
+  end
+  return 0
+end
+"""
 DISPATCH = (
     _NOW_MS
+    + _DISPATCH_FUNCTION
     + """
-local paused = redis.call('PTTL', KEYS[6])
-if paused > 0 then return -paused end
-local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
-local start = tonumber(ARGV[6])
-local turn = tonumber(redis.call('GET', KEYS[5]) or '-1')
-if redis.call('EXISTS', KEYS[4]) == 1 then
-  if turn < 0 or start < turn then
-    redis.call('SET', KEYS[5], start, 'PX', 2 * delay + 1000)
-  elseif start == turn then
-    redis.call('PEXPIRE', KEYS[5], 2 * delay + 1000)
-  end
-  return math.max(tonumber(ARGV[4]), math.floor(delay * 0.9))
-end
-if turn >= 0 and start > turn then return tonumber(ARGV[4]) end
-local last = redis.call('GET', KEYS[2])
-if last and now - tonumber(last) < delay then return delay - (now - tonumber(last)) end
-if turn >= 0 then redis.call('DEL', KEYS[5]) end
-redis.call('SET', KEYS[4], ARGV[5], 'PX', ARGV[3])
-redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
-if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
-  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
-end
-return 0
+return dispatch(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5],
+  tonumber(ARGV[6]))
 """
 )
 
@@ -196,18 +217,69 @@ return 0
 #: the delay after now. The server saw the request at some moment between its dispatch and
 #: now: counting from now, no two requests reach it closer than the delay, however long one
 #: took on its way (a worker's first connection, a loaded machine).
+_ANSWERED_FUNCTION = """
+local function answered(K, delay, lifetime, token)
+  delay = math.max(delay, tonumber(redis.call('GET', K[3]) or '0'))
+  if redis.call('GET', K[4]) == token then redis.call('DEL', K[4]) end
+  if tonumber(redis.call('GET', K[2]) or '0') < now then
+    redis.call('SET', K[2], now, 'PX', lifetime)
+  end
+  if tonumber(redis.call('GET', K[1]) or '0') < now + delay then
+    redis.call('SET', K[1], now + delay, 'PX', lifetime)
+  end
+end
+local function answer_all(first_key, first_arg, lifetime)
+  for i = first_key, #KEYS, 4 do
+    local j = first_arg + (i - first_key) / 2
+    answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), lifetime,
+      ARGV[j])
+  end
+end
+"""
 ANSWERED = (
     _NOW_MS
+    + _ANSWERED_FUNCTION
     + """
-local delay = math.max(tonumber(ARGV[1]), tonumber(redis.call('GET', KEYS[3]) or '0'))
-if redis.call('GET', KEYS[4]) == ARGV[3] then redis.call('DEL', KEYS[4]) end
-if tonumber(redis.call('GET', KEYS[2]) or '0') < now then
-  redis.call('SET', KEYS[2], now, 'PX', ARGV[2])
-end
-if tonumber(redis.call('GET', KEYS[1]) or '0') < now + delay then
-  redis.call('SET', KEYS[1], now + delay, 'PX', ARGV[2])
-end
+answered(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3])
 return 0
+"""
+)
+
+#: KEYS: four of :data:`ANSWERED`'s for each site. ARGV: key lifetime (ms), then for each
+#: site the answered request's token and the site's delay (ms). :data:`ANSWERED` for each
+#: (the answers a worker's next reservation did not take in time), in one call.
+ANSWERS = (
+    _NOW_MS
+    + _ANSWERED_FUNCTION
+    + """
+answer_all(1, 2, ARGV[1])
+return 0
+"""
+)
+
+#: KEYS: as :data:`DISPATCH`'s, then four of :data:`ANSWERED`'s for each site (this one's or
+#: another's) whose request this worker had answered since its last call. ARGV: this
+#: worker's delay for the site (ms), its robots.txt floor (ms), key lifetime (ms), the
+#: earliest this worker can send (ms from now), the longest a request may stay in flight
+#: (ms), the shortest wait while another worker's request is in flight (ms), this request's
+#: token; then, for each answered request, its token and its site's delay (ms).
+#: :data:`ANSWERED` for those requests, :data:`RESERVE`, then, when no wait is due,
+#: :data:`DISPATCH` at once (one round trip a request, not three): {wait (ms), reserved
+#: start} when a wait is due (then DISPATCH after it, as before); else {0, reserved start,
+#: what DISPATCH answers}. Nothing can come between them here that could not come between
+#: separate calls.
+RESERVE_DISPATCH = (
+    _NOW_MS
+    + _ANSWERED_FUNCTION
+    + _RESERVE_FUNCTION
+    + _DISPATCH_FUNCTION
+    + """
+answer_all(7, 8, ARGV[3])
+local delay = tonumber(ARGV[1])
+local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
+  tonumber(ARGV[4]))
+if wait > 0 then return {wait, start} end
+return {0, start, dispatch(KEYS, delay, ARGV[3], ARGV[5], tonumber(ARGV[6]), ARGV[7], start)}
 """
 )
 

@@ -14,7 +14,10 @@ filter's key and logging), with what a shared polite crawl on Scrapy 2.19 needs 
 - discovery requests (robots.txt, sitemaps, feeds) stay in this process, which holds the
   site's plan; never a blocking pop on the reactor thread;
 - request fingerprints from Scrapy's ``REQUEST_FINGERPRINTER`` (scrapy-redis hashes the URL
-  its own way).
+  its own way);
+- requests popped :data:`POP_BATCH` at a time, each of another site (one round trip for
+  several pages): each is leased when popped, so a worker killed with some still waiting
+  here has them fetched by another, as with a request in its downloader.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed.worker import DistributedWorker
@@ -37,8 +41,13 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy_maintext.distributed.state import Lease
 
 logger = logging.getLogger(__name__)
+
+#: Requests taken from the shared queue in one call at most (each of another site, and
+#: none of a site this worker holds ``DISTRIBUTED_SITE_PREFETCH`` of).
+POP_BATCH = 8
 
 
 class SharedDupeFilter(RFPDupeFilter):
@@ -66,6 +75,8 @@ class DistributedScheduler(RedisScheduler):
         self.stats = crawler.stats
         self._local: list[tuple[int, int, Request]] = []
         self._order = itertools.count()
+        #: Popped and leased, not handed to the engine yet.
+        self._popped: deque[Lease] = deque()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -85,10 +96,10 @@ class DistributedScheduler(RedisScheduler):
         """Keeps the shared queue and duplicate filter (see the module docstring)."""
 
     def __len__(self) -> int:
-        return len(self._local) + self._shared_queued()
+        return len(self._local) + len(self._popped) + self._shared_queued()
 
     def has_pending_requests(self) -> bool:
-        return bool(self._local) or self._shared_queued() > 0
+        return bool(self._local) or bool(self._popped) or self._shared_queued() > 0
 
     def _shared_queued(self) -> int:
         """Sites with requests in the shared queue (none once Redis stopped answering)."""
@@ -131,18 +142,25 @@ class DistributedScheduler(RedisScheduler):
         if self._local:
             self._inc(Stat.SCHEDULER_DEQUEUED_LOCAL)
             return heapq.heappop(self._local)[2]
-        if not self.worker.joined:
+        if not self._popped and not self._pop():
             return None
-        prefetch = self.worker.config.site_prefetch
-        skip = [site for site, count in self.worker.held.items() if count >= prefetch]
-        lease = self.worker.ask(self.worker.state.pop, skip)
-        if lease is None:
-            return None
+        lease = self._popped.popleft()
         request = decode_request(self.queue, lease.data)
         request.meta[Meta.DISTRIBUTED_LEASE] = lease.id
-        self.worker.leased(lease.id, lease.site)
         self._inc(Stat.SCHEDULER_DEQUEUED_REDIS)
         return request
+
+    def _pop(self) -> bool:
+        """Requests of the shared queue leased, up to :data:`POP_BATCH`: whether any."""
+        if not self.worker.joined:
+            return False
+        prefetch = self.worker.config.site_prefetch
+        skip = [site for site, count in self.worker.held.items() if count >= prefetch]
+        leases = self.worker.ask(self.worker.state.pop_many, skip, POP_BATCH)
+        for lease in leases or ():
+            self.worker.leased(lease.id, lease.site)
+            self._popped.append(lease)
+        return bool(leases)
 
     def _site_key(self, request: Request) -> str:
         # The downloader's slot key: the unit of politeness is also the unit of fairness.

@@ -185,14 +185,24 @@ class CrawlState:
     def pop(self, skip_sites: list[str]) -> Lease | None:
         """The next request of the ring (None: none but of ``skip_sites``); the leases
         finished since the last pop are acknowledged in the same call."""
+        found = self.pop_many(skip_sites, 1)
+        return found[0] if found else None
+
+    def pop_many(self, skip_sites: list[str], count: int) -> list[Lease]:
+        """Up to ``count`` requests of the ring, each of another site (none of
+        ``skip_sites``), each leased, in one call; the leases finished since the last pop
+        are acknowledged in it."""
         keys = [self.key("ring"), self.key("ring:set"), self.leases_key(), self.key("lease_seq")]
         acks = self._acks
-        result = self._pop(keys, [self.queue_key(""), len(acks), *acks, *skip_sites])
+        args: list[str | int] = [self.queue_key(""), count, len(acks), *acks, *skip_sites]
+        result = self._pop(keys, args)
         self._acks = []
         if not result:
-            return None
-        lease_id, data, site = result
-        return Lease(str(lease_id), data, text(site))
+            return []
+        return [
+            Lease(str(result[i]), result[i + 1], text(result[i + 2]))
+            for i in range(0, len(result), 3)
+        ]
 
     def ack(self, lease: str) -> None:
         self.server.hdel(self.leases_key(), lease)

@@ -21,6 +21,9 @@ answer comes, and the site's next request, any worker's, leaves its delay after 
 answer. The server sees a request somewhere between its dispatch and its answer, so no two
 reach it closer than the delay, however long one took on its way (a worker's first
 connection, a loaded machine); a site's pace is thus its delay plus its answer time.
+Round trips: a request's reservation and dispatch are one script when no wait is due, and
+the answers a worker had since its last reservation go with its next one (any site's; sent
+alone after :data:`ANSWER_HOLD` if none comes): recorded a moment later, never earlier.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import contextlib
 import itertools
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from protego import Protego
 from redis.exceptions import RedisError
@@ -69,6 +72,8 @@ IN_FLIGHT_POLL_MS = 20
 #: A site's "request in flight" key outlives the request's download timeout by this (s): a
 #: worker killed mid-request holds the site no longer.
 IN_FLIGHT_MARGIN = 5.0
+#: How long at most an answer waits for this worker's next reservation to go with (s).
+ANSWER_HOLD = 0.005
 
 
 class SharedPolitenessMiddleware:
@@ -87,12 +92,16 @@ class SharedPolitenessMiddleware:
         )
         self.worker_id = f"{id(self)}"
         self.server = server = crawl_client(crawler)
-        self._reserve = server.register_script(lua.RESERVE)
+        self._reserve_dispatch = server.register_script(lua.RESERVE_DISPATCH)
         self._pause = server.register_script(lua.PAUSE)
         self._dispatch = server.register_script(lua.DISPATCH)
-        self._answered_script = server.register_script(lua.ANSWERED)
+        self._answers_script = server.register_script(lua.ANSWERS)
         #: Each request sent holds the site's "in flight" key with a token until answered.
         self._tokens: dict[Request, str] = {}
+        #: Answers not sent yet, by site (the request's token, the site's delay in ms):
+        #: sent with the next reservation, or by ``_flush``.
+        self._answers: dict[str, tuple[str, int]] = {}
+        self._flush: Any = None
         self._sequence = itertools.count()
         timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
@@ -130,15 +139,18 @@ class SharedPolitenessMiddleware:
     async def _wait_for_turn(self, key: str, request: Request) -> None:
         """Reserve the site's next time and wait for it; a Retry-After pause that began
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
-        Then record the send, or wait more if this worker woke up too late for its turn."""
-        wait, start = self._reserve_slot(key)
+        Then record the send, or wait more if this worker woke up too late for its turn.
+        When no wait is due, the reservation and the send are one call."""
+        token = self._token()
+        wait, start, answer = self._reserve_slot(key, token)
         while True:
-            if wait > 0:
-                await sleep(wait)
-                self._inc(Stat.SHARED_WAITS)
-            token = f"{self.worker_id}:{next(self._sequence)}"
-            # The pause is looked for inside the dispatch: one round trip, not two.
-            answer = self._dispatch_slot(key, token, start)
+            if answer is None:
+                if wait > 0:
+                    await sleep(wait)
+                    self._inc(Stat.SHARED_WAITS)
+                token = self._token()
+                # The pause is looked for inside the dispatch: one round trip, not two.
+                answer = self._dispatch_slot(key, token, start)
             if answer == 0:
                 self._tokens[request] = token
                 self._drop_stale_timer(key)
@@ -146,10 +158,14 @@ class SharedPolitenessMiddleware:
             if answer < 0:
                 self._inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(-answer / 1000)
-                wait, start = self._reserve_slot(key)
+                token = self._token()
+                wait, start, answer = self._reserve_slot(key, token)
                 continue
-            wait = answer / 1000
+            wait, answer = answer / 1000, None
             self._inc(Stat.SHARED_LATE_WAITS)
+
+    def _token(self) -> str:
+        return f"{self.worker_id}:{next(self._sequence)}"
 
     def _drop_stale_timer(self, key: str) -> None:
         """The downloader slot may still hold a timer set after its last request (or when
@@ -164,29 +180,50 @@ class SharedPolitenessMiddleware:
 
     def _dispatch_slot(self, key: str, token: str, start: int) -> int:
         delay, _floor = self._delays(key)
-        keys = [
+        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
+        return int(self._dispatch(self._dispatch_keys(key), [*args, token, start]))
+
+    def _dispatch_keys(self, key: str) -> list[str]:
+        return [
             *self._pace_keys(key),
             self._key(key, "inflight"),
             self._key(key, "turn"),
             self._key(key, "pause"),
         ]
-        args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
-        return int(self._dispatch(keys, [*args, token, start]))
 
     def _pace_keys(self, key: str) -> list[str]:
         return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
 
     def _answered(self, request: Request) -> None:
         """The site's request in flight was answered (or failed): the next one, any
-        worker's, leaves the site's delay after now."""
+        worker's, leaves the site's delay after now. Sent with this worker's next
+        reservation (any site's: one round trip a page less), which a busy worker makes
+        within moments; sent alone if none comes within :data:`ANSWER_HOLD`. The answer is
+        recorded when it reaches Redis: the site's next request waits that much more, never
+        less."""
         token = self._tokens.pop(request, None)
         if token is None:
             return
         key = slot_key(self.crawler, request)
         delay, _floor = self._delays(key)
-        keys = [*self._pace_keys(key), self._key(key, "inflight")]
+        self._answers[key] = (token, int(delay * 1000))
+        if self._flush is None or not self._flush.active():
+            from twisted.internet import reactor
+
+            self._flush = reactor.callLater(ANSWER_HOLD, self._send_answers)  # type: ignore[arg-type]
+
+    def _send_answers(self) -> None:
+        """The answers not sent with a reservation, sent now (one round trip)."""
+        answers, self._answers = self._answers, {}
+        if not answers:
+            return
+        keys: list[str] = []
+        args: list[int | str] = [KEY_LIFETIME_MS]
+        for key, (token, delay) in answers.items():
+            keys += [*self._pace_keys(key), self._key(key, "inflight")]
+            args += [token, delay]
         with contextlib.suppress(RedisError):  # the crawl stops (said once)
-            self._answered_script(keys, [int(delay * 1000), KEY_LIFETIME_MS, token])
+            self._answers_script(keys, args)
 
     def _robots_keys(self, key: str) -> list[str]:
         """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
@@ -237,15 +274,22 @@ class SharedPolitenessMiddleware:
     def _key(self, site: str, name: str) -> str:
         return f"{self.prefix}:{site}:{name}"
 
-    def _reserve_slot(self, key: str) -> tuple[float, int]:
+    def _reserve_slot(self, key: str, token: str) -> tuple[float, int, int | None]:
         """How long to wait for the site's next reserved time (s), and that time (ms, Redis's
-        clock: the reservation's place in the queue)."""
+        clock: the reservation's place in the queue); when no wait is due, the request is
+        dispatched in the same call (``token``): what the dispatch answered, else None."""
         delay, floor = self._delays(key)
-        keys = [self._key(key, "next"), self._key(key, "floor")]
         local = int(self._local_wait(key) * 1000)
-        args = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
-        wait, start = self._reserve(keys, args)
-        return int(wait) / 1000, int(start)
+        args: list[int | str] = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
+        args += [self.inflight_lease_ms, IN_FLIGHT_POLL_MS, token]
+        keys = self._dispatch_keys(key)
+        answers, self._answers = self._answers, {}
+        for site, (answered, answered_delay) in answers.items():
+            keys += [*self._pace_keys(site), self._key(site, "inflight")]
+            args += [answered, answered_delay]
+        found = self._reserve_dispatch(keys, args)
+        answer = int(found[2]) if len(found) > 2 else None
+        return int(found[0]) / 1000, int(found[1]), answer
 
     def _local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.state.store import CrawlStateError, RobotsCopy, UrlRecord, Visit
@@ -18,9 +19,13 @@ from scrapy_maintext.state.validators import Validators
 
 if TYPE_CHECKING:
     from redis import Redis
+    from redis.exceptions import RedisError
 
 KIND = "scrapy-maintext crawl state"
-SCHEMA = 1
+#: 2: a row is a JSON array in :data:`FIELDS` order (small numbers as numbers, ``""`` for
+#: none, trailing ones left out) and names its sitemap by a number (``P:src``); 1: a JSON
+#: object of every field, the sitemap's URL in it and in its listing's key.
+SCHEMA = 2
 KEY_PREFIX = "maintext:state:"
 #: What a state's name may hold: a name, not a path (a file path here is a mistake).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
@@ -30,15 +35,21 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 FIELDS = ("u", "e", "m", "l", "h", "f", "x", "r", "g", "d", "s", "p", "du", "iv", "ck", "ch", "dg")
 #: The fields that hold numbers (as text).
 _NUMBERS = ("m", "l", "h", "f", "x", "r", "du", "iv", "ck", "ch", "dg")
+#: The fields stored as JSON numbers when they fit in 14 digits (Lua's ``cjson`` writes
+#: 14 significant digits): times, counts, flags and sitemap numbers; the text hash and the
+#: body digest are 64-bit (text).
+SMALL_NUMBERS = frozenset(("m", "l", "f", "x", "r", "g", "d", "s", "du", "iv", "ck", "ch"))
 #: The counters beside the rows: a key of another type, or text that is no number, is
 #: refused when the state opens (Redis's INCR would fail on every commit).
 COUNTERS = ("pages", "near:count")
 
 #: The keys of one state past its prefix (names may hold ':': ``news:de`` is another state,
 #: and none of its keys matches this after ``news:``). ``held:<worker>``: a crawl holds it.
+#: ``src``: the sitemaps' numbers, ``srcid`` their URLs, ``src:<number>`` a listing
+#: (``src:<sitemap URL>``: a listing of schema 1, before ``maintext state --upgrade``).
 _OWN_KEYS = (
-    r"(meta|pages|u:-?[0-9]+|src:[a-z]+://.*|held:.+|robots:-?[0-9]+|near:count"
-    r"|near:[0-9]+:(h?[0-9]+:[0-9a-f]+|v2))"
+    r"(meta|pages|u:-?[0-9]+|src|srcid|src:[0-9]+|src:[a-z]+://.*|held:.+|robots:-?[0-9]+"
+    r"|near:count|near:[0-9]+:(h?[0-9]+:[0-9a-f]+|v2))"
 )
 
 
@@ -72,9 +83,12 @@ def text(value: bytes | str | None) -> str | None:
     return value
 
 
-def check_meta(client: Redis, prefix: str, path: str, create: bool = True) -> bool:
-    """Refuse keys that are not a crawl state of ours, or of a newer schema (one line); the
-    counters are checked too. Whether the state exists (with ``create``, it does now)."""
+def check_meta(
+    client: Redis, prefix: str, path: str, create: bool = True, older: bool = False
+) -> bool:
+    """Refuse keys that are not a crawl state of ours, or of another schema (one line; an
+    older one is read with ``older``, by the upgrade); the counters are checked too. Whether
+    the state exists (with ``create``, it does now)."""
     meta = f"{prefix}:meta"
     kind = text(client.type(meta))
     if kind not in ("none", "hash"):
@@ -97,6 +111,12 @@ def check_meta(client: Redis, prefix: str, path: str, create: bool = True) -> bo
             f"crawl state {path} has schema {schema}, newer than this version of "
             f"scrapy-maintext reads ({SCHEMA}); upgrade, or use another name"
         )
+    if schema < SCHEMA and not older:
+        raise CrawlStateError(
+            f"crawl state {path} has schema {schema}, written by an earlier version: "
+            f"bring it to schema {SCHEMA} with `maintext state {path.split(' ')[0]} "
+            "--upgrade` and the crawl's -s REDIS_URL (no crawl may hold it meanwhile)"
+        )
     return True
 
 
@@ -111,19 +131,57 @@ def check_counter(client: Redis, key: str, path: str) -> None:
 
 
 def decode(value: bytes | str) -> dict[str, str] | None:
-    """A row, or None when ``value`` is none (not JSON, a field that is no text, a number
-    field that is no number, a schedule without its interval)."""
+    """A row, or None when ``value`` is none (not a JSON array of :data:`FIELDS`, a value
+    that is no text or whole number, a number field that is no number, a schedule without
+    its interval)."""
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    if not isinstance(found, list) or not 0 < len(found) <= len(FIELDS):
+        return None
+    row = {}
+    for field, item in zip(FIELDS, found, strict=False):
+        if type(item) is int:
+            row[field] = str(item)
+        elif type(item) is not str:
+            return None
+        elif item:
+            row[field] = item
+    return row if _valid(row) else None
+
+
+def _valid(row: dict[str, str]) -> bool:
+    if not all(row[f].lstrip("-").isdigit() for f in _NUMBERS if f in row):
+        return False
+    return "du" not in row or ("iv" in row and "ck" in row)
+
+
+def decode_v1(value: bytes | str) -> dict[str, str] | None:
+    """A row of schema 1 (a JSON object of text fields), or None (as :func:`decode`)."""
     try:
         row = json.loads(value)
     except ValueError:
         return None
     if not isinstance(row, dict) or not all(isinstance(v, str) for v in row.values()):
         return None
-    if not all(row[f].lstrip("-").isdigit() for f in _NUMBERS if f in row):
-        return None
-    if "du" in row and not ("iv" in row and "ck" in row):
-        return None
-    return row
+    return row if set(row) <= set(FIELDS) and _valid(row) else None
+
+
+def encode(row: dict[str, str]) -> str:
+    """A row as schema 2 stores it (what the scripts' ``save`` writes)."""
+    items: list[str | int] = []
+    for field in FIELDS:
+        value = row.get(field)
+        if value is None or value == "":
+            items.append("")
+        elif field in SMALL_NUMBERS and len(value) <= 14 and value.lstrip("-").isdigit():
+            items.append(int(value))
+        else:
+            items.append(value)
+    while len(items) > 1 and items[-1] == "":
+        items.pop()
+    return json.dumps(items, ensure_ascii=False, separators=(",", ":"))
 
 
 def _int(value: str | None) -> int | None:
@@ -135,7 +193,8 @@ def visit_of(row: dict[str, str]) -> Visit:
     return Visit(due, interval, checked, _int(row.get("ch")), _int(row.get("dg")))
 
 
-def record_of(row: dict[str, str]) -> UrlRecord:
+def record_of(row: dict[str, str], source: str | None) -> UrlRecord:
+    """The row's record; ``source``: the URL of the sitemap its ``s`` numbers."""
     return UrlRecord(
         row["u"],
         row.get("e"),
@@ -146,7 +205,7 @@ def record_of(row: dict[str, str]) -> UrlRecord:
         _int(row.get("x")),
         int(row.get("r", 0)),
         "g" in row,
-        row.get("s"),
+        source,
         row.get("p"),
     )
 
@@ -163,3 +222,44 @@ def robots_copy_of(found: dict[Any, Any], url: str) -> RobotsCopy | None:
         return RobotsCopy(url, status, bytes(found[b"b"]), validators, checked, fresh_for)
     except (KeyError, ValueError):
         return None
+
+
+class SitemapNumbers:
+    """The numbers of a state's sitemaps and feeds (``P:src``; ``P:srcid`` back to their
+    URLs), read once each: a number, once given (by the scripts), never changes. A Redis
+    error is raised as ``fail`` makes it."""
+
+    def __init__(self, client: Redis, prefix: str, fail: Callable[[RedisError], Exception]) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.fail = fail
+        self._numbers: dict[str, str] = {}
+        self._urls: dict[str, str] = {}
+
+    def url(self, number: str | None) -> str | None:
+        """The URL of the sitemap numbered ``number``."""
+        if number is None:
+            return None
+        found = self._urls.get(number)
+        if found is None:
+            found = self._read(f"{self.prefix}:srcid", number)
+            if found is not None:
+                self._urls[number], self._numbers[found] = found, number
+        return found
+
+    def number(self, url: str) -> str | None:
+        """The number of the sitemap ``url``; None while it listed nothing."""
+        found = self._numbers.get(url)
+        if found is None:
+            found = self._read(f"{self.prefix}:src", url)
+            if found is not None:
+                self._numbers[url], self._urls[found] = found, url
+        return found
+
+    def _read(self, key: str, field: str) -> str | None:
+        from redis.exceptions import RedisError
+
+        try:
+            return text(self.client.hget(key, field))
+        except RedisError as exc:
+            raise self.fail(exc) from exc

@@ -30,14 +30,21 @@ class RedisStateView:
     :class:`CrawlStateError` (one line) when no such state is there, or its keys are no
     crawl state's."""
 
-    def __init__(self, client: Redis, name: str, where: str) -> None:
+    def __init__(self, client: Redis, name: str, where: str, older: bool = False) -> None:
         check_name(name)
         self.client = client
         self.name = name
         self.prefix = state_prefix(name)
         self.path = f"{name} (Redis {where})"
-        if not check_meta(client, self.prefix, self.path, create=False):
+        if not check_meta(client, self.prefix, self.path, create=False, older=older):
             raise CrawlStateError(f"crawl state {self.path} does not exist")
+
+    def upgrade(self) -> int:
+        """The state brought to this version's schema (``--upgrade``): the rows rewritten."""
+        from scrapy_maintext.state.redis_upgrade import upgrade
+
+        schema = int(self.client.hget(f"{self.prefix}:meta", "schema") or 0)
+        return upgrade(self.client, self.prefix, self.path, schema)
 
     def rows(self) -> Iterator[tuple[str, dict[str, str]]]:
         """Every row (its key, its fields); damaged ones are left out."""

@@ -4,20 +4,43 @@ one row inside Redis (:mod:`~scrapy_maintext.state.redis_state` runs them in one
 
 from __future__ import annotations
 
-#: Lua helpers: a row read and written, a field set or deleted (``''`` is none), a URL
+#: Lua helpers: a row read and written (schema 2, :func:`~scrapy_maintext.state.redis_keys.encode`
+#: writes the same; ``cjson``'s escaped ``/`` taken out), a field set or deleted (``''`` is
+#: none), a sitemap's number (given at its first listing: ``P:src`` and ``P:srcid``), a URL
 #: moved to the sitemap that lists it now. A listing key that is no set (damaged by hand)
 #: is replaced, and its name returned: the store counts it, and writes it again from the
 #: rows (each names the sitemap that listed it).
 _LIB = """
+local F = {'u','e','m','l','h','f','x','r','g','d','s','p','du','iv','ck','ch','dg'}
+local N = {m=1, l=1, f=1, x=1, r=1, g=1, d=1, s=1, du=1, iv=1, ck=1, ch=1}
 local function load(k)
   local v = redis.pcall('GET', k)
   if type(v) ~= 'string' then return {}, type(v) == 'table' end
-  local ok, r = pcall(cjson.decode, v)
-  if not ok or type(r) ~= 'table' then return {}, true end
-  for _, x in pairs(r) do if type(x) ~= 'string' then return {}, true end end
+  local ok, a = pcall(cjson.decode, v)
+  if not ok or type(a) ~= 'table' or a[1] == nil then return {}, true end
+  local r = {}
+  for i, x in pairs(a) do
+    local f = F[i]
+    local t = type(x)
+    if not f or (t ~= 'string' and t ~= 'number') then return {}, true end
+    if t == 'number' then r[f] = tostring(x) elseif x ~= '' then r[f] = x end
+  end
   return r, false
 end
-local function save(k, r) redis.call('SET', k, cjson.encode(r)) end
+local function save(k, r)
+  local a, n = {}, 1
+  for i, f in ipairs(F) do
+    local v = r[f]
+    if v == nil then a[i] = ''
+    else
+      n = i
+      if N[f] and #v <= 14 and string.find(v, '^%-?%d+$') then a[i] = tonumber(v) else a[i] = v end
+    end
+  end
+  for i = n + 1, #F do a[i] = nil end
+  local text = string.gsub(cjson.encode(a), '\\\\/', '/')
+  redis.call('SET', k, text)
+end
 local function put(r, f, v) if v == '' then r[f] = nil else r[f] = v end end
 local function listing(k)
   local t = redis.call('TYPE', k).ok
@@ -25,16 +48,25 @@ local function listing(k)
   redis.call('DEL', k)
   return k
 end
-local function source(r, key, new, prefix)
-  if new == '' then return false end
+local function number(P, url)
+  local id = redis.call('HGET', P .. ':src', url)
+  if id then return id end
+  id = tostring(redis.call('HINCRBY', P .. ':meta', 'sources', 1))
+  redis.call('HSET', P .. ':src', url, id)
+  redis.call('HSET', P .. ':srcid', id, url)
+  return id
+end
+local function source(r, key, url, P)
+  if url == '' then return false end
+  local new = number(P, url)
   local bad = false
   if r.s and r.s ~= new then
-    bad = listing(prefix .. r.s)
-    redis.call('SREM', prefix .. r.s, key)
+    bad = listing(P .. ':src:' .. r.s)
+    redis.call('SREM', P .. ':src:' .. r.s, key)
   end
   r.s = new
-  bad = listing(prefix .. new) or bad
-  redis.call('SADD', prefix .. new, key)
+  bad = listing(P .. ':src:' .. new) or bad
+  redis.call('SADD', P .. ':src:' .. new, key)
   return bad
 end
 """
@@ -52,7 +84,7 @@ def _on_row(change: str) -> str:
 
 
 #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, text
-#: hash, now, source, fingerprint, sitemap-set prefix.
+#: hash, now, source, fingerprint, the state's prefix.
 EXPORT = _on_row("""
 if (not r.u and not damaged) or r.d then redis.call('INCR', KEYS[2]) end
 r.u = ARGV[2]; r.h = ARGV[6]; r.x = ARGV[7]; r.g = nil; r.d = nil
@@ -61,7 +93,7 @@ if not r.f then r.f = ARGV[7] end
 r.r = tostring((tonumber(r.r) or 0) + 1)
 bad = source(r, ARGV[1], ARGV[8], ARGV[10])""")
 #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, '1' =
-#: a document, source, sitemap-set prefix. Keeps what is not given (``coalesce``).
+#: a document, source, the state's prefix. Keeps what is not given (``coalesce``).
 SEEN = _on_row("""
 if not r.u then
   r.u = ARGV[2]; r.r = '0'
@@ -78,7 +110,7 @@ REREAD = _on_row("if not r.u then return false end\nr.e = nil; r.m = nil; r.l = 
 VISIT = _on_row("""
 r.du = ARGV[1]; r.iv = ARGV[2]; r.ck = ARGV[3]
 put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])""")
-#: KEYS: rows. ARGV: sitemap-set prefix, then the rows' keys.
+#: KEYS: rows. ARGV: the state's prefix, then the rows' keys.
 UNLIST = (
     _LIB
     + """
@@ -86,8 +118,8 @@ local bad = false
 for i, k in ipairs(KEYS) do
   local r = load(k)
   if r.s then
-    bad = listing(ARGV[1] .. r.s) or bad
-    redis.call('SREM', ARGV[1] .. r.s, ARGV[i + 1])
+    bad = listing(ARGV[1] .. ':src:' .. r.s) or bad
+    redis.call('SREM', ARGV[1] .. ':src:' .. r.s, ARGV[i + 1])
     r.s = nil
     save(k, r)
   end

@@ -5,11 +5,14 @@ Scrapy-free. The same rows as the SQLite file (:mod:`~scrapy_maintext.state.craw
 under ``maintext:state:NAME`` (``P``):
 
 - ``P:meta`` what the keys are (``kind``, ``schema``): keys of anything else are refused;
-- ``P:u:<key>`` one string per URL (``key`` as in the SQLite file), a JSON object of text
-  fields (:data:`FIELDS`; 64-bit numbers do not survive Lua's doubles): about 300 bytes of
-  Redis memory a URL where one hash of them took 1.5 kB (its URL is longer than a compact
-  hash's 64-byte values);
-- ``P:src:<sitemap URL>`` the keys of the URLs that sitemap listed last;
+- ``P:u:<key>`` one string per URL (``key`` as in the SQLite file), a JSON array of its
+  fields in a fixed order (:data:`FIELDS`, :func:`~scrapy_maintext.state.redis_keys.encode`:
+  times and counts as numbers, 64-bit hashes as text, which Lua's doubles would not keep);
+  a hash per URL, or per bucket of URLs, would be kept by Redis as a table (a row with its
+  URL is longer than a compact hash's 64-byte values) and cost more;
+- ``P:src`` a number for each sitemap or feed that listed URLs (``P:srcid``: back to its
+  URL), which the rows hold instead of its URL;
+- ``P:src:<number>`` the keys of the URLs that sitemap listed last;
 - ``P:pages`` how many rows are pages (not sitemaps or feeds);
 - ``P:near:count``, ``P:near:<distance>:h<band>:<bucket>`` the near-duplicate fingerprints
   and ``P:near:<distance>:v2`` their layout (:mod:`scrapy_maintext.distributed.fingerprints`;
@@ -44,6 +47,7 @@ from scrapy_maintext.state.redis_keys import (
     KEY_PREFIX,
     KIND,
     SCHEMA,
+    SitemapNumbers,
     check_meta,
     check_name,
     decode,
@@ -105,6 +109,7 @@ class RedisCrawlState:
         self._pending: list[tuple[Any, list[str], Any]] = []
         #: The visit read with a URL's row by :meth:`get`, until :meth:`visits` takes it.
         self._visit_read: dict[str, Visit | None] = {}
+        self._sitemaps = SitemapNumbers(client, self.prefix, self._fail)
         self._export = client.register_script(lua.EXPORT)
         self._seen = client.register_script(lua.SEEN)
         self._gone = client.register_script(lua.GONE)
@@ -165,7 +170,9 @@ class RedisCrawlState:
         if len(self._visit_read) >= _VISITS_KEPT:
             del self._visit_read[next(iter(self._visit_read))]  # a request never answered
         self._visit_read[url] = visit_of(row) if row is not None and "du" in row else None
-        return record_of(row) if row is not None and row.get("u") == url else None
+        if row is None or row.get("u") != url:
+            return None
+        return record_of(row, self._sitemaps.url(row.get("s")))
 
     def _rows_of(self, urls: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
         """Each of ``urls`` that has a row, with it."""
@@ -175,7 +182,11 @@ class RedisCrawlState:
                 yield url, row
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
-        return {url: record_of(row) for url, row in self._rows_of(urls) if row.get("u") == url}
+        return {
+            url: record_of(row, self._sitemaps.url(row.get("s")))
+            for url, row in self._rows_of(urls)
+            if row.get("u") == url
+        }
 
     def listed_by(
         self, source_url: str, documents: bool = False, undated: bool = False
@@ -188,7 +199,10 @@ class RedisCrawlState:
         return dated, [row["u"] for row in rows if "l" not in row]
 
     def _listed_rows(self, source_url: str, documents: bool, undated: bool) -> list[dict[str, str]]:
-        listing = f"{self.prefix}:src:{source_url}"
+        number = self._sitemaps.number(source_url)
+        if number is None:
+            return []
+        listing = f"{self.prefix}:src:{number}"
         try:
             keys = sorted(text(k) or "" for k in self.client.smembers(listing))
         except ResponseError as exc:
@@ -216,12 +230,13 @@ class RedisCrawlState:
         if source_url in self._rebuilt:
             return self._rebuilt[source_url]
         prefix = f"{self.prefix}:u:"
+        number = self._sitemaps.number(source_url)
         keys = [
             key.removeprefix(prefix)
             for key, row in self._scan_rows()
-            if row is not None and row.get("s") == source_url
+            if row is not None and number is not None and row.get("s") == number
         ]
-        listing = f"{self.prefix}:src:{source_url}"
+        listing = f"{self.prefix}:src:{number}"
         self._pending.append((self._drop, [listing], []))
         for start in range(0, len(keys), _CHUNK):
             self._pending.append((self._relist, [listing], keys[start : start + _CHUNK]))
@@ -308,7 +323,7 @@ class RedisCrawlState:
     ) -> None:
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, validators.etag, validators.last_modified, listed, hashed]
-        args += [when, source, fingerprint, f"{self.prefix}:src:"]
+        args += [when, source, fingerprint, self.prefix]
         self._pending.append((self._export, keys, [_arg(a) for a in args]))
 
     def record_seen(
@@ -324,8 +339,7 @@ class RedisCrawlState:
         etag = validators.etag if validators else None
         modified = validators.last_modified if validators else None
         keys = [self._row(url), f"{self.prefix}:pages"]
-        args = [url_key(url), url, etag, modified, listed, int(document), source]
-        args.append(f"{self.prefix}:src:")
+        args = [url_key(url), url, etag, modified, listed, int(document), source, self.prefix]
         self._pending.append((self._seen, keys, [_arg(a) for a in args]))
 
     def mark_gone(self, url: str) -> None:
@@ -335,7 +349,7 @@ class RedisCrawlState:
         urls = list(urls)
         for start in range(0, len(urls), _CHUNK):
             chunk = urls[start : start + _CHUNK]
-            args = [f"{self.prefix}:src:", *(str(url_key(u)) for u in chunk)]
+            args = [self.prefix, *(str(url_key(u)) for u in chunk)]
             self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
@@ -388,7 +402,9 @@ class RedisCrawlState:
         for key in {text(k) or "" for k in replaced if k}:
             # Replaced by a write: what else it listed is found again from the rows.
             self._skip_listing(key)
-            self._rebuild_listing(key.removeprefix(prefix))
+            source = self._sitemaps.url(key.removeprefix(prefix))
+            if source is not None:
+                self._rebuild_listing(source)
 
     def abandon(self) -> None:
         self._pending = []
