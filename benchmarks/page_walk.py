@@ -48,7 +48,7 @@ def three_walks(tree: Any) -> None:
     segment(tree)
     structure = page_type.Structure()
     for el in islice(tree.iter(etree.Element), page_type.MAX_ELEMENTS):
-        structure.add(el)
+        structure.add(el, el.tag, el.text, el.attrib)
     walk(tree)
 
 

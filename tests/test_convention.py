@@ -214,3 +214,24 @@ def test_the_captions_setting_reaches_the_options() -> None:
     assert ExtractConfig.from_settings(Settings()).options.include_captions is False
     config = ExtractConfig.from_settings(Settings({"EXTRACT_CAPTIONS": "True"}))
     assert config.options.include_captions is True
+
+
+def test_blocks_markup_is_each_blocks_markup() -> None:
+    """The markup of a page's blocks, gathered once per shared path prefix, is each block's
+    own (``block_markup``), on a page with captions, bylines, times, tables and deep paths."""
+    import lxml.html
+    from scrapy_maintext.extraction.convention import block_markup, blocks_markup
+    from scrapy_maintext.neural.segment import segment
+
+    html = (
+        "<html><body><article><figure><img src=a.jpg><figcaption>A <b>cap</b></figcaption>"
+        "</figure><div class='byline'>By <a href=/x>Ann Lee</a></div><time>May 2</time>"
+        "<table><tr><td>one</td><td>two</td></tr></table>"
+        + "<div class='credit'>" * 70
+        + "<p>deep</p>"
+        + "</div>" * 70
+        + "<address>Ann</address><p>text <a href=/y>link</a></p></article></body></html>"
+    )
+    blocks = segment(lxml.html.document_fromstring(html))
+    assert blocks_markup(blocks) == [block_markup(block) for block in blocks]
+    assert any(markup.caption for markup in blocks_markup(blocks))

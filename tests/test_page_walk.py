@@ -99,3 +99,30 @@ def test_labelled_pages_read_alike() -> None:
                 continue
             segmenter.segment(tree, False, observer)
             assert_same(tree, observer)
+
+
+def test_unread_text_is_read_by_no_one() -> None:
+    """The walk does not copy the text of the elements whose text no reader reads: the
+    segmenter drops them, and both readers skip their text."""
+    from scrapy_maintext.extraction import page_walk
+    from scrapy_maintext.neural.tags import DROP_TAGS
+
+    assert segmenter.UNREAD_TEXT <= page_walk.UNREAD_TEXT
+    assert segmenter.UNREAD_TEXT <= DROP_TAGS
+
+
+def test_parsed_pages_have_lxml_html_element_classes() -> None:
+    """The parser's element classes, chosen in C, are lxml.html's own (``FormElement`` for a
+    form, ``HtmlElement`` for the rest)."""
+    from scrapy_maintext.extraction.body import parse_text
+    from scrapy_maintext.extraction.options import ExtractOptions
+
+    html = (
+        "<html><body><FORM><Input name=a><p>x</p><svg:rect/><label>l</label><select>"
+        "<option>o</select><textarea>t</textarea></FORM><div><b>b</b></div></body></html>"
+    )
+    tree = parse_text(html, ExtractOptions()).tree
+    assert tree is not None
+    theirs = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser())
+    assert [type(el) for el in tree.iter()] == [type(el) for el in theirs.iter()]
+    assert type(tree.find(".//form")) is lxml.html.FormElement

@@ -333,6 +333,47 @@ def block_markup(block: Any) -> Markup:
     return markup_of(block.path, block.link_chars / max(len(block.text), 1))
 
 
+def blocks_markup(blocks: Sequence[Any]) -> list[Markup]:
+    """:func:`block_markup` of each of a page's blocks: what the open elements say is
+    gathered once per run of them that blocks share (a path's flags are those of its
+    beginning and of the elements after it; ``_PathFlags``)."""
+    flags = _PathFlags()
+    return [
+        Markup(*flags.of(block.path), block.link_chars / max(len(block.text), 1) >= LINKED_SHARE)
+        for block in blocks
+    ]
+
+
+_NO_FLAGS = (False, False, False, False)
+
+
+class _PathFlags:
+    """``markup_of``'s caption, byline, time and table flags of a page's block paths (tuples
+    of ``neural.segment.Context``, outermost first), memoised per path prefix: a prefix is
+    known by its first and last element (a path is a contiguous run of the walk's stack)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[int, int], tuple[bool, bool, bool, bool]] = {}
+
+    def of(self, path: Sequence[Any]) -> tuple[bool, bool, bool, bool]:
+        if not path:
+            return _NO_FLAGS
+        memo, first = self.memo, id(path[0])
+        known = len(path) - 1
+        while known >= 0 and (first, id(path[known])) not in memo:
+            known -= 1
+        caption, byline, time, table = memo[first, id(path[known])] if known >= 0 else _NO_FLAGS
+        for ctx in path[known + 1 :]:
+            tag = ctx.tag
+            toks = set(ctx.tokens)
+            caption = caption or tag == "figcaption" or bool(toks & CAPTION_WORDS)
+            byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
+            time = time or tag == "time"
+            table = table or tag == "table"
+            memo[first, id(ctx)] = (caption, byline, time, table)
+        return caption, byline, time, table
+
+
 def markup_of(path: Sequence[object], link_share: float = 0.0) -> Markup:
     """What the open elements (``neural.segment.Context``) above a block say of it, and
     whether its text is all link (``link_share``: the share of its characters in links)."""

@@ -156,7 +156,7 @@ def run_neural(
 
 def _kept_markup(result: Any, count: int) -> list[Any] | None:
     """The markup of the kept page blocks, when ``result.blocks`` are exactly those."""
-    from scrapy_maintext.extraction.convention import block_markup
+    from scrapy_maintext.extraction.convention import blocks_markup
 
     raw, keep = result.segments, result.keep
     if raw is None or keep is None:
@@ -164,7 +164,7 @@ def _kept_markup(result: Any, count: int) -> list[Any] | None:
     kept = [b for b, k in zip(raw, keep, strict=True) if k]
     if len(kept) != count:
         return None
-    return [block_markup(b) for b in kept]
+    return blocks_markup(kept)
 
 
 class _Reference:

@@ -80,7 +80,8 @@ _POST_MARK = re.compile(
     r"|username|postbody)(?![a-z])"
 )
 _CART_MARK = re.compile(r"cart|basket|add-to|addto|warenkorb|panier")
-_SKIP = frozenset({"script", "style", "noscript", "template", "svg"})
+#: Elements whose text and tag are not counted (their declared types are read).
+SKIPPED = frozenset({"script", "style", "noscript", "template", "svg"})
 #: Children that are never a list's items (the options of a select, a head's links).
 _NOT_ITEMS = frozenset({"option", "script", "meta", "link", "br", "style"})
 #: Prices and cart buttons are short texts; longer ones are not searched.
@@ -121,7 +122,7 @@ def page_features(
         structure = Structure()
         add = structure.add
         for el in islice(tree.iter(etree.Element), MAX_ELEMENTS):
-            add(el)
+            add(el, el.tag, el.text, el.attrib)
     structure.write(values)
     return np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
 
@@ -218,13 +219,13 @@ class Structure:
     def full(self) -> bool:
         return self.seen >= MAX_ELEMENTS
 
-    def add(self, el: Any) -> None:
-        """Count one element (its own text, attributes and children)."""
+    def add(self, el: Any, tag: Any, text: str | None, attrib: Any) -> None:
+        """Count one element (its own text, attributes and children): ``tag``, ``text`` and
+        ``attrib`` are its own as the walk read them (``text`` may be None for ``SKIPPED``
+        tags)."""
         if self.seen >= MAX_ELEMENTS:
             return
         self.seen += 1
-        tag = el.tag
-        attrib = el.attrib
         if attrib:
             itemtype = attrib.get("itemtype")
             if itemtype is not None:
@@ -233,7 +234,7 @@ class Structure:
                 _add_ld_types(el, self.declared)
             elif tag == "meta" and self.og is None:
                 self.og = _og_type(el)
-        if tag in _SKIP:
+        if tag in SKIPPED:
             return
         counts = self.counts
         counts[tag] = counts.get(tag, 0) + 1
@@ -247,7 +248,6 @@ class Structure:
                 self.carts += found[1]
             if attrib.get("itemprop") == "price":
                 counts["itemprop_price"] = counts.get("itemprop_price", 0) + 1
-        text = el.text
         if text:
             n = len(text)
             self.text_chars += n

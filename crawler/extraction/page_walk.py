@@ -16,10 +16,15 @@ from typing import Any
 
 import lxml.html
 from lxml import etree
+from scrapy_maintext.extraction import page_type
 from scrapy_maintext.extraction.page_type import Structure
+from scrapy_maintext.pictures import images
 from scrapy_maintext.pictures.images import PageText, TextWalk
 
 _EVENTS = ("start", "end", "comment", "pi")
+#: Elements whose own text neither reader reads (the segmenter drops them too:
+#: ``neural.segment.UNREAD_TEXT``, which must be among these).
+UNREAD_TEXT = page_type.SKIPPED & images.NO_TEXT
 
 
 class PageWalk:
@@ -49,12 +54,12 @@ class PageWalk:
         """Both readers have read as far as they read."""
         return self.structure.full and self.pictures.done
 
-    def start(self, el: Any) -> None:
-        self.structure.add(el)
-        self.pictures.start(el)
+    def start(self, el: Any, tag: Any, text: str | None, attrib: Any) -> None:
+        self.structure.add(el, tag, text, attrib)
+        self.pictures.start(el, tag, text, attrib)
 
-    def end(self, el: Any) -> None:
-        self.pictures.end(el)
+    def end(self, el: Any, tail: str | None) -> None:
+        self.pictures.end(el, tail)
 
     def other(self, el: Any) -> None:
         self.pictures.other(el)
@@ -64,17 +69,7 @@ class PageWalk:
         segmenter does not walk."""
         if self.done:
             return
-        structure, pictures = self.structure.add, self.pictures
-        for event, el in etree.iterwalk(top, events=_EVENTS):
-            if el is top:
-                continue
-            if event == "start":
-                structure(el)
-                pictures.start(el)
-            elif event == "end":
-                pictures.end(el)
-            else:
-                pictures.other(el)
+        feed(etree.iterwalk(top, events=_EVENTS), self.structure.add, self.pictures, top)
 
     def finish(self, ended: bool) -> None:
         """The segmenter's walk is over; ``ended``: it reached the page's end."""
@@ -89,3 +84,25 @@ class PageWalk:
     def structure_counts(self) -> Structure | None:
         """The page type's structure counts, when complete."""
         return self.structure if self.complete else None
+
+
+def feed(events: Any, add: Any, pictures: TextWalk | None, top: Any = None) -> None:
+    """The readers fed from ``events`` (an ``iterwalk`` with ``_EVENTS``; ``top``'s own
+    skipped), each element's tag, text and attributes read once for both: ``add``
+    (``Structure.add``) and ``pictures`` (a ``TextWalk``; None: the structure alone)."""
+    for event, el in events:
+        if el is top:
+            continue
+        if event == "start":
+            tag = el.tag
+            text = None if tag in UNREAD_TEXT else el.text
+            attrib = el.attrib
+            add(el, tag, text, attrib)
+            if pictures is not None:
+                pictures.start(el, tag, text, attrib)
+        elif pictures is None:
+            continue
+        elif event == "end":
+            pictures.end(el, el.tail)
+        else:
+            pictures.other(el)

@@ -102,6 +102,8 @@ def _context_tokens(ctx: Context, prefix: str) -> list[str]:
 #: element shapes recur across a site's pages, so these are shared between pages (bounded).
 _context_cache: dict[tuple[str, str, str], list[int]] = {}
 _path_cache: dict[tuple[str, ...], list[int]] = {}
+#: ``_struct_ids`` per (kind, tag and class/id attributes of the nearest elements).
+_near_cache: dict[tuple[str, ...], list[int]] = {}
 _CACHE_LIMIT = 200_000
 
 
@@ -186,15 +188,25 @@ class _StructRows:
 
     def row(self, block: RawBlock) -> list[int]:
         path = block.path
-        far_key = id(path[-NEAR_ANCESTORS - 1]) if len(path) > NEAR_ANCESTORS else None
-        near = path[-NEAR_ANCESTORS:]
-        key = (block.kind, block.hidden, far_key, *((c.tag, c.attrs) for c in near))
+        if len(path) > NEAR_ANCESTORS:
+            far, a, b, c = path[-NEAR_ANCESTORS - 1 :]
+            key: tuple[Any, ...] = (
+                block.kind, block.hidden, id(far), a.tag, a.attrs, b.tag, b.attrs, c.tag, c.attrs
+            )  # fmt: skip
+        else:
+            key = (block.kind, block.hidden, None, *((c.tag, c.attrs) for c in path))
         cached = self.memo.get(key)
         if cached is None:
             # A hidden block (``segment(keep_hidden=True)``) says so first: it must not be
             # cut by the slot limit.
             first = [_HIDDEN_ID] if block.hidden else []
-            ids = first + _struct_ids(block) + list(self.far.ids(path))
+            near_key = (key[0], *key[3:])
+            near = _near_cache.get(near_key)
+            if near is None:
+                near = _struct_ids(block)
+                if len(_near_cache) < _CACHE_LIMIT:
+                    _near_cache[near_key] = near
+            ids = first + near + list(self.far.ids(path))
             cached = self.memo[key] = _padded(ids, STRUCT_SLOTS)
         return cached
 
@@ -216,11 +228,12 @@ def _word_id(word: str) -> int:
     return cached
 
 
-def _word_ids(words: list[str]) -> list[int]:
-    """Ids of the first HEAD_WORDS and the last TAIL_WORDS words."""
+def _word_row(words: list[str]) -> list[int]:
+    """Ids of the first HEAD_WORDS and the last TAIL_WORDS words, padded to WORD_SLOTS."""
     # ``words[HEAD_WORDS:][-TAIL_WORDS:]`` without copying a long block's middle words.
     picked = words[:HEAD_WORDS] + words[max(HEAD_WORDS, len(words) - TAIL_WORDS) :]
-    return [_word_id(w) for w in picked]
+    cached = _word_id_cache.get
+    return _padded([cached(w) or _word_id(w) for w in picked], WORD_SLOTS)
 
 
 class _CharCounts(NamedTuple):
@@ -254,73 +267,135 @@ def _char_counts(text: str) -> _CharCounts:
     )
 
 
+#: Every byte to its class (U upper, l lower, d digit, p punctuation, o other): one
+#: ``translate`` and four ``count`` calls per block.
+_BYTE_CLASSES = bytes(
+    ord("U") if b in _ASCII_UPPER
+    else ord("l") if b in _ASCII_LETTERS
+    else ord("d") if b in _ASCII_DIGITS
+    else ord("p") if b in _ASCII_PUNCT
+    else ord("o")
+    for b in range(256)
+)  # fmt: skip
+
+
 def _ascii_counts(raw: bytes) -> _CharCounts:
-    size = len(raw)
+    classes = raw.translate(_BYTE_CLASSES)
+    upper = classes.count(b"U")
     return _CharCounts(
-        letters=size - len(raw.translate(None, _ASCII_LETTERS)),
-        upper=size - len(raw.translate(None, _ASCII_UPPER)),
-        digits=size - len(raw.translate(None, _ASCII_DIGITS)),
-        punct=size - len(raw.translate(None, _ASCII_PUNCT)),
+        letters=upper + classes.count(b"l"),
+        upper=upper,
+        digits=classes.count(b"d"),
+        punct=classes.count(b"p"),
         cjk=0,
     )
 
 
-def _text_stats(block: RawBlock, words: list[str]) -> list[float]:
+#: Per block kind, its one-hot column (the last row, all zeros, for another kind).
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_KIND_TABLE = np.vstack([np.eye(len(KINDS)), np.zeros((1, len(KINDS)))])
+
+
+class _Counts(NamedTuple):
+    """What a block's dense columns are computed from (``_dense``), read in one pass."""
+
+    chars: int
+    words: int
+    link_chars: int
+    word_chars: int
+    punct: int
+    digits: int
+    upper: int
+    letters: int
+    stopwords: int
+    sentence_end: bool
+    starts_upper: bool
+    commas: int
+    cjk: int
+    depth: int
+    level: int
+    cells: int
+    kind: int
+
+
+def _block_counts(block: RawBlock, words: list[str]) -> _Counts:
     text = block.text
-    n_chars = max(len(text), 1)
-    n_words = len(words)
     counts = _char_counts(text)
-    return [
-        math.log1p(len(text)) / 8.0,
-        math.log1p(n_words) / 6.0,
-        min(block.link_chars / n_chars, 1.0),
-        (sum(map(len, words)) / n_words / 10.0) if n_words else 0.0,
-        counts.punct / n_chars * 5.0,
-        counts.digits / n_chars,
-        counts.upper / max(counts.letters, 1),
-        (sum(map(STOPWORDS.__contains__, words)) / n_words) if n_words else 0.0,
-        float(text[-1] in _SENTENCE_END) if text else 0.0,
-        float(text[:1].isupper()),
-        min(text.count(",") / max(n_words, 1) * 5.0, 1.0),
-        float(block.link_chars >= len(text) > 0),
-        counts.cjk / n_chars,
-    ]
+    return _Counts(
+        len(text),
+        len(words),
+        block.link_chars,
+        sum(map(len, words)),
+        counts.punct,
+        counts.digits,
+        counts.upper,
+        counts.letters,
+        sum(map(STOPWORDS.__contains__, words)),
+        text[-1] in _SENTENCE_END if text else False,
+        text[:1].isupper(),
+        text.count(","),
+        counts.cjk,
+        len(block.path),
+        block.level,
+        len(block.cells),
+        _KIND_INDEX.get(block.kind, len(KINDS)),
+    )
 
 
-#: The one-hot kind columns per block kind (all zeros for another kind).
-_KIND_COLUMNS = {k: tuple(float(k == j) for j in KINDS) for k in KINDS}
-_NO_KIND = (0.0,) * len(KINDS)
-
-
-def _page_stats(block: RawBlock, index: int, n: int, before: int, total: int) -> list[float]:
-    kinds = _KIND_COLUMNS.get(block.kind, _NO_KIND)
-    return [
-        index / max(n - 1, 1),
-        before / max(total, 1),
-        len(block.text) / max(total, 1),
-        min(len(block.path) / 32.0, 2.0),
-        block.level / 6.0,
-        min(len(block.cells) / 10.0, 1.0),
-        *kinds,
-        math.log1p(n) / 8.0,
-    ]
+def _dense(rows: list[_Counts]) -> np.ndarray:
+    """The dense columns of every block (float64, as the per-block Python arithmetic they
+    replace: the same operations in the same order, so the same numbers): text statistics
+    (length, words, link share, word length, punctuation, digits, capitals, stop words,
+    sentence end, capital start, commas, all-link, CJK), then the block's place on the page
+    (index, text before it, its share, depth, heading level, cells, kind, the page's
+    blocks)."""
+    n = len(rows)
+    c = np.array(rows, dtype=np.float64).reshape(n, len(_Counts._fields))
+    chars, words = c[:, 0], c[:, 1]
+    n_chars = np.maximum(chars, 1.0)
+    has_words = words > 0
+    safe_words = np.maximum(words, 1.0)
+    total = float(max(int(chars.sum()), 1))
+    before = np.zeros(n)
+    np.cumsum(chars[:-1], out=before[1:])
+    out = np.empty((n, DENSE_SIZE))
+    out[:, 0] = np.fromiter(map(math.log1p, chars), np.float64, n) / 8.0
+    out[:, 1] = np.fromiter(map(math.log1p, words), np.float64, n) / 6.0
+    out[:, 2] = np.minimum(c[:, 2] / n_chars, 1.0)
+    out[:, 3] = np.where(has_words, c[:, 3] / safe_words / 10.0, 0.0)
+    out[:, 4] = c[:, 4] / n_chars * 5.0
+    out[:, 5] = c[:, 5] / n_chars
+    out[:, 6] = c[:, 6] / np.maximum(c[:, 7], 1.0)
+    out[:, 7] = np.where(has_words, c[:, 8] / safe_words, 0.0)
+    out[:, 8] = c[:, 9]
+    out[:, 9] = c[:, 10]
+    out[:, 10] = np.minimum(c[:, 11] / safe_words * 5.0, 1.0)
+    out[:, 11] = (c[:, 2] >= chars) & (chars > 0)
+    out[:, 12] = c[:, 12] / n_chars
+    out[:, 13] = np.arange(n) / float(max(n - 1, 1))
+    out[:, 14] = before / total
+    out[:, 15] = chars / total
+    out[:, 16] = np.minimum(c[:, 13] / 32.0, 2.0)
+    out[:, 17] = c[:, 14] / 6.0
+    out[:, 18] = np.minimum(c[:, 15] / 10.0, 1.0)
+    out[:, 19 : 19 + len(KINDS)] = _KIND_TABLE[c[:, 16].astype(np.intp)]
+    out[:, 19 + len(KINDS)] = math.log1p(n) / 8.0
+    return out
 
 
 def featurize(blocks: list[RawBlock]) -> PageFeatures:
     """Model inputs for a page's blocks, in block order."""
     n = len(blocks)
-    total = sum(len(b.text) for b in blocks)
     rows = _StructRows()
-    dense, struct, word = [], [], []
-    before = 0
-    for i, block in enumerate(blocks):
-        words = _WORD.findall(block.text.lower())
-        dense.append(_text_stats(block, words) + _page_stats(block, i, n, before, total))
-        before += len(block.text)
-        struct.append(rows.row(block))
-        word.append(_padded(_word_ids(words), WORD_SLOTS))
+    counts, struct, word = [], [], []
+    findall, row = _WORD.findall, rows.row
+    for block in blocks:
+        words = findall(block.text.lower())
+        counts.append(_block_counts(block, words))
+        struct.append(row(block))
+        word.append(_word_row(words))
     return PageFeatures(
-        np.array(dense, dtype=np.float32).reshape(n, DENSE_SIZE),
+        _dense(counts).astype(np.float32) if n else np.zeros((0, DENSE_SIZE), np.float32),
         np.array(struct, dtype=np.int64).reshape(n, STRUCT_SLOTS),
         np.array(word, dtype=np.int64).reshape(n, WORD_SLOTS),
     )

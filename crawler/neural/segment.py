@@ -23,7 +23,7 @@ from scrapy_maintext.neural.tags import (
     KIND_OF_TAG,
     LIST_TAGS,
     NESTED_IN_ROW,
-    tag_of,
+    name_of,
 )
 from scrapy_maintext.neural.visibility import is_hidden, is_popup, reveal_wrappers
 
@@ -50,13 +50,21 @@ MAX_BLOCK_CHARS = 100_000
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
 
 
+#: Elements whose own text no reader reads (all dropped; the page type and the pictures
+#: skip their text too): the walk does not copy it out of the tree.
+UNREAD_TEXT = frozenset({"script", "style", "template", "noscript"})
+
+
 class Observer(Protocol):
     """Another reader of the segmenter's walk (``extraction.page_walk.PageWalk``): it sees
     every element's start and end and every comment, in document order, subtrees the
-    segmenter skips included (``subtree``), and is told whether the walk reached the end."""
+    segmenter skips included (``subtree``), and is told whether the walk reached the end.
+    ``start`` gets what the walk read of the element once for every reader: its ``tag``
+    (``el.tag``), its ``text`` (None for ``UNREAD_TEXT`` tags) and its ``attrib``;
+    ``end`` its ``tail``."""
 
-    def start(self, el: Any) -> None: ...
-    def end(self, el: Any) -> None: ...
+    def start(self, el: Any, tag: Any, text: str | None, attrib: Any) -> None: ...
+    def end(self, el: Any, tail: str | None) -> None: ...
     def other(self, el: Any) -> None: ...
     def subtree(self, top: Any) -> None: ...
     def finish(self, ended: bool) -> None: ...
@@ -211,8 +219,9 @@ def _leaf_text(el: Any) -> str | None:
     return "\n".join(lines).strip()[:MAX_BLOCK_CHARS]
 
 
-def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> bool:
-    """Open a block at ``el``; True when its subtree was read whole (and is skipped)."""
+def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str, text: str | None) -> bool:
+    """Open a block at ``el`` (``text``: its own text); True when its subtree was read whole
+    (and is skipped)."""
     seg.flush()
     seg.push(el, tag)
     if tag == "tr":
@@ -229,13 +238,13 @@ def _start_block(seg: _Segmenter, walker: Any, el: Any, tag: str) -> bool:
                 seg.emit(RawBlock(filled[0], kind, el, 0, (), _link_chars(el)), hidden)
             return True
     if tag == "pre":
-        text = _leaf_text(el)
-        if text is not None:
+        code = _leaf_text(el)
+        if code is not None:
             walker.skip_subtree()
-            if text:
-                seg.emit(RawBlock(text, "code", el, 0, (), _link_chars(el)), bool(seg.hidden))
+            if code:
+                seg.emit(RawBlock(code, "code", el, 0, (), _link_chars(el)), bool(seg.hidden))
             return True
-    seg.add_text(el.text)
+    seg.add_text(text)
     return False
 
 
@@ -267,22 +276,29 @@ def _walk(
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     visited = 0
     ended = True
+    # Each element's tag, text, tail and attributes are read once, for the observer too.
+    on_start = observer.start if observer is not None else None
+    on_end = observer.end if observer is not None else None
     for event, el in walker:
-        tag = tag_of(el)
-        if event in ("comment", "pi"):
-            seg.add_text(el.tail)
-            if observer is not None:
-                observer.other(el)
-        elif event == "start":
+        if event == "start":
             visited += 1
             if visited > MAX_ELEMENTS or len(seg.blocks) >= MAX_BLOCKS:
                 seg.blocks.cut = True
                 ended = False
                 break
-            if observer is not None:
-                observer.start(el)
-            hidden = tag is not None and is_hidden(el) and el not in revealed
-            if tag is None or tag in DROP_TAGS or is_popup(el) or (hidden and not keep_hidden):
+            raw = el.tag
+            tag = name_of(raw)
+            text = None if tag in UNREAD_TEXT else el.text
+            attrib = el.attrib
+            if on_start is not None:
+                on_start(el, raw, text, attrib)
+            hidden = tag is not None and bool(attrib) and is_hidden(attrib) and el not in revealed
+            if (
+                tag is None
+                or tag in DROP_TAGS
+                or (attrib and is_popup(attrib))
+                or (hidden and not keep_hidden)
+            ):
                 seg.skipping = True
                 walker.skip_subtree()
                 if observer is not None:
@@ -291,24 +307,29 @@ def _walk(
             if hidden:
                 seg.hidden.append(el)
             if tag in BLOCK_TAGS or visited == 1:
-                if _start_block(seg, walker, el, tag) and observer is not None:
+                if _start_block(seg, walker, el, tag, text) and observer is not None:
                     observer.subtree(el)
             elif tag == "br":
                 seg.flush()
             else:
                 seg.link_depth += tag == "a"
-                seg.add_text(el.text)
+                seg.add_text(text)
+        elif event == "end":
+            tail = el.tail
+            _end_element(seg, el, name_of(el.tag), tail)
+            if on_end is not None:
+                on_end(el, tail)
         else:
-            _end_element(seg, el, tag)
+            seg.add_text(el.tail)
             if observer is not None:
-                observer.end(el)
+                observer.other(el)
     seg.flush()
     if observer is not None:
         observer.finish(ended)
     return seg.blocks
 
 
-def _end_element(seg: _Segmenter, el: Any, tag: str | None) -> None:
+def _end_element(seg: _Segmenter, el: Any, tag: str | None, tail: str | None) -> None:
     if seg.skipping:
         seg.skipping = False
     elif tag in BLOCK_TAGS or el is seg.root:
@@ -318,4 +339,4 @@ def _end_element(seg: _Segmenter, el: Any, tag: str | None) -> None:
         seg.link_depth -= 1
     if seg.hidden and seg.hidden[-1] is el:
         seg.hidden.pop()  # its tail is not hidden
-    seg.add_text(el.tail)
+    seg.add_text(tail)

@@ -114,7 +114,11 @@ _tag_names: dict[Any, str | None] = {}
 
 def tag_of(el: Any) -> str | None:
     """Lowercase local tag name; None for comments, processing instructions and entities."""
-    tag = el.tag
+    return name_of(el.tag)
+
+
+def name_of(tag: Any) -> str | None:
+    """:func:`tag_of` from the element's ``tag`` (read once by a walk that reads it anyway)."""
     name = _tag_names.get(tag, "")
     if name == "":
         name = tag.rsplit("}", 1)[-1].lower() if isinstance(tag, str) else None

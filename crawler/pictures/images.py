@@ -49,7 +49,7 @@ MAX_LOOKBACKS = 200
 
 #: Elements whose own text is not the page's text (their pictures still count: lazy-loading
 #: pages put the real ``<img>`` in a ``<noscript>``).
-_NO_TEXT = frozenset({"script", "style", "template", "noscript"})
+NO_TEXT = frozenset({"script", "style", "template", "noscript"})
 _IMAGE_OBJECTS = lxml.etree.XPath("boolean(//*[@itemtype][contains(@itemtype, 'ImageObject')])")
 #: The page's ``<base href>``: in ``<head>``, where the parser keeps it (not a whole-tree scan).
 _BASE = lxml.etree.XPath("/html/head/base/@href")
@@ -150,11 +150,11 @@ def walk(tree: lxml.html.HtmlElement) -> PageText:
     start, end, other = reader.start, reader.end, reader.other
     for event, el in _iterwalk_document(tree):
         if event == "start":
-            start(el)
+            start(el, el.tag, el.text, el.attrib)
             if reader.done:
                 break
         elif event == "end":
-            end(el)
+            end(el, el.tail)
         else:
             other(el)
     return reader.page()
@@ -179,34 +179,32 @@ class TextWalk:
         self.elements = 0
         self.done = False
 
-    def start(self, el: Any) -> None:
+    def start(self, el: Any, tag: Any, text: str | None, attrib: Any) -> None:
+        """``el`` opens (``tag``, ``text``, ``attrib``: its own, read once by the walk;
+        ``text`` may be None for ``NO_TEXT`` tags)."""
         if self.done:
             return
         self.elements += 1
         if self.elements > MAX_WALK_ELEMENTS:
             self.done = True
             return
-        tag = el.tag
         if tag == "h1":
             self.marks.append((len(self.parts), "".join(el.text_content().split()), None))
-        elif tag in IMAGE_TAGS or (el.get("itemtype") and _is_image_object(el)):
+        elif tag in IMAGE_TAGS or (attrib and attrib.get("itemtype") and _is_image_object(el)):
             self.marks.append((len(self.parts), None, el))
-        skip = tag in _NO_TEXT
+        skip = tag in NO_TEXT
         self.skipping.append(skip)
-        if not skip:
-            text = el.text
-            if text:
-                self.parts.append(text)
+        if not skip and text:
+            self.parts.append(text)
 
-    def end(self, el: Any) -> None:
+    def end(self, el: Any, tail: str | None) -> None:
+        """``el`` closes (``tail``: its tail)."""
         if self.done:
             return
         skipping = self.skipping
         skipping.pop()
-        if not skipping[-1]:
-            tail = el.tail
-            if tail:
-                self.parts.append(tail)
+        if not skipping[-1] and tail:
+            self.parts.append(tail)
 
     def other(self, el: Any) -> None:
         if not self.done and not self.skipping[-1]:
