@@ -93,6 +93,12 @@ _OURS = [
             "Unread sitemaps of a site above which the pages found so far go out between them.",
         ),
         (
+            "DISCOVERY_SITES_AT_ONCE",
+            256,
+            int,
+            "Sites in discovery or with pages not yet requested at a time (0: every site).",
+        ),
+        (
             "DISCOVERY_HTML_BYTES",
             True,
             bool,
