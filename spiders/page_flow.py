@@ -68,7 +68,7 @@ class PageFlow(RecrawlMixin):
         """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
         self.journal = PageJournal(self.settings.get("JOBDIR"))
         for base, site in self.sites.items():
-            site.scheduled |= self.journal.done[base]
+            site.scheduled |= self.journal.done.get(base, set())
         connect = self.crawler.signals.connect
         # Done once every output took the item (a failed output leaves it to the resume).
         for signal in (exported_signal(self.crawler), signals.item_dropped, signals.item_error):

@@ -7,11 +7,13 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
+from scrapy_maintext.discovery.urls import UrlPolicy
 from scrapy_maintext.vocabulary.settings import setting
 
 
@@ -179,14 +181,21 @@ class SiteState:
         return self.outstanding <= 0 and not self.pages and self.pages.in_flight == 0
 
     def forget_plan(self) -> None:
-        """Drop what only discovery and planning need (the plan's entries, the URLs
-        requested or set aside, the sitemaps seen): kept for every site until the crawl's
-        end, they were most of a broad crawl's memory per URL. Only once the site is done
-        and its discovery cannot start again (no explore mode)."""
-        self.plan.candidates.clear()
-        self.plan.rejected.clear()
-        for seen in (self.scheduled, self.sitemaps_seen, self.links_seen, self.unchanged):
-            seen.clear()
+        """Drop what only discovery and planning need (the plan and its URL policy, the
+        URLs requested or set aside, the sitemaps seen): kept for every site until the
+        crawl's end, they were most of a broad crawl's memory per URL. Only once the site
+        is done and its discovery cannot start again (no explore mode)."""
+        self.plan = _DONE_PLAN
+        self.scheduled = self.sitemaps_seen = self.links_seen = self.unchanged = _DONE_URLS
+
+
+#: What a done site keeps of its plan and of the URLs it saw: nothing of its own. Shared and
+#: immutable: a change to a done site's plan fails (a counted discovery error) instead of
+#: growing it again.
+_DONE_PLAN = CrawlPlan(
+    UrlPolicy.for_urls([]), candidates=cast(dict[str, Candidate], MappingProxyType({}))
+)
+_DONE_URLS = cast(set[str], frozenset())
 
 
 def split_list(value: str | None) -> list[str]:

@@ -78,7 +78,8 @@ _OURS = [
             "KEEPALIVE_MAX_IDLE",
             1024,
             int,
-            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low).",
+            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low, "
+            "or 2 x DISCOVERY_SITES_AT_ONCE).",
         ),
     ),
     *_group(
