@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
 from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.discovery.window import sites_at_once
 from scrapy_maintext.vocabulary.settings import setting
 
 
@@ -45,7 +46,8 @@ class DiscoverySettings:
     max_sitemaps: int
     explore_max_depth: int
     sitemaps_before_pages: int
-    #: Sites under way at a time (:class:`~scrapy_maintext.discovery.window.SiteWindow`).
+    #: Sites under way at a time (:class:`~scrapy_maintext.discovery.window.SiteWindow`;
+    #: 0: every site).
     sites_at_once: int
     #: Sites above which per-site progress lines stay out of the console.
     broad_sites: int
@@ -57,7 +59,10 @@ class DiscoverySettings:
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
             sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
-            sites_at_once=setting(settings, "DISCOVERY_SITES_AT_ONCE"),
+            sites_at_once=sites_at_once(
+                setting(settings, "DISCOVERY_SITES_AT_ONCE"),
+                settings.getint("CONCURRENT_REQUESTS"),
+            ),
             broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
 

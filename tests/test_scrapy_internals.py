@@ -94,7 +94,9 @@ def test_sites_started_in_turn_keep_two_idle_connections_each() -> None:
 
     assert max_idle(KEEPALIVE_MAX_IDLE=100, DISCOVERY_SITES_AT_ONCE=3) == 6
     assert max_idle(KEEPALIVE_MAX_IDLE=4, DISCOVERY_SITES_AT_ONCE=3) == 4
-    assert max_idle(KEEPALIVE_MAX_IDLE=100, DISCOVERY_SITES_AT_ONCE=0) == 100
+    assert max_idle(KEEPALIVE_MAX_IDLE=100, DISCOVERY_SITES_AT_ONCE=-1) == 100
+    # By default, 4 sites per request in flight.
+    assert max_idle(KEEPALIVE_MAX_IDLE=1000, CONCURRENT_REQUESTS=5) == 40
 
 
 def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from scrapy_maintext.discovery.window import SiteWindow
+from scrapy_maintext.discovery.window import SiteWindow, sites_at_once
+
+
+def test_the_window_size_follows_the_requests_in_flight_unless_set() -> None:
+    assert sites_at_once(0, 16) == 64
+    assert sites_at_once(10, 16) == 10
+    assert sites_at_once(-1, 16) == 0  # every site at once
 
 
 def test_sites_start_in_order_and_one_starts_when_one_is_done() -> None:

@@ -7,6 +7,19 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+#: Sites under way per request the crawl may have in flight (``CONCURRENT_REQUESTS``), when
+#: ``DISCOVERY_SITES_AT_ONCE`` is 0: a site sends one request at a time, and waits its delay.
+SITES_PER_REQUEST = 4
+
+
+def sites_at_once(value: int, concurrent_requests: int) -> int:
+    """The window's size for the setting ``value``: 0 (the default) gives
+    :data:`SITES_PER_REQUEST` sites per request in flight, a negative value every site
+    (returned as 0), a positive value itself."""
+    if value < 0:
+        return 0
+    return value or SITES_PER_REQUEST * max(concurrent_requests, 1)
+
 
 @dataclass(slots=True)
 class SiteWindow:

@@ -33,6 +33,7 @@ from scrapy.extensions.throttle import AutoThrottle
 from scrapy.pqueues import DownloaderAwarePriorityQueue, _path_safe
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy_maintext.discovery.window import sites_at_once
 from scrapy_maintext.open_files import crawl_budget
 from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
@@ -284,7 +285,10 @@ class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
 
         budget = crawl_budget(crawler.settings)
         idle = budget.idle
-        at_once = setting(crawler.settings, "DISCOVERY_SITES_AT_ONCE")
+        at_once = sites_at_once(
+            setting(crawler.settings, "DISCOVERY_SITES_AT_ONCE"),
+            crawler.settings.getint("CONCURRENT_REQUESTS"),
+        )
         if at_once > 0:
             # Sites start in turn: the connections of the sites under way are kept, those
             # of done sites closed (about 4 KB each; issue 47).

@@ -95,9 +95,10 @@ _OURS = [
         ),
         (
             "DISCOVERY_SITES_AT_ONCE",
-            256,
+            0,
             int,
-            "Sites in discovery or with pages not yet requested at a time (0: every site).",
+            "Sites in discovery or with pages not yet requested at a time "
+            "(0: 4 x CONCURRENT_REQUESTS; negative: every site).",
         ),
         (
             "DISCOVERY_HTML_BYTES",
