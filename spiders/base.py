@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
 from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.discovery.window import SiteWindow
 from scrapy_maintext.logformatter import PROGRESS
 from scrapy_maintext.spiders.args import (
     ARGUMENT_FORMS,
@@ -100,6 +104,8 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
         # queue; they must not disturb this run's count of outstanding discovery.
         self.run_id = uuid.uuid4().hex
         self.journal = PageJournal(None)
+        #: The sites under way, when the spider starts them in turn (:meth:`open_window`).
+        self.window: SiteWindow | None = None
 
     @classmethod
     def check_arguments(cls, kwargs: Mapping[str, Any]) -> SpiderArguments:
@@ -184,6 +190,10 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
 
     def discovery_done(self, site: SiteState) -> Iterator[scrapy.Request]:
         """Call at the end of every discovery callback: schedules pages once all are in."""
+        yield from self._discovery_answered(site)
+        yield from self.site_progress(site)
+
+    def _discovery_answered(self, site: SiteState) -> Iterator[scrapy.Request]:
         site.outstanding -= 1
         if site.outstanding > 0:
             return
@@ -207,6 +217,58 @@ class DiscoverySpider(PageFlow, scrapy.Spider):
         )
         # Equal priorities in FIFO queues: fetched in this (newest first) order.
         yield from self.queue_pages(site, pages)
+
+    def open_window(self) -> list[SiteState]:
+        """Start the crawl's sites in turn (``DISCOVERY_SITES_AT_ONCE``): the sites to
+        start now; each of the others starts when a site under way is done
+        (:meth:`site_progress`). Call in ``start()`` after ``open_journal()``."""
+        limit = self.discovery.sites_at_once
+        if self.explore or self.pages_ahead == math.inf:
+            # An exploring site's discovery may start again after its plan was queued;
+            # a shared crawl's pages end on other workers.
+            limit = 0
+        self.window = SiteWindow.of(self.sites, limit)
+        self.crawler.signals.connect(self._window_when_idle, signal=signals.spider_idle)
+        return self._started(self.window.admit())
+
+    def start_site(self, site: SiteState) -> scrapy.Request:
+        """The first discovery request of a site (its robots.txt, its home page)."""
+        raise NotImplementedError
+
+    def site_progress(self, site: SiteState) -> Iterator[scrapy.Request]:
+        """After a discovery answer or a page's end: a site under way that is done
+        forgets its plan, and the sites waiting start in its place."""
+        if self.window is None or site.base_url not in self.window.under_way:
+            return
+        if self._site_done(site.base_url):
+            for waiting in self._started(self.window.done(site.base_url)):
+                yield self.start_site(waiting)
+
+    def _site_done(self, base: str) -> bool:
+        site = self.sites[base]
+        if not site.is_done():
+            return False
+        if not self.explore:
+            self.forget_site(site)
+        return True
+
+    def forget_site(self, site: SiteState) -> None:
+        """A done site's discovery state, no longer needed (not in explore mode)."""
+        site.forget_plan()
+
+    def _started(self, bases: list[str]) -> list[SiteState]:
+        assert self.window is not None
+        if bases and self.crawler.stats is not None:
+            self.crawler.stats.max_value(Stat.SITES_AT_ONCE_MAX, self.window.most)
+        return [self.sites[base] for base in bases]
+
+    def _window_when_idle(self) -> None:
+        """An idle crawl with sites waiting starts the next (never ends with sites left)."""
+        if self.window is None or not self.window.waiting or self.crawler.engine is None:
+            return
+        for site in self._started(self.window.when_idle(self._site_done)):
+            self.crawler.engine.crawl(self.start_site(site))
+        raise DontCloseSpider
 
     def pages_to_fetch(self, site: SiteState) -> list[Candidate]:
         """The plan's pages to request now; in a recurring crawl, without those whose

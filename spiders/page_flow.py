@@ -62,11 +62,13 @@ class PageFlow(RecrawlMixin):
 
         def is_stale(self, request_or_response: scrapy.Request | Response) -> bool: ...
 
+        def site_progress(self, site: SiteState) -> Iterator[scrapy.Request]: ...
+
     def open_journal(self) -> None:
         """With JOBDIR, skip the pages an earlier run finished; call at the start of start()."""
         self.journal = PageJournal(self.settings.get("JOBDIR"))
         for base, site in self.sites.items():
-            site.scheduled |= self.journal.done[base]
+            site.scheduled |= self.journal.done.get(base, set())
         connect = self.crawler.signals.connect
         # Done once every output took the item (a failed output leaves it to the resume).
         for signal in (exported_signal(self.crawler), signals.item_dropped, signals.item_error):
@@ -113,6 +115,8 @@ class PageFlow(RecrawlMixin):
         if engine is None or not engine.running:
             return
         for next_request in self.release_pages(site):
+            engine.crawl(next_request)
+        for next_request in self.site_progress(site):
             engine.crawl(next_request)
 
     def _release_pages_when_idle(self) -> None:

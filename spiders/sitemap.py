@@ -66,15 +66,22 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     async def start(self) -> AsyncIterator[Any]:
         self.open_journal()
         self.crawler.signals.connect(self._release_when_idle, signal=signals.spider_idle)
-        for site in self.sites.values():
-            yield self.discovery_request(
-                site,
-                f"{site.base_url}/robots.txt",
-                self.parse_robots,
-                # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
-                handle_httpstatus_all=True,
-                **{Meta.ROBOTS_DISCOVERY: True},
-            )
+        for site in self.open_window():
+            yield self.start_site(site)
+
+    def start_site(self, site: SiteState) -> scrapy.Request:
+        return self.discovery_request(
+            site,
+            f"{site.base_url}/robots.txt",
+            self.parse_robots,
+            # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
+            handle_httpstatus_all=True,
+            **{Meta.ROBOTS_DISCOVERY: True},
+        )
+
+    def forget_site(self, site: SiteState) -> None:
+        super().forget_site(site)
+        self.sitemap_hosts.pop(site.base_url, None)
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_robots)

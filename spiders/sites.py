@@ -7,11 +7,14 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from scrapy.settings import BaseSettings
 from scrapy_maintext.discovery.plan import Candidate, CrawlPlan
+from scrapy_maintext.discovery.urls import UrlPolicy
+from scrapy_maintext.discovery.window import sites_at_once
 from scrapy_maintext.vocabulary.settings import setting
 
 
@@ -43,6 +46,9 @@ class DiscoverySettings:
     max_sitemaps: int
     explore_max_depth: int
     sitemaps_before_pages: int
+    #: Sites under way at a time (:class:`~scrapy_maintext.discovery.window.SiteWindow`;
+    #: 0: every site).
+    sites_at_once: int
     #: Sites above which per-site progress lines stay out of the console.
     broad_sites: int
 
@@ -53,6 +59,10 @@ class DiscoverySettings:
             max_sitemaps=setting(settings, "DISCOVERY_MAX_SITEMAPS"),
             explore_max_depth=setting(settings, "DISCOVERY_EXPLORE_MAX_DEPTH"),
             sitemaps_before_pages=setting(settings, "DISCOVERY_SITEMAPS_BEFORE_PAGES"),
+            sites_at_once=sites_at_once(
+                setting(settings, "DISCOVERY_SITES_AT_ONCE"),
+                settings.getint("CONCURRENT_REQUESTS"),
+            ),
             broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
 
@@ -126,6 +136,10 @@ class PageQueue:
     def ended(self) -> None:
         self.in_flight = max(self.in_flight - 1, 0)
 
+    def __len__(self) -> int:
+        """Pages not handed out yet."""
+        return len(self.held) - self.start
+
 
 #: Pages handed out of a :class:`PageQueue` before its list drops them (at least half of it).
 PAGE_QUEUE_TRIM = 32
@@ -166,6 +180,27 @@ class SiteState:
     #: Recurring crawl: something of this site did not end cleanly (a page failed, the
     #: plan was cut by max_pages or since): its sitemaps' and feeds' rows are not saved.
     incomplete: bool = False
+
+    def is_done(self) -> bool:
+        """Discovery answered and every planned page handed to the downloader."""
+        return self.outstanding <= 0 and not self.pages and self.pages.in_flight == 0
+
+    def forget_plan(self) -> None:
+        """Drop what only discovery and planning need (the plan and its URL policy, the
+        URLs requested or set aside, the sitemaps seen): kept for every site until the
+        crawl's end, they were most of a broad crawl's memory per URL. Only once the site
+        is done and its discovery cannot start again (no explore mode)."""
+        self.plan = _DONE_PLAN
+        self.scheduled = self.sitemaps_seen = self.links_seen = self.unchanged = _DONE_URLS
+
+
+#: What a done site keeps of its plan and of the URLs it saw: nothing of its own. Shared and
+#: immutable: a change to a done site's plan fails (a counted discovery error) instead of
+#: growing it again.
+_DONE_PLAN = CrawlPlan(
+    UrlPolicy.for_urls([]), candidates=cast(dict[str, Candidate], MappingProxyType({}))
+)
+_DONE_URLS = cast(set[str], frozenset())
 
 
 def split_list(value: str | None) -> list[str]:

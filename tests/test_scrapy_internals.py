@@ -82,6 +82,23 @@ def test_the_http_handler_gets_a_pool_bounded_by_the_open_file_budget() -> None:
     assert pool._factory.__name__ == "_LenientHTTP11ClientFactory"
 
 
+def test_sites_started_in_turn_keep_two_idle_connections_each() -> None:
+    """With DISCOVERY_SITES_AT_ONCE, the idle connections kept follow the sites under way
+    (two each), within KEEPALIVE_MAX_IDLE; without it, KEEPALIVE_MAX_IDLE alone."""
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.scrapy_internals import BoundedHTTP11DownloadHandler
+
+    def max_idle(**settings: int) -> int:
+        handler = BoundedHTTP11DownloadHandler(get_crawler(settings_dict=settings))
+        return int(handler._pool.max_idle)
+
+    assert max_idle(KEEPALIVE_MAX_IDLE=100, DISCOVERY_SITES_AT_ONCE=3) == 6
+    assert max_idle(KEEPALIVE_MAX_IDLE=4, DISCOVERY_SITES_AT_ONCE=3) == 4
+    assert max_idle(KEEPALIVE_MAX_IDLE=100, DISCOVERY_SITES_AT_ONCE=-1) == 100
+    # By default, 4 sites per request in flight.
+    assert max_idle(KEEPALIVE_MAX_IDLE=1000, CONCURRENT_REQUESTS=5) == 40
+
+
 def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> None:
     """The spiders' scheduler queue: each site's requests by priority, the sites in turn,
     a site with a download active passed over while another has none; its length counted."""

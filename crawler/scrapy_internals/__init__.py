@@ -33,7 +33,9 @@ from scrapy.extensions.throttle import AutoThrottle
 from scrapy.pqueues import DownloaderAwarePriorityQueue, _path_safe
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy_maintext.discovery.window import sites_at_once
 from scrapy_maintext.open_files import crawl_budget
+from scrapy_maintext.vocabulary.settings import setting
 from twisted.internet.defer import Deferred
 from twisted.web.client import HTTPConnectionPool
 
@@ -269,6 +271,10 @@ class BoundedConnectionPool(HTTPConnectionPool):
             self._keys = {c: k for c, k in self._keys.items() if c in idle}
 
 
+#: Idle connections kept per site of ``DISCOVERY_SITES_AT_ONCE`` (within ``KEEPALIVE_MAX_IDLE``).
+IDLE_PER_SITE_AT_ONCE = 2
+
+
 class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
     """Scrapy's HTTP/1.1 download handler whose idle keep-alive connections fit the crawl's
     open-file budget (:class:`scrapy_maintext.open_files.FileBudget`)."""
@@ -278,8 +284,17 @@ class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
         from twisted.internet import reactor
 
         budget = crawl_budget(crawler.settings)
+        idle = budget.idle
+        at_once = sites_at_once(
+            setting(crawler.settings, "DISCOVERY_SITES_AT_ONCE"),
+            crawler.settings.getint("CONCURRENT_REQUESTS"),
+        )
+        if at_once > 0:
+            # Sites start in turn: the connections of the sites under way are kept, those
+            # of done sites closed (about 4 KB each; issue 47).
+            idle = min(idle, IDLE_PER_SITE_AT_ONCE * at_once)
         old = self._pool
-        pool = BoundedConnectionPool(reactor, budget.idle)
+        pool = BoundedConnectionPool(reactor, idle)
         pool.maxPersistentPerHost = old.maxPersistentPerHost
         pool._factory = old._factory
         self._pool = pool

@@ -42,12 +42,14 @@ class PageJournal:
         self._file = WholeWritesFile(path, "a")
 
     def mark(self, site: str, *urls: str) -> None:
-        """Record ``urls`` of ``site`` as done (a no-op without JOBDIR)."""
+        """Record ``urls`` of ``site`` as done (a no-op without JOBDIR: no set of every
+        URL of the crawl kept for nothing)."""
+        if self._file is None:
+            return
         for url in urls:
             if url in self.done[site] or "\t" in url or "\n" in url:
                 continue
-            if self._file is not None:
-                self._file.write(f"{site}\t{url}\n".encode())
+            self._file.write(f"{site}\t{url}\n".encode())
             self.done[site].add(url)
 
     def close(self) -> None:

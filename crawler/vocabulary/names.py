@@ -89,6 +89,8 @@ class Stat:
     SITEMAPS_NOT_FOUND: Final = "discovery/sitemaps/not_found"
     SITEMAPS_OFFSITE: Final = "discovery/sitemaps/offsite"
     SITEMAPS_OVER_LIMIT: Final = "discovery/sitemaps/over_limit"
+    #: The most sites in discovery or with pages not yet requested at once.
+    SITES_AT_ONCE_MAX: Final = "discovery/sites_at_once_max"
     SITEMAPS_TOO_DEEP: Final = "discovery/sitemaps/too_deep"
     SITEMAPS_TRUNCATED: Final = "discovery/sitemaps/truncated"
     ROBOTS_SITEMAPS: Final = "discovery/robots_sitemaps"

@@ -78,7 +78,8 @@ _OURS = [
             "KEEPALIVE_MAX_IDLE",
             1024,
             int,
-            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low).",
+            "Idle keep-alive connections kept, all sites together (less if ulimit -n is low, "
+            "or 2 x DISCOVERY_SITES_AT_ONCE).",
         ),
     ),
     *_group(
@@ -91,6 +92,13 @@ _OURS = [
             25,
             int,
             "Unread sitemaps of a site above which the pages found so far go out between them.",
+        ),
+        (
+            "DISCOVERY_SITES_AT_ONCE",
+            0,
+            int,
+            "Sites in discovery or with pages not yet requested at a time "
+            "(0: 4 x CONCURRENT_REQUESTS; negative: every site).",
         ),
         (
             "DISCOVERY_HTML_BYTES",

@@ -1,0 +1,142 @@
+"""Does a first run's cost per page depend on how its URLs are spread over sites? First runs of
+several shapes (sites x pages) crawled alternately in one run, so that the machine's load
+falls on each shape alike:
+
+    python -m benchmarks.recrawl_shapes [--shapes 1000x20,200x100] [--rounds 2] [--calls]
+        [--set KEY=VALUE] [--baseline DIR]
+
+Each crawl is :func:`benchmarks.recrawl_scale.crawl` (a ``maintext crawl sitemap`` over a
+fresh :class:`~benchmarks.scale_universe.Universe` of that shape, a fresh SQLite state, no
+waits, extraction off), checked to export every page once. Round after round, the shapes go
+in turn (the order reversed every other round), and with ``--baseline DIR`` (another version's
+package, as in ``recrawl_scale``) each shape's crawl of both versions one after the other.
+Prints per crawl the crawl process's CPU per page fetched (its own threads, ``spider_opened``
+to ``spider_closed``), its whole process CPU, and its growth from ``spider_opened`` to its peak
+(``VmHWM``) per planned URL; ``--calls`` also runs each crawl under cProfile once a round and
+prints its function calls per page (its whole process: start, crawl and end). At the end, per
+version, each shape's medians and their ratios to the last shape's, and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pstats
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.common import CRAWL_CPU_STAT, RSS_OPENED_STAT, RSS_PEAK_STAT
+from benchmarks.recrawl_scale import T0, crawl
+from benchmarks.scale_universe import Universe
+
+
+@dataclass
+class Figures:
+    """One version's crawls of one shape."""
+
+    cpu_per_page: list[float] = field(default_factory=list)
+    growth_per_url: list[float] = field(default_factory=list)
+    calls_per_page: list[float] = field(default_factory=list)
+
+
+def shape_of(text: str) -> tuple[int, int]:
+    sites, pages = text.lower().split("x")
+    return int(sites), int(pages)
+
+
+def one_crawl(
+    shape: tuple[int, int],
+    settings: dict[str, str],
+    baseline: Path | None,
+    profile: bool,
+) -> tuple[float, float, float, float | None]:
+    """CPU per page, process CPU, growth per URL, and calls per page (with ``profile``)."""
+    universe = Universe(*shape)
+    with universe, tempfile.TemporaryDirectory(prefix="shapes-") as tmp:
+        work = Path(tmp)
+        prof = work / "crawl.prof" if profile else None
+        merged = {
+            **settings,
+            "CRAWL_STATE": str(work / "state.sqlite"),
+            "RECRAWL_NOW": str(T0),
+        }
+        _wall, process_cpu, stats, exported = crawl(universe, work, merged, prof, None, baseline)
+        if exported != universe.urls:
+            raise SystemExit(f"{shape}: {exported} exported, {universe.urls} expected")
+        fetched = sum(v for k, v in universe.hits.items() if k.startswith("page "))
+        growth = (stats[RSS_PEAK_STAT] - stats[RSS_OPENED_STAT]) * 1024 / universe.urls
+        calls = None
+        if prof is not None:
+            calls = pstats.Stats(str(prof)).total_calls / fetched  # type: ignore[attr-defined]
+        return float(stats.get(CRAWL_CPU_STAT, 0.0)) / fetched, process_cpu, growth, calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shapes", default="1000x20,200x100", help="SITESxPAGES, comma-separated")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", action="store_true", help="also a cProfile run a round")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="DIR")
+    args = parser.parse_args()
+    shapes = [shape_of(s) for s in args.shapes.split(",") if s.strip()]
+    settings = {"DOWNLOAD_DELAY": "0", "AUTOTHROTTLE_ENABLED": "False"}
+    settings["EXTRACT_ENABLED"] = "False"
+    settings.update(dict(item.split("=", 1) for item in args.set))
+    versions: list[tuple[str, Path | None]] = [("this tree", None)]
+    if args.baseline:
+        versions.append(("baseline", args.baseline))
+    figures = {(v, s): Figures() for v, _ in versions for s in shapes}
+    print(f"shapes {args.shapes}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    for number in range(args.rounds):
+        order = shapes if number % 2 == 0 else shapes[::-1]
+        for shape in order:
+            runs = versions if number % 2 == 0 else versions[::-1]
+            for label, path in runs:
+                for profile in (False, True) if args.calls else (False,):
+                    cpu, process, growth, calls = one_crawl(shape, settings, path, profile)
+                    entry = figures[(label, shape)]
+                    name = f"{shape[0]}x{shape[1]}"
+                    if calls is not None:
+                        entry.calls_per_page.append(calls)
+                        print(f"  round {number + 1}, {name}, {label}: {calls:,.0f} calls/page")
+                        continue
+                    entry.cpu_per_page.append(cpu)
+                    entry.growth_per_url.append(growth)
+                    print(
+                        f"  round {number + 1}, {name}, {label}: {cpu * 1e3:.2f} ms CPU/page, "
+                        f"process CPU {process:.1f} s, +{growth:.0f} B/planned URL, "
+                        f"load {os.getloadavg()[0]:.1f}",
+                        flush=True,
+                    )
+    _summary(figures, versions, shapes)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def _summary(
+    figures: dict[tuple[str, tuple[int, int]], Figures],
+    versions: list[tuple[str, Path | None]],
+    shapes: list[tuple[int, int]],
+) -> None:
+    last = shapes[-1]
+    for label, _ in versions:
+        ref = figures[(label, last)]
+        for shape in shapes:
+            entry = figures[(label, shape)]
+            cpu = statistics.median(entry.cpu_per_page)
+            line = (
+                f"{label}, {shape[0]}x{shape[1]}: median {cpu * 1e3:.2f} ms CPU/page "
+                f"(x{cpu / statistics.median(ref.cpu_per_page):.2f}), "
+                f"+{statistics.median(entry.growth_per_url):.0f} B/planned URL"
+            )
+            if entry.calls_per_page:
+                calls = statistics.median(entry.calls_per_page)
+                ratio = calls / statistics.median(ref.calls_per_page)
+                line += f", {calls:,.0f} calls/page (x{ratio:.2f})"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
