@@ -55,6 +55,19 @@ GROUP_COLUMNS = 4
 PAGE_COLUMNS = len(PAGE_TYPES)
 #: Columns appended to every block's dense inputs.
 SIZE = PAGE_COLUMNS + GROUP_COLUMNS
+#: Which of them a recipe reads: every column, the type probabilities alone, or the
+#: repeated-structure (listing-profile) columns alone.
+SELECTIONS = {
+    "all": slice(0, SIZE),
+    "types": slice(0, PAGE_COLUMNS),
+    "groups": slice(PAGE_COLUMNS, SIZE),
+}
+
+
+def selection_size(which: str) -> int:
+    """How many columns the selection ``which`` appends."""
+    part = SELECTIONS[which]
+    return int(part.stop - part.start)
 
 
 def group_columns(signatures: Sequence[str], texts: Sequence[str]) -> np.ndarray:
@@ -176,13 +189,16 @@ class PageInputs:
         page = np.broadcast_to(types.astype(np.float32), (n, PAGE_COLUMNS))
         return np.hstack([page, groups]).astype(np.float32), missing
 
-    def attach(self, examples: Sequence[Example]) -> None:
-        """Point every example's ``features.stack`` at its columns."""
+    def attach(self, examples: Sequence[Example], which: str = "all") -> None:
+        """Point every example's ``features.stack`` at its columns of the selection
+        ``which`` (``SELECTIONS``)."""
+        part = SELECTIONS[which]
         missing: Counter[str] = Counter()
         for ex in examples:
-            ex.features.stack, lack = self.columns(ex)
+            columns, lack = self.columns(ex)
+            ex.features.stack = np.ascontiguousarray(columns[:, part])
             missing[lack or "none"] += 1
-        logger.info("page inputs attached: %s", dict(missing))
+        logger.info("page inputs (%s) attached: %s", which, dict(missing))
 
 
 def cost(args: argparse.Namespace) -> None:

@@ -51,7 +51,7 @@ from scrapy_maintext.models.dataset import (
     load_examples,
 )
 from scrapy_maintext.models.dataset import domain_fold as fold_of
-from scrapy_maintext.models.page_inputs import SIZE as PAGE_INPUTS_SIZE
+from scrapy_maintext.models.page_inputs import selection_size
 from scrapy_maintext.models.phrases import SEED_LEADS, learn, seed_phrases
 from scrapy_maintext.models.sources_pages import (
     SECOND_OPINIONS,
@@ -85,16 +85,19 @@ class SourceRecipe:
     name: str
     #: fundus-dev's pages of the other folds, at this page weight (0: not trained on).
     fundus_weight: float = 0.0
-    #: Blocks read the page's type probabilities and their repeated-structure columns
-    #: (``models.page_inputs``, from ``--page-inputs``).
-    page_inputs: bool = False
+    #: Blocks read ``models.page_inputs``' columns (from ``--page-inputs``) of this
+    #: selection: "all" (the page's type probabilities and the block's repeated-structure
+    #: columns), "types" or "groups" alone (``page_inputs.SELECTIONS``); "": none.
+    page_inputs: str = ""
 
 
 RECIPES = {
     "clean": SourceRecipe("clean"),
     "news": SourceRecipe("news", fundus_weight=3.0),
     "news1": SourceRecipe("news1", fundus_weight=1.0),
-    "typed": SourceRecipe("typed", fundus_weight=3.0, page_inputs=True),
+    "typed": SourceRecipe("typed", fundus_weight=3.0, page_inputs="all"),
+    "typeonly": SourceRecipe("typeonly", fundus_weight=3.0, page_inputs="types"),
+    "listonly": SourceRecipe("listonly", fundus_weight=3.0, page_inputs="groups"),
 }
 
 
@@ -140,7 +143,8 @@ def run_one(
     train = train + snippets
     settings = Recipe(stack="", modern_weight=1.0, epochs=args.epochs, seed=args.seed)
     if recipe.page_inputs:
-        settings = replace(settings, stack=PAGE_STACK, stack_size=PAGE_INPUTS_SIZE)
+        size = selection_size(recipe.page_inputs)
+        settings = replace(settings, stack=PAGE_STACK, stack_size=size)
     settings = replace(settings, snippet_weight=SNIPPET_WEIGHT)
     settings.set_weights = (("fundus-dev", recipe.fundus_weight),)
     t0 = time.time()
@@ -211,12 +215,11 @@ def run(args: argparse.Namespace) -> None:
     examples = convention_examples(args.data)
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
     snippets = snippet_examples(args.data)
+    inputs = None
     if any(RECIPES[name].page_inputs for name in args.recipe.split(",")):
         from scrapy_maintext.models.page_inputs import PageInputs
 
         inputs = PageInputs(args.page_inputs)
-        inputs.attach(examples)
-        inputs.attach(snippets)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     runs: list[int | None] = [None]
@@ -229,9 +232,15 @@ def run(args: argparse.Namespace) -> None:
             if path.exists():
                 logger.info("kept %s", path)
                 continue
+            recipe = RECIPES[name]
+            for pages in (examples, snippets):
+                if inputs is not None and recipe.page_inputs:
+                    inputs.attach(pages, recipe.page_inputs)
+                else:
+                    select_stack(pages, "")
             torch.manual_seed(args.seed)
             np.random.seed(args.seed)
-            result, probs = run_one(examples, RECIPES[name], fold, args, shipped, snippets)
+            result, probs = run_one(examples, recipe, fold, args, shipped, snippets)
             save_probs(out / "probs" / path.with_suffix(".npz").name, probs)
             path.write_text(json.dumps(result), encoding="utf-8")
             logger.info("wrote %s (%d s of training)", path, result["train_seconds"])
@@ -383,8 +392,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "run":
         if set(args.recipe.split(",")) - set(RECIPES):
             parser.error(f"--recipe: a comma list of {sorted(RECIPES)}")
-        if "typed" in args.recipe.split(",") and not args.page_inputs:
-            parser.error("--recipe typed needs --page-inputs")
+        if any(RECIPES[n].page_inputs for n in args.recipe.split(",")) and not args.page_inputs:
+            parser.error(f"--recipe {args.recipe} needs --page-inputs")
         if args.without and args.without not in LEFT_OUT:
             parser.error(f"--without: one of {LEFT_OUT}")
         torch.set_num_threads(args.threads)

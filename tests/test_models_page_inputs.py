@@ -16,9 +16,11 @@ from scrapy_maintext.extraction.page_type import PAGE_TYPES  # noqa: E402
 from scrapy_maintext.models.dataset import Example  # noqa: E402
 from scrapy_maintext.models.page_inputs import (  # noqa: E402
     GROUP_COLUMNS,
+    SELECTIONS,
     SIZE,
     PageInputs,
     group_columns,
+    selection_size,
 )
 from scrapy_maintext.models.sources import RECIPES  # noqa: E402
 from scrapy_maintext.models.train import Recipe, net_config  # noqa: E402
@@ -98,3 +100,18 @@ def test_the_typed_recipe_widens_the_models_dense_input() -> None:
     assert RECIPES["typed"].page_inputs and RECIPES["typed"].fundus_weight == 3.0
     assert net_config(Recipe(stack="page", stack_size=SIZE)).dense_size == DENSE_SIZE + SIZE
     assert net_config(Recipe(stack="")).dense_size == DENSE_SIZE
+
+
+def test_a_recipe_reads_the_type_columns_or_the_group_columns_alone(tmp_path: Path) -> None:
+    html = PAGE.format(cards="".join(CARD.format(i=i, words=LONG) for i in range(3)))
+    ex = _example("p2", html)
+    n = len(ex.features)
+    inputs = PageInputs(_saved(tmp_path, ["p1", "p2"], [2, n]))
+    full = inputs.columns(ex)[0]
+    for name, width in (("types", len(PAGE_TYPES)), ("groups", GROUP_COLUMNS)):
+        recipe = RECIPES["typeonly" if name == "types" else "listonly"]
+        assert recipe.page_inputs == name and selection_size(name) == width
+        inputs.attach([ex], name)
+        assert ex.features.model_dense().shape == (n, DENSE_SIZE + width)
+        assert (ex.features.stack == full[:, SELECTIONS[name]]).all()
+    assert selection_size("all") == SIZE
