@@ -3,6 +3,7 @@ WARC files, and where does our step's time go?
 
     python -m benchmarks.datatrove_throughput --data ../shared/data [--pages 300] [--files 2]
         [--tasks 2] [--rounds 5] [--model DIR] [--part pipeline|breakdown|both|inside]
+        [--text-only]
 
 ``--pages`` modern pages of the developer data (wcxb-dev and fundus-dev, taken evenly through
 them, with their real URLs; never committed) are written as ``--files`` WARC files (gzip per
@@ -14,7 +15,9 @@ tasks on as many workers, in an order reversed every round: ``scrapy_maintext.da
 datatrove's ``WarcReader`` + ``Trafilatura`` (its defaults, text only; timeout 30 s like ours),
 each ending in a ``JsonlWriter``. Prints each run's documents and wall time (the executor's:
 task start, sandbox start and model load included), then the ratio ours / Trafilatura per
-round, its minimum and median.
+round, its minimum and median. ``--text-only``: our step as datatrove's asks of trafilatura,
+the text alone (``Maintext(with_metadata=False, images=False)``: no metadata, no pictures),
+for a like-for-like figure beside the default step's.
 
 ``breakdown``: in a fresh process, the parts of our step one by one: importing
 ``scrapy_maintext.datatrove``; in the sandbox process, the language model, the ONNX session,
@@ -67,20 +70,30 @@ def write_warcs(data: Path, pages: int, files: int, folder: Path) -> int:
 # -- The two pipelines ------------------------------------------------------------------------
 
 
-def pipeline(name: str, warcs: Path, out: Path, model: str | None) -> list[Any]:
+#: What ``--text-only`` turns off in our step: what datatrove's Trafilatura step does not do.
+TEXT_ONLY = {"with_metadata": False, "images": False}
+
+
+def pipeline(
+    name: str, warcs: Path, out: Path, model: str | None, text_only: bool = False
+) -> list[Any]:
     from datatrove.pipeline.writers import JsonlWriter
 
     if name == OURS:
         from scrapy_maintext.datatrove import Maintext, WarcReader
 
-        return [WarcReader(str(warcs)), Maintext(model=model), JsonlWriter(str(out))]
+        options = TEXT_ONLY if text_only else {}
+        step = Maintext(model=model, **options)
+        return [WarcReader(str(warcs)), step, JsonlWriter(str(out))]
     from datatrove.pipeline.extractors import Trafilatura
     from datatrove.pipeline.readers import WarcReader as TheirReader
 
     return [TheirReader(str(warcs)), Trafilatura(timeout=30), JsonlWriter(str(out))]
 
 
-def run_once(name: str, warcs: Path, tasks: int, model: str | None) -> dict[str, float]:
+def run_once(
+    name: str, warcs: Path, tasks: int, model: str | None, text_only: bool = False
+) -> dict[str, float]:
     """One executor run of ``name``'s pipeline (in a fresh process): its wall seconds and
     documents written."""
     from datatrove.executor import LocalPipelineExecutor
@@ -88,7 +101,7 @@ def run_once(name: str, warcs: Path, tasks: int, model: str | None) -> dict[str,
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
         executor = LocalPipelineExecutor(
-            pipeline=pipeline(name, warcs, out, model),
+            pipeline=pipeline(name, warcs, out, model, text_only),
             tasks=tasks,
             workers=tasks,
             logging_dir=str(Path(tmp) / "logs"),
@@ -111,6 +124,8 @@ def run_fresh(name: str, warcs: Path, args: argparse.Namespace) -> dict[str, flo
     cmd += ["--child", str(warcs), "--tasks", str(args.tasks)]
     if args.model:
         cmd += ["--model", args.model]
+    if args.text_only:
+        cmd.append("--text-only")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     reap_all()
@@ -141,7 +156,8 @@ def pipelines(args: argparse.Namespace, warcs: Path) -> None:
             f"{what}: {OURS} {min(ours):.1f}-{max(ours):.1f} s, {THEIRS}"
             f" {min(theirs):.1f}-{max(theirs):.1f} s; ours / theirs per round: {listed};"
             f" min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x"
-            f" (tasks={args.tasks}, model={args.model or 'default'})"
+            f" (tasks={args.tasks}, model={args.model or 'default'},"
+            f" {'text only' if args.text_only else 'text and metadata'})"
         )
 
 
@@ -337,12 +353,16 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="Maintext(model=...): a model folder")
     parts = ("pipeline", "breakdown", "both", "inside")
     parser.add_argument("--part", choices=parts, default="both")
+    parser.add_argument(
+        "--text-only", action="store_true", help="our step without metadata and pictures"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--inside", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=(OURS, THEIRS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run is not None:
-        print(json.dumps(run_once(args.run, args.child, args.tasks, args.model)))
+        found = run_once(args.run, args.child, args.tasks, args.model, args.text_only)
+        print(json.dumps(found))
         return
     if args.child is not None:
         breakdown_child(args.child, args.model)
