@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from scrapy_maintext.distributed.fingerprints import RedisFingerprints
-from scrapy_maintext.state.redis_state import RedisCrawlState
+from scrapy_maintext.state.redis.state import RedisCrawlState
 from scrapy_maintext.state.store import Visit, url_key
 from scrapy_maintext.state.validators import Validators
 

@@ -36,7 +36,7 @@ def open_state_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> OpenSt
     """A function opening one crawl state of the backend ``request.param``."""
     if request.param == "sqlite":
         return lambda: CrawlState(tmp_path / "state.sqlite")
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     server: RedisServer = request.getfixturevalue("redis_server")
     redis_client(server).flushall()

@@ -89,7 +89,7 @@ def test_two_workers_share_one_recurring_crawl(
 
 def known_pages(server: RedisServer) -> Any:
     import redis
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     with RedisCrawlState(redis.Redis.from_url(server.url), STATE) as state:
         return state.known_pages()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy_maintext.state.redis_state import KIND, SCHEMA
+from scrapy_maintext.state.redis.state import KIND, SCHEMA
 
 from tests.crawl import QUICK_DISCOVERY, CrawlResult, run_crawl
 from tests.distributed import (
@@ -200,7 +200,7 @@ def test_a_bad_or_unreachable_redis_url_is_one_line(
 def test_the_keys_of_one_state_exactly(redis_server: RedisServer) -> None:
     """The documented delete keeps a state whose name begins with the deleted one's."""
     from scrapy_maintext.distributed.fingerprints import RedisFingerprints
-    from scrapy_maintext.state.redis_state import RedisCrawlState, key_pattern, state_keys
+    from scrapy_maintext.state.redis.state import RedisCrawlState, key_pattern, state_keys
     from scrapy_maintext.state.validators import Validators
 
     client = redis_client(redis_server)

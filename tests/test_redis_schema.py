@@ -75,8 +75,8 @@ def test_a_row_as_stored_is_read_back_as_written(client: Any) -> None:
     """What the scripts write is what :func:`encode` writes, and reads back the same:
     64-bit hashes as text, times as numbers, slashes unescaped, text that is no ASCII, a
     backslash before a slash."""
-    from scrapy_maintext.state.redis_keys import decode, encode
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.keys import decode, encode
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     url = 'https://example.org/ünï/a\\/b.html?q="x"'
     with RedisCrawlState(client, "rows") as state:
@@ -100,13 +100,13 @@ def test_a_row_as_stored_is_read_back_as_written(client: Any) -> None:
 
 @pytest.mark.parametrize("value", ['{"u": "https://example.org/a.html"}', "[1.5]", "[]", "[[]]"])
 def test_what_is_no_row_of_schema_2_is_none(value: str) -> None:
-    from scrapy_maintext.state.redis_keys import decode
+    from scrapy_maintext.state.redis.keys import decode
 
     assert decode(value) is None
 
 
 def test_a_state_of_schema_1_is_refused_in_one_line(client: Any) -> None:
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     write_schema_1(client)
     with pytest.raises(CrawlStateError) as refused:
@@ -138,7 +138,7 @@ def test_a_crawl_on_a_state_of_schema_1_exits_2_in_one_line(
 def test_upgrade_keeps_every_row_and_listing(
     redis_server: RedisServer, client: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     write_schema_1(client)
     client.set("maintext:state:news:held:w1", 1)

@@ -353,7 +353,7 @@ def test_redis_lost_does_not_say_nothing_is_known(news: ChangingSite, tmp_path: 
 def test_a_damaged_listing_is_found_again_from_the_rows(redis_server: RedisServer) -> None:
     """The store itself: a listing of another type is read from the rows (once a run),
     counted, and written again at the next commit; a write that meets one replaces it."""
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
     from scrapy_maintext.state.validators import Validators
 
     client = redis_client(redis_server)

@@ -33,7 +33,7 @@ def client(redis_server: RedisServer) -> Any:
 
 
 def redis_state(client: Any, name: str = "news") -> Any:
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     return RedisCrawlState(client, name)
 

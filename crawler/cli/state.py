@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from scrapy_maintext.state.overview import SiteOverview
-    from scrapy_maintext.state.redis_overview import RedisStateView
+    from scrapy_maintext.state.redis.overview import RedisStateView
     from scrapy_maintext.state.schedule import SchedulePolicy
 
 _EPILOG = """\
@@ -237,8 +237,8 @@ def _redis_state(args: argparse.Namespace, older: bool = False) -> Iterator[Redi
     from scrapy_maintext.distributed.connection import redis_client
     from scrapy_maintext.state.crawl_state import CrawlStateError
     from scrapy_maintext.state.recrawl import redact_url
-    from scrapy_maintext.state.redis_overview import RedisStateView
-    from scrapy_maintext.state.redis_state import redis_cause
+    from scrapy_maintext.state.redis.overview import RedisStateView
+    from scrapy_maintext.state.redis.state import redis_cause
 
     missing = missing_dependency()
     if missing is not None:

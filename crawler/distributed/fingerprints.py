@@ -30,7 +30,7 @@ from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.connection import Breaker, breaker_of, crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.fields.fingerprint import BITS
-from scrapy_maintext.state.redis_state import KEY_PREFIX
+from scrapy_maintext.state.redis.state import KEY_PREFIX
 from scrapy_maintext.vocabulary.names import Stat
 from scrapy_maintext.vocabulary.settings import setting
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy_maintext.distributed import lua
-from scrapy_maintext.state.redis_keys import state_prefix
+from scrapy_maintext.state.redis.keys import state_prefix
 
 if TYPE_CHECKING:
     from redis import Redis

@@ -1,7 +1,7 @@
 """What a recurring crawl remembers between runs (``CRAWL_STATE``): one SQLite file.
 
 The default backend of :class:`~scrapy_maintext.state.store.StateStore` (a distributed
-crawl keeps the same rows in Redis: :mod:`~scrapy_maintext.state.redis_state`).
+crawl keeps the same rows in Redis: :mod:`~scrapy_maintext.state.redis.state`).
 
 Scrapy-free. One row per canonical URL, pages and discovery documents (sitemaps, feeds)
 alike: the validators the server gave (``ETag``, ``Last-Modified``), the date a sitemap or

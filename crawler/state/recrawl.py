@@ -326,7 +326,7 @@ def open_configured(
     if not config.redis_url:
         return open_state(config.path)
     from scrapy_maintext.distributed.connection import crawl_client, redis_client
-    from scrapy_maintext.state.redis_state import RedisCrawlState
+    from scrapy_maintext.state.redis.state import RedisCrawlState
 
     where = redact_url(config.redis_url)
     try:

@@ -3,7 +3,7 @@
 Scrapy-free. Two backends implement :class:`StateStore`: the SQLite file of one machine
 (:class:`~scrapy_maintext.state.crawl_state.CrawlState`, the default) and a named state in
 Redis shared by the workers of a distributed crawl
-(:class:`~scrapy_maintext.state.redis_state.RedisCrawlState`). The rules of a recurring crawl
+(:class:`~scrapy_maintext.state.redis.state.RedisCrawlState`). The rules of a recurring crawl
 (revisions, text hashes, gone pages, listed dates, fingerprints, the adaptive schedule) are
 written once against this interface; the backends only store.
 """

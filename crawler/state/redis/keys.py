@@ -1,7 +1,7 @@
 """The keys of a crawl state kept in Redis, and what each must hold (Scrapy-free).
 
 Under ``maintext:state:NAME`` (``P``; the layout is described in
-:mod:`~scrapy_maintext.state.redis_state`). Every key is checked before it is used: ``P:meta``
+:mod:`~scrapy_maintext.state.redis.state`). Every key is checked before it is used: ``P:meta``
 and the counters when the state opens (refused in one line: :class:`CrawlStateError`),
 rows and listings as they are read (a damaged one is skipped and counted, never a
 traceback).

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from scrapy_maintext.state.overview import DAY, SiteOverview, matching_sites, site_overview
-from scrapy_maintext.state.redis_keys import check_meta, check_name, decode, state_prefix, text
+from scrapy_maintext.state.redis.keys import check_meta, check_name, decode, state_prefix, text
 from scrapy_maintext.state.schedule import SchedulePolicy, due_at
 from scrapy_maintext.state.sqlite_schema import prefix_length
 from scrapy_maintext.state.store import CrawlStateError, url_key
@@ -41,7 +41,7 @@ class RedisStateView:
 
     def upgrade(self) -> int:
         """The state brought to this version's schema (``--upgrade``): the rows rewritten."""
-        from scrapy_maintext.state.redis_upgrade import upgrade
+        from scrapy_maintext.state.redis.upgrade import upgrade
 
         schema = int(self.client.hget(f"{self.prefix}:meta", "schema") or 0)
         return upgrade(self.client, self.prefix, self.path, schema)

@@ -3,7 +3,7 @@
 
 Schema 1 kept each row as a JSON object of every field, the listing sitemap's URL in it, and
 each listing under ``P:src:<sitemap URL>``; schema 2 keeps a row as a JSON array and numbers
-the sitemaps (:mod:`~scrapy_maintext.state.redis_keys`). A crawl refuses a state of schema 1
+the sitemaps (:mod:`~scrapy_maintext.state.redis.keys`). A crawl refuses a state of schema 1
 in one line that names this command. The upgrade refuses while a crawl holds the state; it
 can be run again after it was interrupted (a row or listing already moved is left as it is),
 and the schema is set last.
@@ -15,7 +15,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from scrapy_maintext.state.redis_keys import SCHEMA, decode, decode_v1, encode, text
+from scrapy_maintext.state.redis.keys import SCHEMA, decode, decode_v1, encode, text
 from scrapy_maintext.state.store import CrawlStateError
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ under ``maintext:state:NAME`` (``P``):
 
 - ``P:meta`` what the keys are (``kind``, ``schema``): keys of anything else are refused;
 - ``P:u:<key>`` one string per URL (``key`` as in the SQLite file), a JSON array of its
-  fields in a fixed order (:data:`FIELDS`, :func:`~scrapy_maintext.state.redis_keys.encode`:
+  fields in a fixed order (:data:`FIELDS`, :func:`~scrapy_maintext.state.redis.keys.encode`:
   times and counts as numbers, 64-bit hashes as text, which Lua's doubles would not keep);
   a hash per URL, or per bucket of URLs, would be kept by Redis as a table (a row with its
   URL is longer than a compact hash's 64-byte values) and cost more;
@@ -20,8 +20,8 @@ under ``maintext:state:NAME`` (``P``):
 - ``P:held:<worker>`` a worker of a crawl holds the state (expires after
   ``DISTRIBUTED_WORKER_TIMEOUT``): ``maintext state --forget`` refuses meanwhile.
 
-What each key must hold, and the checks, are in :mod:`~scrapy_maintext.state.redis_keys`;
-the scripts that write rows in :mod:`~scrapy_maintext.state.redis_scripts`.
+What each key must hold, and the checks, are in :mod:`~scrapy_maintext.state.redis.keys`;
+the scripts that write rows in :mod:`~scrapy_maintext.state.redis.scripts`.
 
 A name may hold ':', so ``P:*`` also matches the keys of a state named ``NAME:de``;
 :func:`state_keys` finds one state's keys exactly.
@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from scrapy_maintext.state import redis_scripts as lua
-from scrapy_maintext.state.redis_keys import (
+from scrapy_maintext.state.redis import scripts as lua
+from scrapy_maintext.state.redis.keys import (
     KEY_PREFIX,
     KIND,
     SCHEMA,

@@ -1,10 +1,10 @@
 """The Lua scripts that write a crawl state kept in Redis: each reads, changes and writes
-one row inside Redis (:mod:`~scrapy_maintext.state.redis_state` runs them in one
+one row inside Redis (:mod:`~scrapy_maintext.state.redis.state` runs them in one
 ``MULTI``/``EXEC``)."""
 
 from __future__ import annotations
 
-#: Lua helpers: a row read and written (schema 2, :func:`~scrapy_maintext.state.redis_keys.encode`
+#: Lua helpers: a row read and written (schema 2, :func:`~scrapy_maintext.state.redis.keys.encode`
 #: writes the same; ``cjson``'s escaped ``/`` taken out), a field set or deleted (``''`` is
 #: none), a sitemap's number (given at its first listing: ``P:src`` and ``P:srcid``), a URL
 #: moved to the sitemap that lists it now. A listing key that is no set (damaged by hand)
