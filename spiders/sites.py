@@ -180,6 +180,13 @@ class SiteState:
     #: Recurring crawl: something of this site did not end cleanly (a page failed, the
     #: plan was cut by max_pages or since): its sitemaps' and feeds' rows are not saved.
     incomplete: bool = False
+    #: How many pages were planned (``scheduled``), kept when a done site forgets its plan.
+    planned_when_done: int = 0
+
+    def planned_count(self) -> int:
+        """Pages planned for this site so far (the report's "planned"), also once the
+        site's plan is forgotten."""
+        return max(len(self.scheduled), self.planned_when_done)
 
     def is_done(self) -> bool:
         """Discovery answered and every planned page handed to the downloader."""
@@ -190,6 +197,7 @@ class SiteState:
         URLs requested or set aside, the sitemaps seen): kept for every site until the
         crawl's end, they were most of a broad crawl's memory per URL. Only once the site
         is done and its discovery cannot start again (no explore mode)."""
+        self.planned_when_done = self.planned_count()
         self.plan = _DONE_PLAN
         self.scheduled = self.sitemaps_seen = self.links_seen = self.unchanged = _DONE_URLS
 

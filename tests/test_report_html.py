@@ -141,12 +141,12 @@ def test_html_report_of_a_crawl_holds_the_json_numbers_and_every_plot(
     # Politeness as the report shows it: the Crawl-delay is the site's delay. Single gaps
     # are estimates on both clocks (the report: a response's arrival less its latency; the
     # server: when its thread got to the request), each off by tens of milliseconds on a
-    # loaded machine; the mean gap is not, and the report's shortest gap shows the delay's
-    # order.
+    # loaded machine; the mean gap is not (only its two ends' lateness, up to 0.1 s together
+    # here, spread over the gaps), and the report's shortest gap shows the delay's order.
     small = by_site[small_site.base_url]
     starts = sorted(hit.time for hit in small_site.hits if hit.path != "/robots.txt")
     mean_gap = (starts[-1] - starts[0]) / (len(starts) - 1)
-    assert small["delay"] == 0.3 and mean_gap >= 0.3
+    assert small["delay"] == 0.3 and mean_gap >= 0.3 - 0.1 / (len(starts) - 1)
     assert small["min_gap"] >= 0.3 * 0.5
     hostile = by_site[hostile_site.base_url]
     assert sum(hostile["extracted"].values()) > 0

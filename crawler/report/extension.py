@@ -261,7 +261,8 @@ class CrawlReport:
         """Planned pages and failures of the discovery spiders' sites."""
         for key, state in (spider_plan(self.crawler.spider) or {}).items():
             report = self.site(key)
-            report.planned = len(getattr(state, "scheduled", ()))
+            count = getattr(state, "planned_count", None)
+            report.planned = count() if callable(count) else len(getattr(state, "scheduled", ()))
             report.failure = getattr(state, "failure", None)
 
     def is_broad(self) -> bool:
