@@ -31,6 +31,14 @@ def redis_client(server: RedisServer) -> Any:
     return redis.Redis.from_url(server.url)
 
 
+@pytest.fixture(name="client")
+def empty_redis_fixture(redis_server: RedisServer) -> Any:
+    """A client of the module's Redis server, emptied first."""
+    found = redis_client(redis_server)
+    found.flushall()
+    return found
+
+
 @pytest.fixture(params=BACKENDS, name="open_state")
 def open_state_fixture(request: pytest.FixtureRequest, tmp_path: Path) -> OpenState:
     """A function opening one crawl state of the backend ``request.param``."""

@@ -17,7 +17,11 @@ from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.distributed import news_site
 from tests.recrawl_site import ChangingSite
 from tests.redis_server import RedisServer
-from tests.state_backends import redis_client, redis_server_fixture  # noqa: F401 (a fixture)
+from tests.state_backends import (  # noqa: F401 (fixtures)
+    empty_redis_fixture,
+    redis_client,
+    redis_server_fixture,
+)
 
 pytest.importorskip("redis")
 #: Fixtures.
@@ -44,13 +48,6 @@ OLD_ROWS = {
     "https://example.org/b.html": {"u": "https://example.org/b.html", "r": "0", "s": SITEMAP},
     SITEMAP: {"u": SITEMAP, "r": "0", "d": "1", "e": '"s1"'},
 }
-
-
-@pytest.fixture
-def client(redis_server: RedisServer) -> Any:
-    found = redis_client(redis_server)
-    found.flushall()
-    return found
 
 
 def write_schema_1(client: Any, name: str = "news") -> None:

@@ -15,21 +15,17 @@ from scrapy_maintext.state.validators import Validators
 
 from tests.crawl import QUICK_DISCOVERY, run_crawl
 from tests.distributed import redis_or_skip
-from tests.redis_server import RedisServer
 from tests.sites import TestSiteServer
-from tests.state_backends import redis_client, redis_server_fixture  # noqa: F401 (a fixture)
+from tests.state_backends import (  # noqa: F401 (fixtures)
+    empty_redis_fixture,
+    redis_client,
+    redis_server_fixture,
+)
 
 pytest.importorskip("redis")
 
 URL = "https://example.org/a.html"
 SITEMAP = "https://example.org/sitemap.xml"
-
-
-@pytest.fixture
-def client(redis_server: RedisServer) -> Any:
-    found = redis_client(redis_server)
-    found.flushall()
-    return found
 
 
 def redis_state(client: Any, name: str = "news") -> Any:

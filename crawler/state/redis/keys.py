@@ -240,20 +240,21 @@ class SitemapNumbers:
         """The URL of the sitemap numbered ``number``."""
         if number is None:
             return None
-        found = self._urls.get(number)
-        if found is None:
-            found = self._read(f"{self.prefix}:srcid", number)
-            if found is not None:
-                self._urls[number], self._numbers[found] = found, number
-        return found
+        return self._looked_up(self._urls, self._numbers, f"{self.prefix}:srcid", number)
 
     def number(self, url: str) -> str | None:
         """The number of the sitemap ``url``; None while it listed nothing."""
-        found = self._numbers.get(url)
+        return self._looked_up(self._numbers, self._urls, f"{self.prefix}:src", url)
+
+    def _looked_up(
+        self, known: dict[str, str], back: dict[str, str], key: str, field: str
+    ) -> str | None:
+        """``field`` of the hash ``key``, kept in ``known`` with its way back in ``back``."""
+        found = known.get(field)
         if found is None:
-            found = self._read(f"{self.prefix}:src", url)
+            found = self._read(key, field)
             if found is not None:
-                self._numbers[url], self._urls[found] = found, url
+                known[field], back[found] = found, field
         return found
 
     def _read(self, key: str, field: str) -> str | None:
