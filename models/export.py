@@ -21,6 +21,7 @@ from scrapy_maintext.models.dataset import (
 )
 from scrapy_maintext.models.net import BlockNet, Ensemble
 from scrapy_maintext.neural import features as feat
+from scrapy_maintext.neural.groups import SlotInputs
 from scrapy_maintext.neural.inference import INPUT_NAMES as RUN_INPUTS
 from scrapy_maintext.neural.stack import ALIGN_N
 
@@ -96,7 +97,7 @@ def write_config(
 ) -> None:
     config = {
         "version": out.name,
-        "stack": extra["training"]["recipe"]["stack"],
+        "stack": extra["training"]["recipe"]["stack"] if not extra.get("slots") else "",
         "max_len": RUN_MAX_LEN,
         "overlap": RUN_OVERLAP,
         **{k: decoding[k] for k in ("threshold", "smooth_margin", "min_confidence", "min_chars")},
@@ -161,6 +162,8 @@ def export_model(
     }
     if recipe.keep_hidden:
         extra["segment"] = {"keep_hidden": True}
+    if getattr(recipe, "slots", False):
+        extra["slots"] = asdict(SlotInputs())
     write_config(out, model, decoding, extra)
     state = {"state": model.state_dict(), "net": model.cfg.to_dict()}
     torch.save(state, CACHE_DIR / f"blocknet-{out.name}.pt")

@@ -12,10 +12,10 @@ block's place in a repeated structure:
   folds (``models.page_type``' folds, by registered domain), every other page (the
   evaluation-only sets, Readability's training sites, the snippet set) by the model of all
   labelled pages, as at run time;
-* what rs-trafilatura's listing profile looks for, as inputs rather than a rule: the block's
-  *slot* (the blocks sharing its element path, ``neural.groups.path_signature``) has 3 rows
-  or more; the slot's size (log); its share of the page's characters; its rows' mean words
-  (over 15 words: an item with text of its own rather than a label).
+* what rs-trafilatura's listing profile looks for, as inputs rather than a rule
+  (``neural.groups.slot_columns``, which v7 computes at run time): the block's *slot* (the
+  blocks sharing its element path) has 3 rows or more; the slot's size (log); its share of
+  the page's characters; its rows' mean words (15 or more: items with text of their own).
 
 ``build`` writes ``DIR/page-inputs.npz`` (ids, per page the type probabilities and its
 blocks' group columns end to end) and ``DIR/page-types.json`` (id -> [type, probability], as
@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,22 +36,17 @@ from lxml import html as lxml_html
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.extraction.page_type import PAGE_TYPES, page_features
-from scrapy_maintext.models.dataset import Example, domain_fold, iter_pages
+from scrapy_maintext.models.dataset import Example, Page, domain_fold, iter_pages
 from scrapy_maintext.models.page_type import FOLDED, OTHERS, Table, fit_chosen, labels_of
 from scrapy_maintext.models.systems import parse_html
 from scrapy_maintext.neural.features import featurize
-from scrapy_maintext.neural.groups import path_signatures
-from scrapy_maintext.neural.segment import segment
+from scrapy_maintext.neural.groups import SLOT_COLUMNS, SlotInputs, path_signatures, slot_columns
+from scrapy_maintext.neural.segment import RawBlock, segment
 
 logger = logging.getLogger(__name__)
 
 SNIPPETS = "trafilatura"
-#: Fewest blocks sharing an element path that make a repeated structure (rs-trafilatura's
-#: listing profile: 3 or more sibling items).
-MIN_ROWS = 3
-#: Mean words per row above which a slot's rows are items with text of their own.
-ITEM_WORDS = 15
-GROUP_COLUMNS = 4
+GROUP_COLUMNS = SLOT_COLUMNS
 PAGE_COLUMNS = len(PAGE_TYPES)
 #: Columns appended to every block's dense inputs.
 SIZE = PAGE_COLUMNS + GROUP_COLUMNS
@@ -70,23 +65,31 @@ def selection_size(which: str) -> int:
     return int(part.stop - part.start)
 
 
-def group_columns(signatures: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-    """Per block: in a slot of ``MIN_ROWS`` rows or more; log of the slot's rows; the slot's
-    share of the page's characters; its rows' mean words at least ``ITEM_WORDS``."""
-    chars = np.array([len(t) for t in texts], dtype=np.float64)
-    words = np.array([len(t.split()) for t in texts], dtype=np.float64)
-    members: dict[str, list[int]] = defaultdict(list)
-    for i, sig in enumerate(signatures):
-        members[sig].append(i)
-    out = np.zeros((len(signatures), GROUP_COLUMNS), dtype=np.float32)
-    total = max(float(chars.sum()), 1.0)
-    for idx in members.values():
-        if len(idx) < MIN_ROWS:
-            continue
-        out[idx, 0] = 1.0
-        out[idx, 1] = np.log1p(len(idx)) / 5.0
-        out[idx, 2] = float(chars[idx].sum()) / total
-        out[idx, 3] = float(words[idx].mean() >= ITEM_WORDS)
+def group_columns(raw: Sequence[RawBlock]) -> np.ndarray:
+    """The repeated-structure columns of a page's blocks, as v7 reads them at run time
+    (``neural.groups.slot_columns`` with the default ``SlotInputs``)."""
+    return slot_columns(path_signatures(raw), [b.text for b in raw], SlotInputs())
+
+
+def page_blocks(page: Page) -> list[RawBlock] | None:
+    """``page``'s blocks as its training example segmented them (``dataset.build_example``;
+    the snippet set: ``models.snippets``); None when it cannot be parsed."""
+    try:
+        tree = (
+            parse_html(page.html) if page.dataset == SNIPPETS else lxml_html.fromstring(page.html)
+        )
+        return segment(tree, False)
+    except Exception:  # unparsable: no example was built either
+        return None
+
+
+def slot_inputs(data: str, sets: Sequence[str]) -> dict[str, np.ndarray]:
+    """Every page's blocks' repeated-structure columns, by page id, for the sets ``sets``."""
+    out = {}
+    for page in iter_pages(data, tuple(sets)):
+        raw = page_blocks(page)
+        if raw is not None:
+            out[page.id] = group_columns(raw)
     return out
 
 
@@ -106,16 +109,9 @@ def _page_rows(data: str) -> tuple[Table, dict[str, np.ndarray]]:
         sets.append(page.dataset)
         sites.append(page.site)
         labels.append(page.page_type or ("article" if page.dataset == "fundus-dev" else ""))
-        try:
-            own = (
-                parse_html(page.html)
-                if page.dataset == SNIPPETS
-                else lxml_html.fromstring(page.html)
-            )
-            raw = segment(own, False)
-        except Exception:  # unparsable: no example was built either
-            continue
-        groups[page.id] = group_columns(path_signatures(raw), [b.text for b in raw])
+        raw = page_blocks(page)
+        if raw is not None:
+            groups[page.id] = group_columns(raw)
     return Table(ids, sets, sites, labels, np.vstack(rows)), groups
 
 
@@ -216,7 +212,7 @@ def cost(args: argparse.Namespace) -> None:
             raw = segment(tree, False)
             featurize(raw)
             t1 = clock()
-            group_columns(path_signatures(raw), [b.text for b in raw])
+            group_columns(raw)
             spent["segment+featurize"] += t1 - t0
             spent["groups"] += clock() - t1
     base = spent["segment+featurize"]

@@ -34,6 +34,7 @@ from scrapy_maintext.models.pack import load_pack
 from scrapy_maintext.models.snippets import snippet_examples
 from scrapy_maintext.models.tune import predict_page, tune_decoding
 from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
+from scrapy_maintext.neural.groups import SLOT_COLUMNS
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR
 from scrapy_maintext.neural.stack import REFERENCES, STACK_SIZE
 
@@ -83,6 +84,13 @@ class Recipe:
     set_weights: tuple[tuple[str, float], ...] = ()
     #: Columns ``stack`` adds to the dense inputs (``models.page_inputs``' differ).
     stack_size: int = STACK_SIZE
+    #: Blocks read their repeated-structure columns (``neural.groups.slot_columns``, v7)
+    #: instead of a reference: ``stack`` is then ``SLOTS``.
+    slots: bool = False
+
+
+#: ``Recipe.stack`` of a model that reads the slot columns (no trafilatura reference).
+SLOTS = "slots"
 
 
 def trains_on(ex: Example, recipe: Recipe) -> bool:
@@ -253,6 +261,22 @@ def fit_ensemble(train: list[Example], val: list[Example], recipe: Recipe) -> Bl
     return model.eval()
 
 
+def attach_slots(examples: list[Example], data: str) -> None:
+    """Point every example's ``features.stack`` at its blocks' slot columns, computed from
+    its page as at run time; zeros (no slot), as in the site-fold runs, for a page whose
+    blocks differ in number from its example's (counted)."""
+    from scrapy_maintext.models.page_inputs import slot_inputs
+
+    columns = slot_inputs(data, sorted({e.dataset for e in examples}))
+    missing = 0
+    for ex in examples:
+        found = columns.get(ex.id)
+        if found is None or len(found) != len(ex.features):
+            found, missing = np.zeros((len(ex.features), SLOT_COLUMNS), np.float32), missing + 1
+        ex.features.stack = found
+    logger.info("slot columns of %d pages (%d without)", len(examples), missing)
+
+
 def set_weight(spec: str, parser: argparse.ArgumentParser) -> tuple[str, float]:
     name, _, weight = spec.partition("=")
     try:
@@ -283,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--keep-hidden", action="store_true", help="blocks hidden by markup too, marked so"
     )
+    parser.add_argument(
+        "--slots", action="store_true", help="blocks read their repeated-structure columns (v7)"
+    )
     parser.add_argument("--datasets", default="", help="comma list of sets to train on (all)")
     parser.add_argument("--whole", default="", help="comma list of sets trained on whole")
     parser.add_argument(
@@ -298,6 +325,10 @@ def main(argv: list[str] | None = None) -> None:
     recipe.set_weights = tuple(set_weight(x, parser) for x in args.set_weight)
     if recipe.snippet_weight and recipe.stack:
         parser.error("--snippet-weight needs --stack '': snippet pages have no stacking inputs")
+    if args.slots:
+        if args.pack or args.keep_hidden:
+            parser.error("--slots needs --data and the default segmentation")
+        recipe.stack, recipe.stack_size, recipe.slots = SLOTS, SLOT_COLUMNS, True
     random.seed(recipe.seed)
     np.random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
@@ -314,11 +345,13 @@ def main(argv: list[str] | None = None) -> None:
     examples = [e for e in loaded if trains_on(e, recipe)]
     for example in examples:
         follow_convention(example)
-    select_stack(examples, recipe.stack)
+    select_stack(examples, "" if recipe.slots else recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]
     if recipe.snippet_weight:
         train += snippet_examples(args.data, recipe.keep_hidden)
+    if recipe.slots:
+        attach_slots(train + val, args.data)
     logger.info("train %d pages, validation %d pages, %s", len(train), len(val), recipe)
     model = fit_ensemble(train, val, recipe)
     decoding = tune_decoding(model, val)

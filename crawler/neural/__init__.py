@@ -21,7 +21,7 @@ from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.comparison import comparison_pays
 from scrapy_maintext.neural.decision import DecodeParams, decide
 from scrapy_maintext.neural.features import PageFeatures, featurize
-from scrapy_maintext.neural.groups import GroupParams, path_signatures
+from scrapy_maintext.neural.groups import GroupParams, SlotInputs, path_signatures, slot_columns
 from scrapy_maintext.neural.groups import keep_groups as keep_group_slots
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
 from scrapy_maintext.neural.repeats import drop_repeated_runs
@@ -107,6 +107,10 @@ class NeuralExtractor:
         self.cascade = _cascade(model, cfg.extra.get("cascade"))
         #: Repeated structures kept as a group (``neural.groups``), when the folder says so.
         self.groups = GroupParams.from_config(cfg.extra.get("groups"))
+        #: The repeated-structure inputs the model reads (v7), when the folder says so.
+        self.slots = SlotInputs.from_config(cfg.extra.get("slots"))
+        if self.slots is not None and self.needs_reference:
+            raise ValueError(f"model {self.version}: slot inputs and stacking exclude each other")
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None) -> NeuralExtractor:
@@ -164,7 +168,11 @@ class NeuralExtractor:
         return raw, self._stacked(_Page(tree, url, reference, raw), featurize(raw))
 
     def _stacked(self, page: _Page, feats: PageFeatures) -> PageFeatures:
-        """``feats`` with this model's stacking columns, when it has any."""
+        """``feats`` with this model's stacking or slot columns, when it has any."""
+        if self.slots is not None:
+            texts = [b.text for b in page.raw]
+            columns = slot_columns(page.signatures(), texts, self.slots)
+            return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, columns)
         if not self.needs_reference or not page.raw:
             return feats
         # trafilatura takes seconds on hostile giant pages; past this size the model reads
@@ -204,7 +212,7 @@ class NeuralExtractor:
             return result
         keep, signatures = decision.keep, None
         if self.groups is not None:
-            signatures = path_signatures(raw)
+            signatures = page.signatures()
             keep = keep_group_slots(signatures, lengths, keep, self.groups)
         keep = drop_repeated_runs(raw, keep)
         blocks = [b.to_block() for b, k in zip(raw, keep, strict=True) if k]
@@ -231,6 +239,13 @@ class _Page:
     raw: list[RawBlock]
     #: Set when a stacking model's reference was skipped for the page's size.
     reference_skipped: bool = False
+    _signatures: list[str] | None = None
+
+    def signatures(self) -> list[str]:
+        """The blocks' path signatures, computed once for the inputs and the decoding."""
+        if self._signatures is None:
+            self._signatures = path_signatures(self.raw)
+        return self._signatures
 
 
 def _cascade(model: BlockModel, spec: Any) -> Cascade | None:

@@ -10,6 +10,10 @@ is decided as a whole: kept entirely when the model kept at least ``keep_share``
 blocks (by count), else left as the model decided. The parameters live in the model folder's
 ``config.json`` (``"groups"``), chosen by site folds (``models.protocol``, in git at
 bcbbc68); a folder without them decodes as before.
+
+A model may also *read* the repeated structures (v7, ``config.json`` ``"slots"``): every
+block gets ``SLOT_COLUMNS`` inputs describing its slot, what rs-trafilatura's listing profile
+looks for, as inputs rather than a rule (``slot_columns``).
 """
 
 from __future__ import annotations
@@ -46,6 +50,54 @@ class GroupParams:
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 2:
             raise ValueError("groups.min_rows must be an integer >= 2")
         return cls(rows, _share(share, "keep_share"), _share(page, "min_page_share"))
+
+
+#: Inputs ``slot_columns`` appends to every block's dense inputs.
+SLOT_COLUMNS = 4
+
+
+@dataclass(frozen=True)
+class SlotInputs:
+    """How a model with slot inputs reads the repeated structures (``config.json``
+    ``"slots"``; the defaults are what ``models.page_inputs`` trains with)."""
+
+    #: Fewest blocks sharing a path signature that make a repeated structure (3 or more
+    #: sibling items, as rs-trafilatura's listing profile).
+    min_rows: int = 3
+    #: Mean words per row from which a slot's rows are items with text of their own rather
+    #: than labels.
+    item_words: int = 15
+
+    @classmethod
+    def from_config(cls, spec: Any) -> SlotInputs | None:
+        if spec is None:
+            return None
+        if not isinstance(spec, dict):
+            raise ValueError("slots must be an object with min_rows and item_words")
+        rows, words = spec.get("min_rows"), spec.get("item_words")
+        for name, value in (("min_rows", rows), ("item_words", words)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"slots.{name} must be a positive integer")
+        return cls(rows, words)
+
+
+def slot_columns(signatures: Sequence[str], texts: Sequence[str], params: SlotInputs) -> np.ndarray:
+    """``N x SLOT_COLUMNS`` float32, per block: in a slot of ``min_rows`` rows or more; the
+    slot's rows (log); the slot's share of the page's characters; its rows' mean words at
+    least ``item_words``. Zeros for a block in no such slot."""
+    out = np.zeros((len(signatures), SLOT_COLUMNS), dtype=np.float32)
+    found = slots(signatures, params.min_rows)
+    if not found:
+        return out
+    chars = np.fromiter((len(t) for t in texts), dtype=np.float64, count=len(texts))
+    total = max(float(chars.sum()), 1.0)
+    for idx in found:
+        words = sum(len(texts[i].split()) for i in idx) / len(idx)
+        out[idx, 0] = 1.0
+        out[idx, 1] = np.log1p(len(idx)) / 5.0
+        out[idx, 2] = float(chars[idx].sum()) / total
+        out[idx, 3] = float(words >= params.item_words)
+    return out
 
 
 def _share(value: Any, name: str) -> float:

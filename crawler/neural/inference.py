@@ -14,6 +14,7 @@ import numpy as np
 import onnxruntime as ort
 from scrapy_maintext.neural import features
 from scrapy_maintext.neural.features import PageFeatures
+from scrapy_maintext.neural.groups import SLOT_COLUMNS
 from scrapy_maintext.neural.stack import STACK_SIZE
 
 logger = logging.getLogger(__name__)
@@ -60,9 +61,16 @@ class ModelMismatchError(ValueError):
     """A model whose sizes do not fit the feature code: its predictions would be noise."""
 
 
+def added_columns(config: ModelConfig) -> int:
+    """Inputs the model reads beside the dense statistics: trafilatura's stacking columns
+    (``neural.stack``) or the repeated-structure columns (``neural.groups.slot_columns``)."""
+    if config.stack or config.extra.get("stack"):
+        return STACK_SIZE
+    return SLOT_COLUMNS if config.extra.get("slots") is not None else 0
+
+
 def check_sizes(config: ModelConfig, session: ort.InferenceSession, model_dir: Path) -> None:
     """Refuse a model whose config.json or ONNX inputs disagree with the feature code."""
-    stacked = bool(getattr(config, "stack", "") or config.extra.get("stack"))
     expected = {
         "dense_size": (config.dense_size, features.DENSE_SIZE),
         "hash_size": (config.hash_size, features.HASH_SIZE),
@@ -72,7 +80,7 @@ def check_sizes(config: ModelConfig, session: ort.InferenceSession, model_dir: P
     widths = {
         "struct_ids": features.STRUCT_SLOTS,
         "word_ids": features.WORD_SLOTS,
-        "dense": features.DENSE_SIZE + (STACK_SIZE if stacked else 0),
+        "dense": features.DENSE_SIZE + added_columns(config),
     }
     for model_input in session.get_inputs():
         width = model_input.shape[-1] if model_input.shape else None
@@ -114,8 +122,8 @@ class BlockModel:
 
     def predict(self, feats: PageFeatures) -> np.ndarray:
         """Content probability per block; long pages run in overlapping windows."""
-        if self.config.stack and feats.stack is None:
-            raise ValueError(f"model {self.config.version} needs stacking features")
+        if feats.stack is None and added_columns(self.config):
+            raise ValueError(f"model {self.config.version} needs stacking or slot inputs")
         arrays = (feats.model_dense(), feats.struct_ids, feats.word_ids)
         logits = windowed(
             lambda lo, hi: self._run(arrays, lo, hi),
