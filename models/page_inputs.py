@@ -93,6 +93,25 @@ def slot_inputs(data: str, sets: Sequence[str]) -> dict[str, np.ndarray]:
     return out
 
 
+#: ``Example.stacks`` key of the page's slot columns (``attach_slot_stacks``).
+SLOT_STACK = "slots"
+
+
+def attach_slot_stacks(examples: Sequence[Example], data: str) -> int:
+    """Every example's slot columns under ``stacks[SLOT_STACK]``, computed from its page as
+    at run time; zeros, as in the site-fold runs, where its blocks differ in number from the
+    example's. Returns how many pages got zeros."""
+    columns = slot_inputs(data, sorted({e.dataset for e in examples}))
+    missing = 0
+    for ex in examples:
+        found = columns.get(ex.id)
+        if found is None or len(found) != len(ex.features):
+            found, missing = np.zeros((len(ex.features), SLOT_COLUMNS), np.float32), missing + 1
+        ex.stacks[SLOT_STACK] = found
+    logger.info("slot columns of %d pages (%d without)", len(examples), missing)
+    return missing
+
+
 def _page_rows(data: str) -> tuple[Table, dict[str, np.ndarray]]:
     """Every page's type features (``Table``, as ``models.page_type`` builds it, plus the
     snippet set, unlabelled) and its blocks' group columns, each page parsed as its

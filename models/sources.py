@@ -51,7 +51,7 @@ from scrapy_maintext.models.dataset import (
     load_examples,
 )
 from scrapy_maintext.models.dataset import domain_fold as fold_of
-from scrapy_maintext.models.page_inputs import selection_size
+from scrapy_maintext.models.page_inputs import attach_slot_stacks, selection_size
 from scrapy_maintext.models.phrases import SEED_LEADS, learn, seed_phrases
 from scrapy_maintext.models.sources_pages import (
     SECOND_OPINIONS,
@@ -214,6 +214,8 @@ def run(args: argparse.Namespace) -> None:
 
     examples = convention_examples(args.data)
     shipped = [Shipped(v) for v in args.shipped.split(",") if v]
+    if any(m.needs_slots for m in shipped):
+        attach_slot_stacks(examples, args.data)
     snippets = snippet_examples(args.data)
     inputs = None
     if any(RECIPES[name].page_inputs for name in args.recipe.split(",")):
@@ -337,6 +339,8 @@ def frozen(args: argparse.Namespace) -> None:
         args.data, lambda e: e.dataset in EVALUATED and e.split == "test"
     )
     first, *others = [Shipped(v) for v in args.shipped.split(",") if v]
+    if any(m.needs_slots for m in (first, *others)):
+        attach_slot_stacks(examples, args.data)
     phrases = shipped_phrases()
     texts = other_texts(args, {ex.id for ex in examples})
     pages = [

@@ -19,9 +19,11 @@ from scrapy_maintext.models.dataset import (
     Example,
 )
 from scrapy_maintext.models.metrics import prf, tokens
+from scrapy_maintext.models.page_inputs import SLOT_STACK
 from scrapy_maintext.models.tune import block_lengths
 from scrapy_maintext.models.wcxb import word_prf
 from scrapy_maintext.neural.decision import decide
+from scrapy_maintext.neural.features import PageFeatures
 
 #: ``neural.features``' dense column of the share of a block's characters in links.
 LINK_SHARE_COLUMN = 2
@@ -133,8 +135,18 @@ class Shipped:
         self.name = folder.name
         self.extractor = NeuralExtractor.load(folder)
 
+    @property
+    def needs_slots(self) -> bool:
+        """Whether the model reads the slot columns (v7): ``page_inputs.attach_slot_stacks``
+        first."""
+        return self.extractor.slots is not None
+
     def decide(self, ex: Example) -> tuple[np.ndarray, bool]:
-        probs = self.extractor.model.predict(ex.features)
+        feats = ex.features
+        if self.needs_slots:
+            slot_stack = ex.stacks[SLOT_STACK]  # models.page_inputs.attach_slot_stacks
+            feats = PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, slot_stack)
+        probs = self.extractor.model.predict(feats)
         decision = decide(probs, block_lengths(ex), self.extractor.params)
         return decision.keep, decision.fallback
 

@@ -263,18 +263,12 @@ def fit_ensemble(train: list[Example], val: list[Example], recipe: Recipe) -> Bl
 
 def attach_slots(examples: list[Example], data: str) -> None:
     """Point every example's ``features.stack`` at its blocks' slot columns, computed from
-    its page as at run time; zeros (no slot), as in the site-fold runs, for a page whose
-    blocks differ in number from its example's (counted)."""
-    from scrapy_maintext.models.page_inputs import slot_inputs
+    its page as at run time (``page_inputs.attach_slot_stacks``)."""
+    from scrapy_maintext.models.page_inputs import SLOT_STACK, attach_slot_stacks
 
-    columns = slot_inputs(data, sorted({e.dataset for e in examples}))
-    missing = 0
+    attach_slot_stacks(examples, data)
     for ex in examples:
-        found = columns.get(ex.id)
-        if found is None or len(found) != len(ex.features):
-            found, missing = np.zeros((len(ex.features), SLOT_COLUMNS), np.float32), missing + 1
-        ex.features.stack = found
-    logger.info("slot columns of %d pages (%d without)", len(examples), missing)
+        ex.features.stack = ex.stacks[SLOT_STACK]
 
 
 def set_weight(spec: str, parser: argparse.ArgumentParser) -> tuple[str, float]:

@@ -74,11 +74,14 @@ class SlotInputs:
             return None
         if not isinstance(spec, dict):
             raise ValueError("slots must be an object with min_rows and item_words")
-        rows, words = spec.get("min_rows"), spec.get("item_words")
-        for name, value in (("min_rows", rows), ("item_words", words)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"slots.{name} must be a positive integer")
-        return cls(rows, words)
+        return cls(_count(spec, "min_rows"), _count(spec, "item_words"))
+
+
+def _count(spec: dict[str, Any], name: str) -> int:
+    value = spec.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"slots.{name} must be a positive integer")
+    return value
 
 
 def slot_columns(signatures: Sequence[str], texts: Sequence[str], params: SlotInputs) -> np.ndarray:
