@@ -181,8 +181,13 @@ def requantize(out: Path, data: str | Path) -> None:
     config = json.loads(config_path.read_text(encoding="utf-8"))
     examples = load_examples(data, keep_hidden=keep_hidden(config))
     val = [e for e in examples if e.split == "train" and is_validation(e)]
+    if config.get("slots") is not None:
+        from scrapy_maintext.models.page_inputs import SLOT_STACK, attach_slot_stacks
+
+        attach_slot_stacks(val, str(data))
     for ex in val:
-        ex.features.stack = ex.stacks[config["stack"]] if config.get("stack") else None
+        reference = SLOT_STACK if config.get("slots") is not None else config.get("stack")
+        ex.features.stack = ex.stacks[reference] if reference else None
     config["int8_vs_float_validation"] = agreement(
         float_model, out / "model.onnx", val, config["threshold"]
     )

@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> None:
     still = sub.add_parser("frozen", help="score the shipped models as they are")
     still.add_argument("--data", default="../shared/data")
     still.add_argument("--out", required=True)
-    still.add_argument("--shipped", default="v6,v4.1", help="model folders; the first is ours")
+    still.add_argument("--shipped", default="v7,v6", help="model folders; the first is ours")
     other_options(still)
     again = sub.add_parser("rescore", help="score the runs' decisions with today's convention")
     again.add_argument("--data", default="../shared/data")

@@ -32,6 +32,7 @@ BASELINES = (
     "trafilatura",
     "rs-trafilatura",
     "readability-lxml",
+    "v7:auto",
     "v6:auto",
     "v5:auto-raw",
     "v4.1:auto-raw",
@@ -202,7 +203,7 @@ def report(out: Path) -> str:
             if other != kind and same_runs:
                 against.append((f"{other} auto", kinds[other], "auto"))
         lines += [*paired_table(kind, pages, against), ""]
-        failing = [(b, pages, b) for b in ("v6:auto", *PEERS) if b in keys]
+        failing = [(b, pages, b) for b in ("v7:auto", "v6:auto", *PEERS) if b in keys]
         failing += [(label, other, key) for label, other, key in against if label.endswith(" auto")]
         lines += [*failure_table(kind, pages, failing), ""]
     return "\n".join(lines)

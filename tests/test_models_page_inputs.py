@@ -25,7 +25,6 @@ from scrapy_maintext.models.page_inputs import (  # noqa: E402
 from scrapy_maintext.models.sources import RECIPES  # noqa: E402
 from scrapy_maintext.models.train import Recipe, net_config  # noqa: E402
 from scrapy_maintext.neural.features import DENSE_SIZE, featurize  # noqa: E402
-from scrapy_maintext.neural.groups import path_signatures  # noqa: E402
 from scrapy_maintext.neural.segment import segment  # noqa: E402
 
 CARD = "<div class='card'><h3>Item {i}</h3><p>{words}</p></div>"
@@ -42,7 +41,7 @@ def _blocks(html: str) -> list:
 
 def test_the_items_of_a_list_are_one_repeated_structure_and_the_furniture_is_not() -> None:
     raw = _blocks(PAGE.format(cards="".join(CARD.format(i=i, words=LONG) for i in range(4))))
-    columns = group_columns(path_signatures(raw), [b.text for b in raw])
+    columns = group_columns(raw)
     by_text = {b.text: row for b, row in zip(raw, columns, strict=True)}
     assert columns.shape == (len(raw), GROUP_COLUMNS)
     assert by_text[LONG][0] == 1.0 and by_text[LONG][3] == 1.0  # rows of 15+ words
@@ -55,7 +54,7 @@ def test_the_items_of_a_list_are_one_repeated_structure_and_the_furniture_is_not
 
 def test_two_rows_are_no_repeated_structure() -> None:
     raw = _blocks(PAGE.format(cards="".join(CARD.format(i=i, words=LONG) for i in range(2))))
-    columns = group_columns(path_signatures(raw), [b.text for b in raw])
+    columns = group_columns(raw)
     assert not columns[:, 0].any()
 
 

@@ -95,3 +95,16 @@ def test_slot_inputs_and_stacking_exclude_each_other(tmp_path: Path) -> None:
     folder = _folder(tmp_path, stacking, {"slots": {"min_rows": 3, "item_words": 15}})
     with pytest.raises(ValueError, match="exclude each other"):
         NeuralExtractor(BlockModel(folder))
+
+
+def test_the_default_model_reads_the_slot_columns_of_its_blocks() -> None:
+    extractor = NeuralExtractor.load()
+    assert extractor.slots == DEFAULT and not extractor.needs_reference
+    tree = lxml.html.fromstring(PAGE)
+    raw, feats = extractor.features(tree)
+    texts = [b.text for b in raw]
+    assert feats.stack is not None
+    np.testing.assert_array_equal(feats.stack, slot_columns(path_signatures(raw), texts, DEFAULT))
+    assert feats.model_dense().shape[1] == extractor.model.config.dense_size + SLOT_COLUMNS
+    result = extractor.extract(tree)
+    assert result.error is None and result.probs is not None and len(result.probs) == len(raw)

@@ -20,13 +20,13 @@ from scrapy_maintext.neural.stack import STACK_SIZE
 logger = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).parent / "models"
-#: The default, v6, is trained only on data whose licence allows commercial use (issues 30, 34; its
-#: MODEL_CARD.md).
-DEFAULT_VERSION = "v6"
-#: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v4.1, trained
-#: also on research-only and AGPL-3.0 pages (its MODEL_CARD.md), with repeated-structure
-#: decoding.
-OFFERED_VERSIONS = ("v4.1",)
+#: The default, v7, reads the repeated structures as inputs (issue 45) and is trained only on
+#: data whose licence allows commercial use (issues 30, 34; its MODEL_CARD.md).
+DEFAULT_VERSION = "v7"
+#: Model folders shipped beside the default, for ``EXTRACT_MODEL`` to point to: v6, the
+#: previous default; v4.1, trained also on research-only and AGPL-3.0 pages (its
+#: MODEL_CARD.md), with repeated-structure decoding.
+OFFERED_VERSIONS = ("v6", "v4.1")
 #: The model's inputs, in the order of ``PageFeatures`` (dense, structure ids, word ids).
 INPUT_NAMES = ("dense", "struct_ids", "word_ids")
 

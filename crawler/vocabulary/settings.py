@@ -123,9 +123,9 @@ _OURS = [
             "EXTRACT_MODEL",
             None,
             str,
-            "Model folder: a path, or a shipped folder's name (v4.1: trained also on "
-            "research-only and AGPL-3.0 pages); unset: the default model, v6, trained only on "
-            "data whose licence allows commercial use.",
+            "Model folder: a path, or a shipped folder's name (v6: the previous default; v4.1: "
+            "trained also on research-only and AGPL-3.0 pages); unset: the default model, v7, "
+            "trained only on data whose licence allows commercial use.",
         ),
         (
             "EXTRACT_WORKERS",
