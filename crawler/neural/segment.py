@@ -11,7 +11,7 @@ The input tree is never modified.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -112,12 +112,16 @@ class RawBlock:
         return Block(kind=self.kind, text=self.text, level=level, cells=self.cells)
 
 
-@dataclass
 class _Run:
-    pieces: list[str] = field(default_factory=list)
-    link_chars: int = 0
-    #: Text inside an element hidden by markup (``keep_hidden``).
-    hidden: bool = False
+    """The text of the block being read (a plain class: one is made per block)."""
+
+    __slots__ = ("hidden", "link_chars", "pieces")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.link_chars = 0
+        #: Text inside an element hidden by markup (``keep_hidden``).
+        self.hidden = False
 
 
 def normalize(text: str) -> str:
