@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Protocol
 
 from lxml import etree
@@ -48,6 +47,9 @@ MAX_PATH = 64
 MAX_BLOCK_CHARS = 100_000
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
+#: What ``_TOKEN_SPLIT`` reads faster where it only splits on other characters.
+_ALNUM_RUN = re.compile(r"[0-9a-zA-Z]+")
+_CAMEL = re.compile(r"[a-z][A-Z]")
 
 
 #: Elements whose own text no reader reads (all dropped; the page type and the pictures
@@ -70,6 +72,28 @@ class Observer(Protocol):
     def finish(self, ended: bool) -> None: ...
 
 
+#: Word pieces per class and id value: a page, and a site, repeat their few values on many
+#: elements (bounded: shared between pages).
+_attr_tokens: dict[str, tuple[str, ...]] = {}
+_ATTR_TOKENS_LIMIT = 200_000
+
+
+def attr_tokens(attrs: str) -> tuple[str, ...]:
+    """Lowercased word pieces of class and id values ("main-Content" -> main, content)."""
+    found = _attr_tokens.get(attrs)
+    if found is None:
+        head = attrs[:200]
+        if head.isascii() and _CAMEL.search(head) is None:
+            # No word boundary inside a run of letters and digits: the runs, lowercased
+            # (ASCII lowercasing keeps every letter a letter), as the split gives them.
+            found = tuple(_ALNUM_RUN.findall(head.lower()))
+        else:
+            found = tuple(t.lower() for t in _TOKEN_SPLIT.split(head) if t)
+        if len(_attr_tokens) < _ATTR_TOKENS_LIMIT:
+            _attr_tokens[attrs] = found
+    return found
+
+
 @dataclass
 class Context:
     """One open element on the walk's stack."""
@@ -80,12 +104,10 @@ class Context:
     #: Raw class and id attribute values; tokenised only when a feature needs them.
     attrs: str = ""
 
-    @cached_property
+    @property
     def tokens(self) -> tuple[str, ...]:
         """Lowercased word pieces of class and id ("main-Content" -> main, content)."""
-        if not self.attrs.strip():
-            return ()
-        return tuple(t.lower() for t in _TOKEN_SPLIT.split(self.attrs[:200]) if t)
+        return attr_tokens(self.attrs)
 
 
 @dataclass
