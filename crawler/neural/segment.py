@@ -22,6 +22,7 @@ from scrapy_maintext.neural.tags import (
     KIND_OF_TAG,
     LIST_TAGS,
     NESTED_IN_ROW,
+    known_name,
     name_of,
 )
 from scrapy_maintext.neural.visibility import is_hidden, is_popup, reveal_wrappers
@@ -313,7 +314,9 @@ def _walk(
                 ended = False
                 break
             raw = el.tag
-            tag = name_of(raw)
+            tag = known_name(raw, "")
+            if tag == "":
+                tag = name_of(raw)
             text = None if tag in UNREAD_TEXT else el.text
             attrib = el.attrib
             if on_start is not None:
@@ -339,10 +342,13 @@ def _walk(
                 seg.flush()
             else:
                 seg.link_depth += tag == "a"
-                seg.add_text(text)
+                if text:
+                    seg.add_text(text)
         elif event == "end":
             tail = el.tail
-            _end_element(seg, el, name_of(el.tag), tail)
+            raw = el.tag
+            tag = known_name(raw, "")
+            _end_element(seg, el, tag if tag != "" else name_of(raw), tail)
             if on_end is not None:
                 on_end(el, tail)
         else:
@@ -365,4 +371,5 @@ def _end_element(seg: _Segmenter, el: Any, tag: str | None, tail: str | None) ->
         seg.link_depth -= 1
     if seg.hidden and seg.hidden[-1] is el:
         seg.hidden.pop()  # its tail is not hidden
-    seg.add_text(tail)
+    if tail:
+        seg.add_text(tail)
