@@ -100,33 +100,36 @@ def _context_tokens(ctx: Context, prefix: str) -> list[str]:
 
 #: Hashed ids per (tag, class/id attributes, prefix) and per (kind, tag path): the same few
 #: element shapes recur across a site's pages, so these are shared between pages (bounded).
-_context_cache: dict[tuple[str, str, str], list[int]] = {}
-_path_cache: dict[tuple[str, ...], list[int]] = {}
+#: Tuples: the garbage collector stops tracking a tuple of numbers, and every full pass of
+#: it would otherwise visit each of these long-lived entries again.
+_context_cache: dict[tuple[str, str, str], tuple[int, ...]] = {}
+_path_cache: dict[tuple[str, ...], tuple[int, ...]] = {}
 #: ``_struct_ids`` per (kind, tag and class/id attributes of the nearest elements).
-_near_cache: dict[tuple[str, ...], list[int]] = {}
+_near_cache: dict[tuple[str, ...], tuple[int, ...]] = {}
 _CACHE_LIMIT = 200_000
 
 
-def _context_ids(ctx: Context, prefix: str) -> list[int]:
+def _context_ids(ctx: Context, prefix: str) -> tuple[int, ...]:
     key = (ctx.tag, ctx.attrs, prefix)
     ids = _context_cache.get(key)
     if ids is None:
-        ids = [hash_id(t) for t in _context_tokens(ctx, prefix)]
+        ids = tuple([hash_id(t) for t in _context_tokens(ctx, prefix)])
         if len(_context_cache) < _CACHE_LIMIT:
             _context_cache[key] = ids
     return ids
 
 
-def _path_ids(kind: str, tags: tuple[str, ...]) -> list[int]:
+def _path_ids(kind: str, tags: tuple[str, ...]) -> tuple[int, ...]:
     """Ids of the block kind and the tag paths of its two and three nearest elements."""
     key = (kind, *tags)
     ids = _path_cache.get(key)
     if ids is None:
-        ids = [hash_id(f"k:{kind}")]
+        found = [hash_id(f"k:{kind}")]
         if len(tags) >= 2:
-            ids.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
+            found.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
         if len(tags) >= 3:
-            ids.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+            found.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+        ids = tuple(found)
         if len(_path_cache) < _CACHE_LIMIT:
             _path_cache[key] = ids
     return ids
@@ -152,7 +155,7 @@ class _FarAncestors:
         acc = self.memo[id(far[start])] if start >= 0 else ()
         for k in range(start + 1, last + 1):
             ctx = far[k]
-            own = [] if ctx.tag in _ALWAYS_FAR_TAGS else _context_ids(ctx, "a")
+            own = () if ctx.tag in _ALWAYS_FAR_TAGS else _context_ids(ctx, "a")
             merged = dict.fromkeys((*own, *acc))
             acc = tuple(merged)[:STRUCT_SLOTS]
             self.memo[id(ctx)] = acc
@@ -163,7 +166,7 @@ def _struct_ids(block: RawBlock) -> list[int]:
     """Ids of the kind, the nearest ancestors' tags and class/id tokens, and tag paths."""
     near = block.path[-NEAR_ANCESTORS:][::-1]
     path_ids = _path_ids(block.kind, tuple(c.tag for c in near))
-    ids = path_ids[:1]
+    ids = list(path_ids[:1])
     for dist, ctx in enumerate(near):
         ids.extend(_context_ids(ctx, _DIST_PREFIX[dist]))
     ids.extend(path_ids[1:])
@@ -203,10 +206,10 @@ class _StructRows:
             near_key = (key[0], *key[3:])
             near = _near_cache.get(near_key)
             if near is None:
-                near = _struct_ids(block)
+                near = tuple(_struct_ids(block))
                 if len(_near_cache) < _CACHE_LIMIT:
                     _near_cache[near_key] = near
-            ids = first + near + list(self.far.ids(path))
+            ids = [*first, *near, *self.far.ids(path)]
             cached = self.memo[key] = _padded(ids, STRUCT_SLOTS)
         return cached
 
