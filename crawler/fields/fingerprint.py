@@ -12,7 +12,6 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 import numpy as np
 from scrapy_maintext.vocabulary.settings import default_of
@@ -32,24 +31,20 @@ def fingerprint(text: str) -> str:
     words = list(map(str.lower, _WORD.findall(text)))
     if not words:
         return ""
-    # The words joined and encoded once: a shingle is a slice of those bytes (from its
-    # first word's start to its last word's end), not a join and an encoding of its own.
-    encoded = [word.encode("utf-8") for word in words]
-    joined = b" ".join(encoded)
-    starts = list(accumulate((len(word) + 1 for word in encoded), initial=0))
-    span = min(SHINGLE_WORDS, len(words))
+    n = min(SHINGLE_WORDS, len(words))
+    shingles = (words[i:] for i in range(n))  # the shingles' first, second, ... words
     blake2b = hashlib.blake2b
     digests = b"".join(
-        blake2b(joined[start : end - 1], digest_size=8).digest()
-        for start, end in zip(starts, starts[span:], strict=False)
+        blake2b(" ".join(shingle).encode("utf-8"), digest_size=8).digest()
+        for shingle in zip(*shingles, strict=False)
     )
     # One row of 64 bits per shingle (big-endian digests: bit 0 is the last column); a
     # Python loop over the bits cost ~20 ms on a long page, numpy well under 1 ms.
     bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
     ones = bits.sum(axis=0, dtype=np.int64)
-    # A bit is set where most shingles have it; packed back in the digests' column order.
-    majority = np.packbits(2 * ones - bits.shape[0] > 0)
-    return f"{int.from_bytes(majority.tobytes(), 'big'):016x}"
+    weights = 2 * ones[::-1] - bits.shape[0]
+    result = sum(1 << bit for bit in range(BITS) if weights[bit] > 0)
+    return f"{result:016x}"
 
 
 def hamming(a: str, b: str) -> int:
