@@ -98,3 +98,46 @@ def test_licence_is_trafilaturas(case: str) -> None:
     assert extract_license(tree) == trafilatura_license(tree)
     if case != "none" and case != "no-cue":
         assert extract_license(tree) is not None
+
+
+#: JSON-LD texts where minifying and normalising can go wrong: escaped quotes and
+#: backslashes, an unterminated string, a backslash before a line break, white space runs
+#: inside and outside strings, \u escapes (lone surrogates included), control characters,
+#: HTML entities and tags.
+JSON_CASES = [
+    '{\n  "@type": "NewsArticle",\n  "headline": "A  \\"quoted\\"  title",\n  "x": 1\n}',
+    '{"a": "back\\\\slash", "b" : "tab\\there\\nnew\\rline"}',
+    '{"a": "open string  \n  "b": 2}',
+    '{"a": "line\\\n  break", "b": "\\u00e9t\\u00E9 \\ud83d\\ude00 \\ud800 lone"}',
+    '{"name": "Tom &amp; <b>Jerry</b>", "c": "\x01\x1f ctrl"}',
+    "  \t\n ",
+    '"unterminated \\" still',
+    '{"k":"v"}\u00a0{"k2" :\u2003"v 2"}',
+]
+
+
+@pytest.mark.parametrize("text", JSON_CASES)
+def test_json_ld_text_is_trafilaturas(text: str) -> None:
+    from scrapy_maintext.fields.metadata import minify_json, normalize_json
+    from trafilatura.json_metadata import normalize_json as trafilatura_normalize
+    from trafilatura.metadata import JSON_MINIFY
+
+    assert minify_json(text) == JSON_MINIFY.sub(r"\1", text)
+    assert normalize_json(minify_json(text)) == trafilatura_normalize(JSON_MINIFY.sub(r"\1", text))
+
+
+def test_json_ld_text_is_trafilaturas_on_random_text() -> None:
+    import random
+
+    from scrapy_maintext.fields.metadata import minify_json, normalize_json
+    from trafilatura.json_metadata import normalize_json as trafilatura_normalize
+    from trafilatura.metadata import JSON_MINIFY
+
+    pieces = ['"', "\\", " ", "\n", "\t", "a", "\\n", "\\u00e9", "\\ud83d", "\ud800", "<b>", "{"]
+    pieces += ["}", ":", ",", "&amp;", '\\"', "\u2003"]
+    rng = random.Random(45)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        minified = JSON_MINIFY.sub(r"\1", text)
+        assert minify_json(text) == minified
+        assert normalize_json(minified) == trafilatura_normalize(minified)

@@ -394,4 +394,6 @@ def _year(word: str) -> bool:
 
 def _numeric(word: str) -> bool:
     """A number or a time such as "14h52"."""
-    return any(c.isdigit() for c in word)
+    # No character is both a letter and a digit: a word of letters (most words) is settled
+    # without a look at each character.
+    return not word.isalpha() and any(c.isdigit() for c in word)

@@ -67,7 +67,8 @@ class PageWalk:
     def subtree(self, top: Any) -> None:
         """The events under ``top`` (its own start seen, its end to come): a subtree the
         segmenter does not walk."""
-        if self.done:
+        if self.done or not len(top):
+            # A leaf (most skipped elements: scripts, styles, images) has no events below it.
             return
         feed(etree.iterwalk(top, events=_EVENTS), self.structure.add, self.pictures, top)
 

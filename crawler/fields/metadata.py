@@ -11,6 +11,7 @@ pyproject.toml allows, calling the same functions in the same order;
 from __future__ import annotations
 
 import copy
+import html
 import json
 import logging
 import re
@@ -34,9 +35,11 @@ from scrapy_maintext.fields.structured import (
     page_candidates,
 )
 from scrapy_maintext.fields.topics import page_keywords, sections
+from trafilatura import json_metadata as tj
 from trafilatura import metadata as tm
 from trafilatura.settings import Document as MetaDocument
 from trafilatura.settings import set_date_params
+from trafilatura.utils import HTML_STRIP_TAGS, trim
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +66,9 @@ _FOOTER_LINKS = (
 _LICENCE_CUE = re.compile(r"cc|creativecommons", re.I)
 _LICENCE_KIND = re.compile(r"by|zero", re.I)
 _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
+#: trafilatura's ``JSON_MINIFY`` (``("(?:\\.|[^"\\])*")|\s``) in a faster form (``minify_json``).
+_JSON_MINIFY = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|\s+')
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
 _LANG_XPATHS = (
     "/html/@lang",
@@ -192,7 +198,7 @@ def trafilatura_metadata(
     if meta.author and " " not in meta.author:
         meta.author = None
     try:
-        meta = tm.extract_meta_json(tree, meta)
+        meta = extract_meta_json(tree, meta)
     # As in trafilatura: its JSON-LD reader fails in many ways on odd blocks.
     except Exception as exc:
         logger.debug("JSON-LD metadata failed for %s: %r", url, exc)
@@ -211,6 +217,35 @@ def trafilatura_metadata(
     meta.filedate = dates.get("max_date")
     meta.clean_and_trim()
     return meta
+
+
+def extract_meta_json(tree: lxml.html.HtmlElement, meta: MetaDocument) -> MetaDocument:
+    """``trafilatura.metadata.extract_meta_json``, each block's text minified and normalised
+    by faster equivalents (``minify_json``, ``normalize_json``) of its two slowest steps."""
+    for script in tree.xpath("." + _JSON_LD_XPATH):
+        if not script.text:
+            continue
+        text = normalize_json(minify_json(script.text))
+        try:
+            meta = tj.extract_json(json.loads(text, strict=False), meta)
+        except json.JSONDecodeError:
+            meta = tj.extract_json_parse_error(text, meta)
+    return meta
+
+
+def minify_json(text: str) -> str:
+    """``JSON_MINIFY.sub(r"\\1", text)``: its strings' pattern unrolled and white space taken
+    a run at a time (the same matches: a string ends at its first unescaped quote)."""
+    return _JSON_MINIFY.sub(r"\1", text)
+
+
+def normalize_json(text: str) -> str:
+    """``trafilatura.json_metadata.normalize_json``, lone surrogates dropped by a regex."""
+    if "\\" in text:
+        text = text.replace("\\n", "").replace("\\r", "").replace("\\t", "")
+        text = tj.JSON_UNICODE_REPLACE.sub(lambda match: chr(int(match[1], 16)), text)
+        text = html.unescape(_SURROGATES.sub("", text))
+    return trim(HTML_STRIP_TAGS.sub("", text))
 
 
 def _sitename(tree: lxml.html.HtmlElement, meta: MetaDocument) -> None:

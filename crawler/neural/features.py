@@ -100,33 +100,36 @@ def _context_tokens(ctx: Context, prefix: str) -> list[str]:
 
 #: Hashed ids per (tag, class/id attributes, prefix) and per (kind, tag path): the same few
 #: element shapes recur across a site's pages, so these are shared between pages (bounded).
-_context_cache: dict[tuple[str, str, str], list[int]] = {}
-_path_cache: dict[tuple[str, ...], list[int]] = {}
+#: Tuples: the garbage collector stops tracking a tuple of numbers, and every full pass of
+#: it would otherwise visit each of these long-lived entries again.
+_context_cache: dict[tuple[str, str, str], tuple[int, ...]] = {}
+_path_cache: dict[tuple[str, ...], tuple[int, ...]] = {}
 #: ``_struct_ids`` per (kind, tag and class/id attributes of the nearest elements).
-_near_cache: dict[tuple[str, ...], list[int]] = {}
+_near_cache: dict[tuple[str, ...], tuple[int, ...]] = {}
 _CACHE_LIMIT = 200_000
 
 
-def _context_ids(ctx: Context, prefix: str) -> list[int]:
+def _context_ids(ctx: Context, prefix: str) -> tuple[int, ...]:
     key = (ctx.tag, ctx.attrs, prefix)
     ids = _context_cache.get(key)
     if ids is None:
-        ids = [hash_id(t) for t in _context_tokens(ctx, prefix)]
+        ids = tuple([hash_id(t) for t in _context_tokens(ctx, prefix)])
         if len(_context_cache) < _CACHE_LIMIT:
             _context_cache[key] = ids
     return ids
 
 
-def _path_ids(kind: str, tags: tuple[str, ...]) -> list[int]:
+def _path_ids(kind: str, tags: tuple[str, ...]) -> tuple[int, ...]:
     """Ids of the block kind and the tag paths of its two and three nearest elements."""
     key = (kind, *tags)
     ids = _path_cache.get(key)
     if ids is None:
-        ids = [hash_id(f"k:{kind}")]
+        found = [hash_id(f"k:{kind}")]
         if len(tags) >= 2:
-            ids.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
+            found.append(hash_id(f"p2:{tags[1]}>{tags[0]}"))
         if len(tags) >= 3:
-            ids.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+            found.append(hash_id(f"p3:{tags[2]}>{tags[1]}>{tags[0]}"))
+        ids = tuple(found)
         if len(_path_cache) < _CACHE_LIMIT:
             _path_cache[key] = ids
     return ids
@@ -152,7 +155,7 @@ class _FarAncestors:
         acc = self.memo[id(far[start])] if start >= 0 else ()
         for k in range(start + 1, last + 1):
             ctx = far[k]
-            own = [] if ctx.tag in _ALWAYS_FAR_TAGS else _context_ids(ctx, "a")
+            own = () if ctx.tag in _ALWAYS_FAR_TAGS else _context_ids(ctx, "a")
             merged = dict.fromkeys((*own, *acc))
             acc = tuple(merged)[:STRUCT_SLOTS]
             self.memo[id(ctx)] = acc
@@ -163,7 +166,7 @@ def _struct_ids(block: RawBlock) -> list[int]:
     """Ids of the kind, the nearest ancestors' tags and class/id tokens, and tag paths."""
     near = block.path[-NEAR_ANCESTORS:][::-1]
     path_ids = _path_ids(block.kind, tuple(c.tag for c in near))
-    ids = path_ids[:1]
+    ids = list(path_ids[:1])
     for dist, ctx in enumerate(near):
         ids.extend(_context_ids(ctx, _DIST_PREFIX[dist]))
     ids.extend(path_ids[1:])
@@ -203,10 +206,10 @@ class _StructRows:
             near_key = (key[0], *key[3:])
             near = _near_cache.get(near_key)
             if near is None:
-                near = _struct_ids(block)
+                near = tuple(_struct_ids(block))
                 if len(_near_cache) < _CACHE_LIMIT:
                     _near_cache[near_key] = near
-            ids = first + near + list(self.far.ids(path))
+            ids = [*first, *near, *self.far.ids(path)]
             cached = self.memo[key] = _padded(ids, STRUCT_SLOTS)
         return cached
 
@@ -236,34 +239,27 @@ def _word_row(words: list[str]) -> list[int]:
     return _padded([cached(w) or _word_id(w) for w in picked], WORD_SLOTS)
 
 
-class _CharCounts(NamedTuple):
-    letters: int
-    upper: int
-    digits: int
-    punct: int
-    cjk: int
-
-
 _ASCII_DIGITS = b"0123456789"
 _ASCII_UPPER = bytes(range(65, 91))
 _ASCII_LETTERS = _ASCII_UPPER + bytes(range(97, 123))
 _ASCII_PUNCT = b".,;:!?"
 
 
-def _char_counts(text: str) -> _CharCounts:
-    """Character class counts. Every class is one character wide, so the ASCII characters
-    are counted on bytes (``_ascii_counts``) and the regexes read only the others: identical
-    results, and a mostly-ASCII text ("café", curly quotes) costs little more than ASCII."""
+def _char_counts(text: str) -> tuple[int, int, int, int, int]:
+    """Character class counts: letters, capitals, digits, punctuation, CJK. Every class is
+    one character wide, so the ASCII characters are counted on bytes (``_ascii_counts``)
+    and the regexes read only the others: identical results, and a mostly-ASCII text
+    ("café", curly quotes) costs little more than ASCII."""
     if text.isascii():
         return _ascii_counts(text.encode("ascii"))
-    ascii_part = _ascii_counts(text.encode("ascii", "ignore"))
+    letters, upper, digits, punct, _ = _ascii_counts(text.encode("ascii", "ignore"))
     rest = "".join(_NOT_ASCII.findall(text))
-    return _CharCounts(
-        letters=ascii_part.letters + len(_LETTER.findall(rest)),
-        upper=ascii_part.upper + len(_UPPER.findall(rest)),
-        digits=ascii_part.digits + len(_DIGIT.findall(rest)),
-        punct=ascii_part.punct + len(_PUNCT.findall(rest)),
-        cjk=len(_CJK.findall(rest)),
+    return (
+        letters + len(_LETTER.findall(rest)),
+        upper + len(_UPPER.findall(rest)),
+        digits + len(_DIGIT.findall(rest)),
+        punct + len(_PUNCT.findall(rest)),
+        len(_CJK.findall(rest)),
     )
 
 
@@ -279,16 +275,10 @@ _BYTE_CLASSES = bytes(
 )  # fmt: skip
 
 
-def _ascii_counts(raw: bytes) -> _CharCounts:
+def _ascii_counts(raw: bytes) -> tuple[int, int, int, int, int]:
     classes = raw.translate(_BYTE_CLASSES)
     upper = classes.count(b"U")
-    return _CharCounts(
-        letters=upper + classes.count(b"l"),
-        upper=upper,
-        digits=classes.count(b"d"),
-        punct=classes.count(b"p"),
-        cjk=0,
-    )
+    return upper + classes.count(b"l"), upper, classes.count(b"d"), classes.count(b"p"), 0
 
 
 #: Per block kind, its one-hot column (the last row, all zeros, for another kind).
@@ -297,7 +287,9 @@ _KIND_TABLE = np.vstack([np.eye(len(KINDS)), np.zeros((1, len(KINDS)))])
 
 
 class _Counts(NamedTuple):
-    """What a block's dense columns are computed from (``_dense``), read in one pass."""
+    """What a block's dense columns are computed from (``_dense``), read in one pass: the
+    order of the plain tuple ``_block_counts`` makes (a named tuple per block costs more
+    than the counting)."""
 
     chars: int
     words: int
@@ -318,31 +310,36 @@ class _Counts(NamedTuple):
     kind: int
 
 
-def _block_counts(block: RawBlock, words: list[str]) -> _Counts:
+_COUNT_FIELDS = len(_Counts._fields)
+_OTHER_KIND = len(KINDS)
+
+
+def _block_counts(block: RawBlock, words: list[str]) -> tuple[Any, ...]:
+    """The block's ``_Counts``, as a plain tuple."""
     text = block.text
-    counts = _char_counts(text)
-    return _Counts(
+    letters, upper, digits, punct, cjk = _char_counts(text)
+    return (
         len(text),
         len(words),
         block.link_chars,
         sum(map(len, words)),
-        counts.punct,
-        counts.digits,
-        counts.upper,
-        counts.letters,
+        punct,
+        digits,
+        upper,
+        letters,
         sum(map(STOPWORDS.__contains__, words)),
         text[-1] in _SENTENCE_END if text else False,
         text[:1].isupper(),
         text.count(","),
-        counts.cjk,
+        cjk,
         len(block.path),
         block.level,
         len(block.cells),
-        _KIND_INDEX.get(block.kind, len(KINDS)),
+        _KIND_INDEX.get(block.kind, _OTHER_KIND),
     )
 
 
-def _dense(rows: list[_Counts]) -> np.ndarray:
+def _dense(rows: list[tuple[Any, ...]]) -> np.ndarray:
     """The dense columns of every block (float64, as the per-block Python arithmetic they
     replace: the same operations in the same order, so the same numbers): text statistics
     (length, words, link share, word length, punctuation, digits, capitals, stop words,
@@ -350,7 +347,7 @@ def _dense(rows: list[_Counts]) -> np.ndarray:
     (index, text before it, its share, depth, heading level, cells, kind, the page's
     blocks)."""
     n = len(rows)
-    c = np.array(rows, dtype=np.float64).reshape(n, len(_Counts._fields))
+    c = np.array(rows, dtype=np.float64).reshape(n, _COUNT_FIELDS)
     chars, words = c[:, 0], c[:, 1]
     n_chars = np.maximum(chars, 1.0)
     has_words = words > 0

@@ -11,8 +11,7 @@ The input tree is never modified.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lxml import etree
@@ -23,6 +22,7 @@ from scrapy_maintext.neural.tags import (
     KIND_OF_TAG,
     LIST_TAGS,
     NESTED_IN_ROW,
+    known_name,
     name_of,
 )
 from scrapy_maintext.neural.visibility import is_hidden, is_popup, reveal_wrappers
@@ -48,6 +48,9 @@ MAX_PATH = 64
 MAX_BLOCK_CHARS = 100_000
 
 _TOKEN_SPLIT = re.compile(r"[^0-9a-zA-Z]+|(?<=[a-z])(?=[A-Z])")
+#: What ``_TOKEN_SPLIT`` reads faster where it only splits on other characters.
+_ALNUM_RUN = re.compile(r"[0-9a-zA-Z]+")
+_CAMEL = re.compile(r"[a-z][A-Z]")
 
 
 #: Elements whose own text no reader reads (all dropped; the page type and the pictures
@@ -70,6 +73,28 @@ class Observer(Protocol):
     def finish(self, ended: bool) -> None: ...
 
 
+#: Word pieces per class and id value: a page, and a site, repeat their few values on many
+#: elements (bounded: shared between pages).
+_attr_tokens: dict[str, tuple[str, ...]] = {}
+_ATTR_TOKENS_LIMIT = 200_000
+
+
+def attr_tokens(attrs: str) -> tuple[str, ...]:
+    """Lowercased word pieces of class and id values ("main-Content" -> main, content)."""
+    found = _attr_tokens.get(attrs)
+    if found is None:
+        head = attrs[:200]
+        if head.isascii() and _CAMEL.search(head) is None:
+            # No word boundary inside a run of letters and digits: the runs, lowercased
+            # (ASCII lowercasing keeps every letter a letter), as the split gives them.
+            found = tuple(_ALNUM_RUN.findall(head.lower()))
+        else:
+            found = tuple(t.lower() for t in _TOKEN_SPLIT.split(head) if t)
+        if len(_attr_tokens) < _ATTR_TOKENS_LIMIT:
+            _attr_tokens[attrs] = found
+    return found
+
+
 @dataclass
 class Context:
     """One open element on the walk's stack."""
@@ -80,12 +105,10 @@ class Context:
     #: Raw class and id attribute values; tokenised only when a feature needs them.
     attrs: str = ""
 
-    @cached_property
+    @property
     def tokens(self) -> tuple[str, ...]:
         """Lowercased word pieces of class and id ("main-Content" -> main, content)."""
-        if not self.attrs.strip():
-            return ()
-        return tuple(t.lower() for t in _TOKEN_SPLIT.split(self.attrs[:200]) if t)
+        return attr_tokens(self.attrs)
 
 
 @dataclass
@@ -112,12 +135,16 @@ class RawBlock:
         return Block(kind=self.kind, text=self.text, level=level, cells=self.cells)
 
 
-@dataclass
 class _Run:
-    pieces: list[str] = field(default_factory=list)
-    link_chars: int = 0
-    #: Text inside an element hidden by markup (``keep_hidden``).
-    hidden: bool = False
+    """The text of the block being read (a plain class: one is made per block)."""
+
+    __slots__ = ("hidden", "link_chars", "pieces")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.link_chars = 0
+        #: Text inside an element hidden by markup (``keep_hidden``).
+        self.hidden = False
 
 
 def normalize(text: str) -> str:
@@ -287,7 +314,9 @@ def _walk(
                 ended = False
                 break
             raw = el.tag
-            tag = name_of(raw)
+            tag = known_name(raw, "")
+            if tag == "":
+                tag = name_of(raw)
             text = None if tag in UNREAD_TEXT else el.text
             attrib = el.attrib
             if on_start is not None:
@@ -313,10 +342,13 @@ def _walk(
                 seg.flush()
             else:
                 seg.link_depth += tag == "a"
-                seg.add_text(text)
+                if text:
+                    seg.add_text(text)
         elif event == "end":
             tail = el.tail
-            _end_element(seg, el, name_of(el.tag), tail)
+            raw = el.tag
+            tag = known_name(raw, "")
+            _end_element(seg, el, tag if tag != "" else name_of(raw), tail)
             if on_end is not None:
                 on_end(el, tail)
         else:
@@ -339,4 +371,5 @@ def _end_element(seg: _Segmenter, el: Any, tag: str | None, tail: str | None) ->
         seg.link_depth -= 1
     if seg.hidden and seg.hidden[-1] is el:
         seg.hidden.pop()  # its tail is not hidden
-    seg.add_text(tail)
+    if tail:
+        seg.add_text(tail)

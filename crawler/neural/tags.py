@@ -110,6 +110,9 @@ KIND_OF_TAG = {
 
 
 _tag_names: dict[Any, str | None] = {}
+#: ``name_of``'s memo, for walks that read it before calling ``name_of`` (a call less per
+#: element); "" where a tag is not in it yet.
+known_name = _tag_names.get
 
 
 def tag_of(el: Any) -> str | None:
