@@ -108,6 +108,7 @@ class TraceMemory:
         self.largest = 0
         self.snapshot: Any = None
         self.opened_snapshot: Any = None
+        self.opened_traced = 0
         self.loop = task.LoopingCall(self.sample)
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
         crawler.signals.connect(self.closed, signal=signals.spider_closed)
@@ -120,6 +121,8 @@ class TraceMemory:
         import tracemalloc
 
         self.opened_snapshot = tracemalloc.take_snapshot()
+        self.opened_traced = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
         self.loop.start(2.0, now=False)
 
     def sample(self) -> None:
@@ -131,10 +134,20 @@ class TraceMemory:
             self.snapshot = tracemalloc.take_snapshot()
 
     def closed(self, spider: Any) -> None:
+        import tracemalloc
+
         self.loop.stop()
+        # A crawl shorter than a sample's interval: its heap at the end.
+        self.sample()
         if self.snapshot is None:
             return
-        lines = [f"largest traced heap {self.largest / 2**20:.1f} MiB"]
+        opened, peak = self.opened_traced, tracemalloc.get_traced_memory()[1]
+        lines = [
+            f"largest traced heap sampled {self.largest / 2**20:.2f} MiB, "
+            f"{(self.largest - opened) / 2**20:.2f} MiB above spider_opened's; "
+            f"its peak since spider_opened {peak / 2**20:.2f} MiB, "
+            f"{(peak - opened) / 2**20:.2f} MiB above"
+        ]
         for key in ("lineno", "filename"):
             lines.append(f"-- by {key}")
             for stat in self.snapshot.statistics(key)[:30]:
@@ -167,7 +180,11 @@ def crawl(
     items = work / "items.jsonl"
     items.unlink(missing_ok=True)
     stats_file = work / "stats.json"
-    extensions = {"benchmarks.common.CrawlCpu": -1, "tests.stats_dump.StatsDump": 0}
+    extensions = {
+        "benchmarks.common.CrawlCpu": -1,
+        "benchmarks.common.MappingGrowth": -1,
+        "tests.stats_dump.StatsDump": 0,
+    }
     if trace is not None:
         extensions["benchmarks.recrawl_scale.TraceMemory"] = 1
         settings = {**settings, "BENCHMARK_TRACEMALLOC_FILE": str(trace)}
