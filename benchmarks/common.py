@@ -118,13 +118,16 @@ def resident_by_mapping() -> dict[str, int]:
     stacks), ``[stack]``, and each file mapped (a shared library's code and data) by name."""
     found: dict[str, int] = {}
     kind = "[anon]"
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split(maxsplit=5)
-        if head and head[0].endswith(":"):
-            if head[0] == "Rss:":
-                found[kind] = found.get(kind, 0) + int(head[1])
-        elif len(head) >= 5:
-            kind = Path(head[5].strip()).name if len(head) == 6 else "[anon]"
+    # Line by line: the whole file at once (hundreds of KB of text) would itself grow the
+    # heap that it measures.
+    with open("/proc/self/smaps") as lines:
+        for line in lines:
+            head = line.split(maxsplit=5)
+            if head and head[0].endswith(":"):
+                if head[0] == "Rss:":
+                    found[kind] = found.get(kind, 0) + int(head[1])
+            elif len(head) >= 5:
+                kind = Path(head[5].strip()).name if len(head) == 6 else "[anon]"
     return found
 
 

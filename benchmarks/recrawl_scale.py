@@ -172,9 +172,11 @@ def crawl(
     profile: Path | None,
     trace: Path | None = None,
     pythonpath: Path | None = None,
+    wrapper: tuple[str, ...] = (),
 ) -> tuple[float, float, dict[str, Any], int]:
     """One ``maintext crawl sitemap`` over every site in a fresh process: wall, the
-    process's CPU seconds (user and system), its stats, documents exported."""
+    process's CPU seconds (user and system), its stats, documents exported. ``wrapper``: a
+    command the crawl's runs under (``perf record ... --``)."""
     domains = work / "sites.txt"
     universe.write_domains(domains)
     items = work / "items.jsonl"
@@ -195,7 +197,7 @@ def crawl(
         "CRAWL_REPORT": str(work / "report.json"),
         **settings,
     }
-    launcher = [sys.executable]
+    launcher = [*wrapper, sys.executable]
     if profile is not None:
         launcher += ["-m", "cProfile", "-o", str(profile)]
     command = [

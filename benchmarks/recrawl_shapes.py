@@ -3,7 +3,7 @@ several shapes (sites x pages) crawled alternately in one run, so that the machi
 falls on each shape alike:
 
     python -m benchmarks.recrawl_shapes [--shapes 1000x20,200x100] [--rounds 2] [--calls]
-        [--mappings] [--set KEY=VALUE] [--baseline DIR]
+        [--mappings] [--perf] [--set KEY=VALUE] [--baseline DIR]
 
 Each crawl is :func:`benchmarks.recrawl_scale.crawl` (a ``maintext crawl sitemap`` over a
 fresh :class:`~benchmarks.scale_universe.Universe` of that shape, a fresh SQLite state, no
@@ -16,7 +16,10 @@ collector's, and the number of full collections), its CPU per request (every req
 server answered: pages, robots.txt, sitemaps), its whole process CPU, its wall time, and its
 growth from ``spider_opened`` to its peak (``VmHWM``) per planned URL; ``--mappings`` also
 what each kind of mapping (``[heap]``, ``[anon]``, each shared library) gained from
-``spider_opened`` to ``spider_closed`` (``/proc/self/smaps``); ``--calls`` also runs each
+``spider_opened`` to ``spider_closed`` (``/proc/self/smaps``); ``--perf`` runs each crawl
+under ``perf record`` and counts its CPU samples (its whole life) by where they fell (the
+garbage collector, the rest of the interpreter, the kernel, SQLite, libc, other libraries:
+:func:`perf_samples`); ``--calls`` also runs each
 crawl under cProfile once a round and prints its function calls per page (its whole
 process: start, crawl and end). At the end, per version, each shape's medians (per page and
 per request) and their ratios to the last shape's, and the load average. The server is in
@@ -29,7 +32,9 @@ import argparse
 import os
 import pstats
 import statistics
+import subprocess
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +85,54 @@ class Crawl:
     wall: float
     #: KiB of resident memory gained from spider_opened to spider_closed, by kind of mapping.
     mappings: dict[str, int]
+    #: ``--perf``: the crawl process's CPU samples (its whole life) by where they fell.
+    samples: Counter[str] = field(default_factory=Counter)
+
+
+#: The garbage collector's own functions in libpython (``perf``'s symbols).
+GC_SYMBOLS = frozenset(
+    {
+        "gc_collect_main",
+        "visit_decref",
+        "visit_reachable",
+        "move_unreachable",
+        "update_refs",
+        "subtract_refs",
+        "move_legacy_finalizers",
+        "gc_collect_with_callback",
+    }
+)
+
+
+def perf_samples(data: Path) -> Counter[str]:
+    """``perf record``'s samples of ``data`` by where they fell: the garbage collector, the
+    rest of the interpreter (libpython: Python code running), the kernel (system calls,
+    sockets), SQLite, libc (malloc, memcpy), other libraries (lxml, json, hashes)."""
+    lines = subprocess.run(
+        ["perf", "script", "-i", str(data), "-F", "ip,sym,dso"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    found: Counter[str] = Counter()
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        symbol, dso = parts[1], parts[-1]
+        if symbol in GC_SYMBOLS:
+            found["gc"] += 1
+        elif "libpython" in dso:
+            found["interpreter"] += 1
+        elif "kernel" in dso:
+            found["kernel"] += 1
+        elif "sqlite" in dso:
+            found["sqlite"] += 1
+        elif "libc.so" in dso:
+            found["libc"] += 1
+        else:
+            found["other"] += 1
+    return found
 
 
 def one_crawl(
@@ -87,18 +140,24 @@ def one_crawl(
     settings: dict[str, str],
     baseline: Path | None,
     profile: bool,
+    perf: bool = False,
 ) -> Crawl:
-    """One first run of ``shape``, checked to export every page once."""
+    """One first run of ``shape``, checked to export every page once; with ``perf``, under
+    ``perf record`` (297 samples a second of CPU)."""
     universe = Universe(*shape)
     with universe, tempfile.TemporaryDirectory(prefix="shapes-") as tmp:
         work = Path(tmp)
         prof = work / "crawl.prof" if profile else None
+        data = work / "perf.data"
+        wrapper = ("perf", "record", "-q", "-F", "297", "-o", str(data), "--") if perf else ()
         merged = {
             **settings,
             "CRAWL_STATE": str(work / "state.sqlite"),
             "RECRAWL_NOW": str(T0),
         }
-        wall, process_cpu, stats, exported = crawl(universe, work, merged, prof, None, baseline)
+        wall, process_cpu, stats, exported = crawl(
+            universe, work, merged, prof, None, baseline, wrapper
+        )
         if exported != universe.urls:
             raise SystemExit(f"{shape}: {exported} exported, {universe.urls} expected")
         fetched = sum(v for k, v in universe.hits.items() if k.startswith("page "))
@@ -125,6 +184,7 @@ def one_crawl(
                 for k, v in stats.items()
                 if k.startswith(MAPPING_GROWTH_STAT)
             },
+            perf_samples(data) if perf else Counter(),
         )
 
 
@@ -135,6 +195,9 @@ def main() -> None:
     parser.add_argument("--calls", action="store_true", help="also a cProfile run a round")
     parser.add_argument(
         "--mappings", action="store_true", help="the memory gained by kind of mapping"
+    )
+    parser.add_argument(
+        "--perf", action="store_true", help="each crawl under perf record: where its CPU fell"
     )
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--baseline", type=Path, default=None, metavar="DIR")
@@ -154,7 +217,7 @@ def main() -> None:
             runs = versions if number % 2 == 0 else versions[::-1]
             for label, path in runs:
                 for profile in (False, True) if args.calls else (False,):
-                    run = one_crawl(shape, settings, path, profile)
+                    run = one_crawl(shape, settings, path, profile, args.perf and not profile)
                     entry = figures[(label, shape)]
                     name = f"{shape[0]}x{shape[1]}"
                     if run.calls is not None:
@@ -169,6 +232,10 @@ def main() -> None:
                         top = sorted(run.mappings.items(), key=lambda kv: -abs(kv[1]))[:6]
                         each = ", ".join(f"{kind} {kib:+d}" for kind, kib in top)
                         print(f"    resident KiB gained by mapping, opened to closed: {each}")
+                    if run.samples:
+                        total = sum(run.samples.values())
+                        each = ", ".join(f"{k} {n}" for k, n in run.samples.most_common())
+                        print(f"    perf samples {total}: {each}")
     _summary(figures, versions, shapes)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
