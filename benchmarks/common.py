@@ -18,6 +18,7 @@ import datetime
 import gc
 import gzip
 import json
+import os
 import subprocess
 import sys
 import time
@@ -39,6 +40,13 @@ GC_STAT = "benchmark/gc_seconds"
 #: ``spider_closed``, in KiB.
 RSS_OPENED_STAT = "benchmark/rss_opened_kib"
 RSS_PEAK_STAT = "benchmark/rss_peak_kib"
+#: :data:`CRAWL_CPU_STAT`'s part in the kernel (system time: sockets, connects, page faults).
+CRAWL_SYSTEM_STAT = "benchmark/crawl_system_seconds"
+#: The reactor thread's own CPU in the same span (the rest: the thread pool's name lookups,
+#: the extraction pool's threads).
+REACTOR_CPU_STAT = "benchmark/reactor_cpu_seconds"
+#: The garbage collector's passes in the same span, by generation ("gc_passes_2": full ones).
+GC_PASSES_STAT = "benchmark/gc_passes_{}"
 
 
 def _status_kib(field: str) -> int:
@@ -59,6 +67,9 @@ class CrawlCpu:
         self.gc_seconds = 0.0
         self._gc_started = 0.0
         self.rss_opened = 0
+        self.system = 0.0
+        self.reactor_started = 0.0
+        self.passes = [0, 0, 0]
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -68,12 +79,16 @@ class CrawlCpu:
 
     def spider_opened(self, spider: Any) -> None:
         self.started = time.process_time()
+        self.system = os.times().system
+        # The signal is sent on the reactor thread.
+        self.reactor_started = time.thread_time()
         self.rss_opened = _status_kib("VmRSS")
         gc.callbacks.append(self._gc_pass)
 
     def _gc_pass(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._gc_started = time.perf_counter()
+            self.passes[info["generation"]] += 1
         else:
             self.gc_seconds += time.perf_counter() - self._gc_started
 
@@ -82,8 +97,64 @@ class CrawlCpu:
         assert self.crawler.stats is not None
         self.crawler.stats.set_value(CRAWL_CPU_STAT, round(time.process_time() - self.started, 3))
         self.crawler.stats.set_value(GC_STAT, round(self.gc_seconds, 3))
+        system = os.times().system - self.system
+        self.crawler.stats.set_value(CRAWL_SYSTEM_STAT, round(system, 3))
+        reactor = time.thread_time() - self.reactor_started
+        self.crawler.stats.set_value(REACTOR_CPU_STAT, round(reactor, 3))
+        for generation, count in enumerate(self.passes):
+            self.crawler.stats.set_value(GC_PASSES_STAT.format(generation), count)
         self.crawler.stats.set_value(RSS_OPENED_STAT, self.rss_opened)
         self.crawler.stats.set_value(RSS_PEAK_STAT, _status_kib("VmHWM"))
+
+
+#: Prefix of :class:`MappingGrowth`'s stats: KiB of resident memory gained by kind of mapping.
+MAPPING_GROWTH_STAT = "benchmark/rss_growth_kib/"
+
+
+def resident_by_mapping() -> dict[str, int]:
+    """Resident KiB of this process by kind of mapping (``/proc/self/smaps``): ``[heap]``
+    (``brk``: malloc's small blocks, C libraries' and Python's objects over 512 bytes),
+    ``[anon]`` (anonymous ``mmap``: pymalloc's arenas, malloc's large blocks, thread
+    stacks), ``[stack]``, and each file mapped (a shared library's code and data) by name."""
+    found: dict[str, int] = {}
+    kind = "[anon]"
+    # Line by line: the whole file at once (hundreds of KB of text) would itself grow the
+    # heap that it measures.
+    with open("/proc/self/smaps") as lines:
+        for line in lines:
+            head = line.split(maxsplit=5)
+            if head and head[0].endswith(":"):
+                if head[0] == "Rss:":
+                    found[kind] = found.get(kind, 0) + int(head[1])
+            elif len(head) >= 5:
+                kind = Path(head[5].strip()).name if len(head) == 6 else "[anon]"
+    return found
+
+
+class MappingGrowth:
+    """Benchmark-only extension: what each kind of mapping (:func:`resident_by_mapping`)
+    gained from ``spider_opened`` to ``spider_closed``, as stats under
+    :data:`MAPPING_GROWTH_STAT`. Listed before ``tests.stats_dump.StatsDump``."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.opened: dict[str, int] = {}
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> MappingGrowth:
+        return cls(crawler)
+
+    def spider_opened(self, spider: Any) -> None:
+        self.opened = resident_by_mapping()
+
+    def spider_closed(self, spider: Any, reason: str) -> None:
+        assert self.crawler.stats is not None
+        for kind, kib in resident_by_mapping().items():
+            if kib != self.opened.get(kind, 0):
+                growth = kib - self.opened.get(kind, 0)
+                self.crawler.stats.set_value(MAPPING_GROWTH_STAT + kind, growth)
 
 
 # -- Real-size pages --------------------------------------------------------------------------

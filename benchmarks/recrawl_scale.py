@@ -108,6 +108,7 @@ class TraceMemory:
         self.largest = 0
         self.snapshot: Any = None
         self.opened_snapshot: Any = None
+        self.opened_traced = 0
         self.loop = task.LoopingCall(self.sample)
         crawler.signals.connect(self.opened, signal=signals.spider_opened)
         crawler.signals.connect(self.closed, signal=signals.spider_closed)
@@ -120,6 +121,8 @@ class TraceMemory:
         import tracemalloc
 
         self.opened_snapshot = tracemalloc.take_snapshot()
+        self.opened_traced = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
         self.loop.start(2.0, now=False)
 
     def sample(self) -> None:
@@ -131,10 +134,20 @@ class TraceMemory:
             self.snapshot = tracemalloc.take_snapshot()
 
     def closed(self, spider: Any) -> None:
+        import tracemalloc
+
         self.loop.stop()
+        # A crawl shorter than a sample's interval: its heap at the end.
+        self.sample()
         if self.snapshot is None:
             return
-        lines = [f"largest traced heap {self.largest / 2**20:.1f} MiB"]
+        opened, peak = self.opened_traced, tracemalloc.get_traced_memory()[1]
+        lines = [
+            f"largest traced heap sampled {self.largest / 2**20:.2f} MiB, "
+            f"{(self.largest - opened) / 2**20:.2f} MiB above spider_opened's; "
+            f"its peak since spider_opened {peak / 2**20:.2f} MiB, "
+            f"{(peak - opened) / 2**20:.2f} MiB above"
+        ]
         for key in ("lineno", "filename"):
             lines.append(f"-- by {key}")
             for stat in self.snapshot.statistics(key)[:30]:
@@ -159,15 +172,21 @@ def crawl(
     profile: Path | None,
     trace: Path | None = None,
     pythonpath: Path | None = None,
+    wrapper: tuple[str, ...] = (),
 ) -> tuple[float, float, dict[str, Any], int]:
     """One ``maintext crawl sitemap`` over every site in a fresh process: wall, the
-    process's CPU seconds (user and system), its stats, documents exported."""
+    process's CPU seconds (user and system), its stats, documents exported. ``wrapper``: a
+    command the crawl's runs under (``perf record ... --``)."""
     domains = work / "sites.txt"
     universe.write_domains(domains)
     items = work / "items.jsonl"
     items.unlink(missing_ok=True)
     stats_file = work / "stats.json"
-    extensions = {"benchmarks.common.CrawlCpu": -1, "tests.stats_dump.StatsDump": 0}
+    extensions = {
+        "benchmarks.common.CrawlCpu": -1,
+        "benchmarks.common.MappingGrowth": -1,
+        "tests.stats_dump.StatsDump": 0,
+    }
     if trace is not None:
         extensions["benchmarks.recrawl_scale.TraceMemory"] = 1
         settings = {**settings, "BENCHMARK_TRACEMALLOC_FILE": str(trace)}
@@ -178,7 +197,7 @@ def crawl(
         "CRAWL_REPORT": str(work / "report.json"),
         **settings,
     }
-    launcher = [sys.executable]
+    launcher = [*wrapper, sys.executable]
     if profile is not None:
         launcher += ["-m", "cProfile", "-o", str(profile)]
     command = [

@@ -62,6 +62,8 @@ EXTENSIONS = {
     "scrapy_maintext.report.losses.LossReport": 500,
     # The open-file limit raised and budgeted; the most files held (files/open_max).
     "scrapy_maintext.open_files.OpenFiles": 500,
+    # EXTRACT_GC_FREEZE for every crawl, extraction on or off.
+    "scrapy_maintext.heap.HeapFreezeExtension": 500,
 }
 #: Scrapy's HTTP/1.1 handler whose idle keep-alive connections fit the open-file budget
 #: (for the schemes where the project kept Scrapy's own).

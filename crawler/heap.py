@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 import gc
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+from scrapy_maintext.vocabulary.settings import setting
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
 
 
 class HeapFreeze:
@@ -37,3 +46,32 @@ class HeapFreeze:
 
 #: One per process, shared by the crawls running in it.
 HEAP_FREEZE = HeapFreeze()
+
+
+class HeapFreezeExtension:
+    """Scrapy extension: :data:`HEAP_FREEZE` held from ``spider_opened`` to ``spider_closed``
+    of every crawl (``EXTRACT_GC_FREEZE``), extraction on or off. The extraction pipeline
+    holds it too; a crawl without extraction (discovery, the recrawl benchmarks) then keeps
+    its start-up heap out of the collector's passes all the same: unfrozen, each full pass
+    walked Scrapy's, Twisted's and the settings' objects again (issue 47)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.holding = False
+        crawler.signals.connect(self.opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> HeapFreezeExtension:
+        if not setting(crawler.settings, "EXTRACT_GC_FREEZE"):
+            raise NotConfigured("EXTRACT_GC_FREEZE is off")
+        return cls(crawler)
+
+    def opened(self, spider: Spider) -> None:
+        if not self.holding:
+            HEAP_FREEZE.hold()
+            self.holding = True
+
+    def closed(self, spider: Spider) -> None:
+        if self.holding:
+            HEAP_FREEZE.release()
+            self.holding = False
