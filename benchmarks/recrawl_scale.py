@@ -23,9 +23,10 @@ requests the server answered by kind and status, the documents exported; with Re
 Redis's ``used_memory`` per URL after each run (the crawl state's and the shared crawl's keys:
 its duplicate filter, queues, the sites' pace and robots.txt), the state's own keys alone
 (``MEMORY USAGE``, which leaves out Redis's table of keys), and the commands the run sent by
-name per page fetched (``INFO commandstats``: a script's own calls are counted too);
-``--round-trips`` also counts the round trips to Redis per page by command
-(:mod:`benchmarks.redis_round_trips`, from ``MONITOR``).
+name per page fetched (``INFO commandstats``: a script's own calls are counted too), and the
+round trips per page (Redis's reads from its clients, ``total_reads_processed``: a pipeline
+is one); ``--round-trips`` also counts the commands clients sent per page by command
+(:mod:`benchmarks.redis_round_trips`, from ``MONITOR``: each command of a pipeline counts).
 Each run's exports are checked: every page once in the first run, none in the unchanged
 rerun, exactly the changed pages in the last. ``--baseline DIR`` also crawls with
 another version's ``scrapy_maintext`` package found in DIR (``git archive`` of that commit,
@@ -86,6 +87,14 @@ class Run:
     round_trips: dict[str, int] | None = None
     #: The crawl state's keys, by ``MEMORY USAGE`` (bytes).
     redis_state_bytes: int | None = None
+    #: Reads Redis made from its clients' sockets (``total_reads_processed``): a round trip
+    #: each, whatever it carried (a pipeline of many commands is one).
+    redis_reads: int | None = None
+
+
+def redis_reads(client: Any) -> int:
+    """Reads Redis made from its clients' sockets so far (one per round trip)."""
+    return int(client.info("stats")["total_reads_processed"])
 
 
 def redis_calls(client: Any) -> dict[str, int]:
@@ -291,6 +300,7 @@ def _run_once(
     if number == 0 and variant.pythonpath is None:
         trace = args.tracemalloc
     calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
+    reads_before = redis_reads(variant.redis[1]) if variant.redis else 0
     if variant.trips:
         variant.trips.start()
     wall, process_cpu, stats, exported = crawl(
@@ -303,8 +313,10 @@ def _run_once(
     )
     if exported != expected:
         raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-    used = calls = state_bytes = None
+    used = calls = state_bytes = reads = None
     if variant.redis:
+        # Read first: the INFO calls below are the benchmark's own reads.
+        reads = redis_reads(variant.redis[1]) - reads_before
         used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
         after = redis_calls(variant.redis[1])
         calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
@@ -328,6 +340,7 @@ def _run_once(
         calls,
         trips,
         state_bytes,
+        reads,
     )
     assert variant.runs is not None
     variant.runs.append(result)
@@ -352,12 +365,15 @@ def _line(run: Run, urls: int) -> str:
         top = sorted(run.redis_calls.items(), key=lambda kv: -kv[1])
         each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
         line += f"\n      Redis calls per page fetched: {each}"
+    if run.redis_reads is not None and run.fetched:
+        reads = run.redis_reads / run.fetched
+        line += f"\n      Redis round trips per page fetched: {reads:.2f} (its reads from clients)"
     if run.round_trips and run.fetched:
         trips = {k: n for k, n in run.round_trips.items() if k not in ("info", "config")}
         top = sorted(trips.items(), key=lambda kv: -kv[1])
         each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
         total = sum(trips.values()) / run.fetched
-        line += f"\n      Redis round trips per page fetched: {total:.2f} ({each})"
+        line += f"\n      Redis commands sent per page fetched: {total:.2f} ({each})"
     return line
 
 
@@ -384,7 +400,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR")
     parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FILE")
     parser.add_argument(
-        "--round-trips", action="store_true", help="count Redis round trips (MONITOR)"
+        "--round-trips", action="store_true", help="count the commands sent to Redis (MONITOR)"
     )
     parser.add_argument("--first-only", action="store_true", help="only the first run")
     parser.add_argument(

@@ -135,6 +135,9 @@ class CrawlState:
             fingerprint_hex(fp),
         )
 
+    def read_ahead(self, urls: Iterable[str]) -> None:
+        """Nothing: a row of the file is read when it is asked for, at no round trip."""
+
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
         """The records of those of ``urls`` that are known, by URL."""
         by_key = {url_key(u): u for u in urls}

@@ -109,6 +109,9 @@ class RedisCrawlState:
         self._pending: list[tuple[Any, list[str], Any]] = []
         #: The visit read with a URL's row by :meth:`get`, until :meth:`visits` takes it.
         self._visit_read: dict[str, Visit | None] = {}
+        #: Rows read by :meth:`read_ahead` for requests about to be sent, until :meth:`get`
+        #: takes each (or a write of this state to its URL drops it).
+        self._ahead: dict[str, dict[str, str] | None] = {}
         self._sitemaps = SitemapNumbers(client, self.prefix, self._fail)
         self._export = client.register_script(lua.EXPORT)
         self._seen = client.register_script(lua.SEEN)
@@ -165,14 +168,26 @@ class RedisCrawlState:
         """The row of ``url``; its visit is kept for the one :meth:`visits` that asks for
         it next (a page's row is read when it is requested, its visit once it is answered:
         one round trip, not two)."""
-        rows = dict(self._rows_of([url]))
-        row = rows.get(url)
+        ahead = url in self._ahead
+        row = self._ahead.pop(url) if ahead else dict(self._rows_of([url])).get(url)
         if len(self._visit_read) >= _VISITS_KEPT:
             del self._visit_read[next(iter(self._visit_read))]  # a request never answered
         self._visit_read[url] = visit_of(row) if row is not None and "du" in row else None
         if row is None or row.get("u") != url:
             return None
         return record_of(row, self._sitemaps.url(row.get("s")))
+
+    def read_ahead(self, urls: Iterable[str]) -> None:
+        """The rows of ``urls`` read now, in one round trip, for the :meth:`get` of each
+        that comes next (the requests a worker just took from the shared queue: one round
+        trip for them all, not one each)."""
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return
+        rows = self._rows([self._row(u) for u in wanted])
+        self._ahead.update(zip(wanted, rows, strict=True))
+        while len(self._ahead) > _VISITS_KEPT:
+            del self._ahead[next(iter(self._ahead))]  # a request never sent
 
     def _rows_of(self, urls: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
         """Each of ``urls`` that has a row, with it."""
@@ -321,6 +336,7 @@ class RedisCrawlState:
         source: str | None,
         fingerprint: str | None = None,
     ) -> None:
+        self._ahead.pop(url, None)
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, validators.etag, validators.last_modified, listed, hashed]
         args += [when, source, fingerprint, self.prefix]
@@ -334,6 +350,7 @@ class RedisCrawlState:
         source: str | None,
         document: bool = False,
     ) -> None:
+        self._ahead.pop(url, None)
         if url in self._reread:
             validators = listed = None  # not remembered: the next run reads it whole
         etag = validators.etag if validators else None
@@ -343,17 +360,21 @@ class RedisCrawlState:
         self._pending.append((self._seen, keys, [_arg(a) for a in args]))
 
     def mark_gone(self, url: str) -> None:
+        self._ahead.pop(url, None)
         self._pending.append((self._gone, [self._row(url)], []))
 
     def unlist(self, urls: Iterable[str]) -> None:
         urls = list(urls)
         for start in range(0, len(urls), _CHUNK):
             chunk = urls[start : start + _CHUNK]
+            for url in chunk:
+                self._ahead.pop(url, None)
             args = [self.prefix, *(str(url_key(u)) for u in chunk)]
             self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
         self._visit_read.pop(url, None)
+        self._ahead.pop(url, None)
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
         self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
 
