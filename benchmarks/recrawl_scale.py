@@ -33,7 +33,8 @@ another version's ``scrapy_maintext`` package found in DIR (``git archive`` of t
 ``crawler/`` as ``DIR/scrapy_maintext`` with ``spiders/``, ``middlewares/`` and ``models/``
 inside), each run of both versions one after the other (the order alternating), each with
 its own state, and prints this tree's figures over the baseline's. ``--first-only`` stops
-after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR;
+after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR (timed by its CPU
+clock: :mod:`benchmarks.cpu_profile`);
 ``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
 where the Python heap was at its largest (:class:`TraceMemory`).
 """
@@ -187,12 +188,12 @@ def crawl(
         "CRAWL_REPORT": str(work / "report.json"),
         **settings,
     }
-    launcher = [sys.executable]
+    launcher = [sys.executable, "-m"]
     if profile is not None:
-        launcher += ["-m", "cProfile", "-o", str(profile)]
+        launcher += ["benchmarks.cpu_profile", str(profile)]
     command = [
         *launcher,
-        *("-m", "scrapy_maintext", "crawl", "sitemap", "-a", f"domains_file={domains}"),
+        *("scrapy_maintext", "crawl", "sitemap", "-a", f"domains_file={domains}"),
         *("-O", str(items)),
         *(arg for key, value in merged.items() for arg in ("-s", f"{key}={value}")),
     ]

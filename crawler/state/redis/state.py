@@ -35,6 +35,7 @@ the script). Reads see what is committed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -106,19 +107,16 @@ class RedisCrawlState:
         self._rebuilt: dict[str, list[str]] = {}
         #: Sitemaps whose listing held such a row: the next run reads them whole.
         self._reread: set[str] = set()
-        self._pending: list[tuple[Any, list[str], Any]] = []
+        #: Writes to apply at :meth:`commit`: a script, or the name of a write of rows
+        #: (:data:`~scrapy_maintext.state.redis.scripts.WRITES`), with its keys and arguments.
+        self._pending: list[tuple[Any, list[str], list[str]]] = []
         #: The visit read with a URL's row by :meth:`get`, until :meth:`visits` takes it.
         self._visit_read: dict[str, Visit | None] = {}
         #: Rows read by :meth:`read_ahead` for requests about to be sent, until :meth:`get`
         #: takes each (or a write of this state to its URL drops it).
         self._ahead: dict[str, dict[str, str] | None] = {}
         self._sitemaps = SitemapNumbers(client, self.prefix, self._fail)
-        self._export = client.register_script(lua.EXPORT)
-        self._seen = client.register_script(lua.SEEN)
-        self._gone = client.register_script(lua.GONE)
-        self._unlist = client.register_script(lua.UNLIST)
-        self._visit = client.register_script(lua.VISIT)
-        self._reread_script = client.register_script(lua.REREAD)
+        self._writes = client.register_script(lua.WRITES)
         self._drop = client.register_script(lua.DROP)
         self._relist = client.register_script(lua.RELIST)
         self._robots_write = client.register_script(lua.ROBOTS)
@@ -271,7 +269,7 @@ class RedisCrawlState:
     def _reread_sitemap(self, url: str) -> None:
         """The next run reads the sitemap ``url`` whole (its validators are forgotten)."""
         self._reread.add(url)
-        self._pending.append((self._reread_script, [self._row(url)], []))
+        self._pending.append(("reread", [self._row(url)], []))
 
     def _skip_listing(self, key: str) -> None:
         """A listing that is no set is skipped (counted) and written again."""
@@ -340,7 +338,7 @@ class RedisCrawlState:
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, validators.etag, validators.last_modified, listed, hashed]
         args += [when, source, fingerprint, self.prefix]
-        self._pending.append((self._export, keys, [_arg(a) for a in args]))
+        self._pending.append(("export", keys, [_arg(a) for a in args]))
 
     def record_seen(
         self,
@@ -357,11 +355,11 @@ class RedisCrawlState:
         modified = validators.last_modified if validators else None
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, etag, modified, listed, int(document), source, self.prefix]
-        self._pending.append((self._seen, keys, [_arg(a) for a in args]))
+        self._pending.append(("seen", keys, [_arg(a) for a in args]))
 
     def mark_gone(self, url: str) -> None:
         self._ahead.pop(url, None)
-        self._pending.append((self._gone, [self._row(url)], []))
+        self._pending.append(("gone", [self._row(url)], []))
 
     def unlist(self, urls: Iterable[str]) -> None:
         urls = list(urls)
@@ -370,13 +368,13 @@ class RedisCrawlState:
             for url in chunk:
                 self._ahead.pop(url, None)
             args = [self.prefix, *(str(url_key(u)) for u in chunk)]
-            self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
+            self._pending.append(("unlist", [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
         self._visit_read.pop(url, None)
         self._ahead.pop(url, None)
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
-        self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
+        self._pending.append(("visit", [self._row(url)], [_arg(v) for v in values]))
 
     def robots(self, url: str) -> RobotsCopy | None:
         try:
@@ -408,19 +406,32 @@ class RedisCrawlState:
         return len(self._pending)
 
     def commit(self) -> None:
-        """Apply the buffered writes in one ``MULTI``/``EXEC``: all of them, or none."""
+        """Apply the buffered writes in one ``MULTI``/``EXEC``: all of them, or none. The
+        writes of rows go :data:`_CHUNK` to a script call (:data:`lua.WRITES`), in order."""
         if not self._pending:
             return
         pending, self._pending = self._pending, []
         try:
             pipe = self.client.pipeline(transaction=True)
+            rows: list[tuple[str, list[str], list[str]]] = []
             for script, keys, args in pending:
-                script(keys=keys, args=args, client=pipe)
-            replaced = pipe.execute()
+                if isinstance(script, str):
+                    rows.append((script, keys, args))
+                    if len(rows) < _CHUNK:
+                        continue
+                if rows:
+                    self._writes(args=[json.dumps(rows, ensure_ascii=False)], client=pipe)
+                    rows = []
+                if not isinstance(script, str):
+                    script(keys=keys, args=args, client=pipe)
+            if rows:
+                self._writes(args=[json.dumps(rows, ensure_ascii=False)], client=pipe)
+            answers = pipe.execute()
         except RedisError as exc:
             raise self._fail(exc) from exc
+        replaced = [k for a in answers for k in (a if isinstance(a, list) else [a]) if k]
         prefix = f"{self.prefix}:src:"
-        for key in {text(k) or "" for k in replaced if k}:
+        for key in {text(k) or "" for k in replaced}:
             # Replaced by a write: what else it listed is found again from the rows.
             self._skip_listing(key)
             source = self._sitemaps.url(key.removeprefix(prefix))
