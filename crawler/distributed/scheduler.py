@@ -76,8 +76,14 @@ class RequestCodec(RedisQueueBase):
     _names: dict[Any, str] | None = None
 
     def _encode_request(self, request: Request) -> bytes:
-        named = {"callback": self._name(request.callback), "errback": self._name(request.errback)}
-        found = request.replace(callback=None, errback=None).to_dict(spider=self.spider)
+        callback, errback = request.callback, request.errback
+        named = {"callback": self._name(callback), "errback": self._name(errback)}
+        # Taken off for to_dict (which would look them up) and put back: no copy made.
+        request.callback = request.errback = None
+        try:
+            found = request.to_dict(spider=self.spider)
+        finally:
+            request.callback, request.errback = callback, errback
         found.update(named)
         return bytes(self.serializer.dumps(found))
 
