@@ -52,6 +52,9 @@ class StateReads:
         #: (:data:`~scrapy_maintext.state.redis.scripts.WRITES`), with its keys and arguments.
         self._pending: list[tuple[Any, list[str], list[Any]]] = []
         self._sitemaps = SitemapNumbers(client, self.prefix, self._fail)
+        #: The last listing read, with its rows, until the next commit.
+        self._listing: tuple[str, list[dict[str, str] | None]] | None = None
+        self._listed: dict[str, dict[str, str]] | None = None
         self._drop = client.register_script(lua.DROP)
         self._relist = client.register_script(lua.RELIST)
 
@@ -103,6 +106,20 @@ class StateReads:
         return dated, [row["u"] for row in rows if "l" not in row]
 
     def _listed_rows(self, source_url: str, documents: bool, undated: bool) -> list[dict[str, str]]:
+        found = []
+        for row in self._listing_rows(source_url):
+            if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
+                continue
+            if not undated or "l" not in row:
+                found.append(row)
+        return found
+
+    def _listing_rows(self, source_url: str) -> list[dict[str, str] | None]:
+        """The rows ``source_url`` listed last (None: a damaged one), read once until the
+        next commit: the pages and the documents a sitemap listed are asked for one after
+        the other."""
+        if self._listing is not None and self._listing[0] == source_url:
+            return self._listing[1]
         number = self._sitemaps.number(source_url)
         if number is None:
             return []
@@ -116,17 +133,22 @@ class StateReads:
             keys = self._rebuild_listing(source_url)
         except RedisError as exc:
             raise self._fail(exc) from exc
-        found = []
         skipped = len(self.skipped)
-        for row in self._rows([f"{self.prefix}:u:{k}" for k in keys]):
-            if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
-                continue
-            if not undated or "l" not in row:
-                found.append(row)
+        rows = list(self._rows([f"{self.prefix}:u:{k}" for k in keys]))
         if len(self.skipped) > skipped:
             # A damaged row hides a URL it listed: the next run reads it whole again.
             self._reread_sitemap(source_url)
-        return found
+        self._listing = (source_url, rows)
+        self._listed = None
+        return rows
+
+    def _listed_urls(self) -> dict[str, dict[str, str]]:
+        """The rows of the last listing read (until the next commit), by URL."""
+        if self._listing is None:
+            return {}
+        if self._listed is None:
+            self._listed = {row["u"]: row for row in self._listing[1] if row and "u" in row}
+        return self._listed
 
     def _rebuild_listing(self, source_url: str) -> list[str]:
         """The listing of ``source_url`` found again from the rows (each names the sitemap

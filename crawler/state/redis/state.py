@@ -139,9 +139,14 @@ class RedisCrawlState(StateReads):
                 yield url, row
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        """The rows of ``urls``; those the last listing read holds are taken from it (a
+        sitemap's pages are looked up right after what it listed last was read)."""
+        listed, urls = self._listed_urls(), list(urls)
+        rows = [(url, listed[url]) for url in urls if url in listed]
+        rows += self._rows_of(url for url in urls if url not in listed)
         return {
             url: record_of(row, self._sitemaps.url(row.get("s")))
-            for url, row in self._rows_of(urls)
+            for url, row in rows
             if row.get("u") == url
         }
 
@@ -246,6 +251,7 @@ class RedisCrawlState(StateReads):
     def commit(self) -> None:
         """Apply the buffered writes in one ``MULTI``/``EXEC``: all of them, or none. The
         writes of rows go :data:`CHUNK` to a script call (:data:`lua.WRITES`), in order."""
+        self._listing = self._listed = None  # read again after the writes
         if not self._pending:
             return
         pending, self._pending = self._pending, []
