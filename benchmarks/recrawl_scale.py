@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CRAWL_CPU_STAT, RSS_OPENED_STAT, RSS_PEAK_STAT
+from benchmarks.redis_round_trips import redis_calls, redis_reads
 from benchmarks.redis_state import memory_by_kind
 from benchmarks.scale_universe import T0, Universe
 
@@ -91,17 +92,6 @@ class Run:
     #: Reads Redis made from its clients' sockets (``total_reads_processed``): a round trip
     #: each, whatever it carried (a pipeline of many commands is one).
     redis_reads: int | None = None
-
-
-def redis_reads(client: Any) -> int:
-    """Reads Redis made from its clients' sockets so far (one per round trip)."""
-    return int(client.info("stats")["total_reads_processed"])
-
-
-def redis_calls(client: Any) -> dict[str, int]:
-    """Calls so far by command, from ``INFO commandstats``."""
-    stats = client.info("commandstats")
-    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
 
 
 class TraceMemory:

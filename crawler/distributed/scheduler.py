@@ -17,7 +17,11 @@ filter's key and logging), with what a shared polite crawl on Scrapy 2.19 needs 
   its own way);
 - requests popped :data:`POP_BATCH` at a time, each of another site (one round trip for
   several pages): each is leased when popped, so a worker killed with some still waiting
-  here has them fetched by another, as with a request in its downloader.
+  here has them fetched by another, as with a request in its downloader; their rows in the
+  crawl state are read then, together;
+- the requests queued in one engine tick pushed in one round trip (a sitemap's pages): one
+  the shared duplicate filter refuses is dropped afterwards, with Scrapy's
+  ``request_dropped`` signal, as the engine drops one its scheduler refuses.
 """
 
 from __future__ import annotations
