@@ -23,16 +23,18 @@ requests the server answered by kind and status, the documents exported; with Re
 Redis's ``used_memory`` per URL after each run (the crawl state's and the shared crawl's keys:
 its duplicate filter, queues, the sites' pace and robots.txt), the state's own keys alone
 (``MEMORY USAGE``, which leaves out Redis's table of keys), and the commands the run sent by
-name per page fetched (``INFO commandstats``: a script's own calls are counted too);
-``--round-trips`` also counts the round trips to Redis per page by command
-(:mod:`benchmarks.redis_round_trips`, from ``MONITOR``).
+name per page fetched (``INFO commandstats``: a script's own calls are counted too), and the
+round trips per page (Redis's reads from its clients, ``total_reads_processed``: a pipeline
+is one); ``--round-trips`` also counts the commands clients sent per page by command
+(:mod:`benchmarks.redis_round_trips`, from ``MONITOR``: each command of a pipeline counts).
 Each run's exports are checked: every page once in the first run, none in the unchanged
 rerun, exactly the changed pages in the last. ``--baseline DIR`` also crawls with
 another version's ``scrapy_maintext`` package found in DIR (``git archive`` of that commit,
 ``crawler/`` as ``DIR/scrapy_maintext`` with ``spiders/``, ``middlewares/`` and ``models/``
 inside), each run of both versions one after the other (the order alternating), each with
 its own state, and prints this tree's figures over the baseline's. ``--first-only`` stops
-after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR;
+after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR (timed by its CPU
+clock: :mod:`benchmarks.cpu_profile`);
 ``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
 where the Python heap was at its largest (:class:`TraceMemory`).
 """
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CRAWL_CPU_STAT, RSS_OPENED_STAT, RSS_PEAK_STAT
+from benchmarks.redis_round_trips import redis_calls, redis_reads
 from benchmarks.redis_state import memory_by_kind
 from benchmarks.scale_universe import T0, Universe
 
@@ -86,12 +89,9 @@ class Run:
     round_trips: dict[str, int] | None = None
     #: The crawl state's keys, by ``MEMORY USAGE`` (bytes).
     redis_state_bytes: int | None = None
-
-
-def redis_calls(client: Any) -> dict[str, int]:
-    """Calls so far by command, from ``INFO commandstats``."""
-    stats = client.info("commandstats")
-    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+    #: Reads Redis made from its clients' sockets (``total_reads_processed``): a round trip
+    #: each, whatever it carried (a pipeline of many commands is one).
+    redis_reads: int | None = None
 
 
 class TraceMemory:
@@ -197,12 +197,12 @@ def crawl(
         "CRAWL_REPORT": str(work / "report.json"),
         **settings,
     }
-    launcher = [*wrapper, sys.executable]
+    launcher = [*wrapper, sys.executable, "-m"]
     if profile is not None:
-        launcher += ["-m", "cProfile", "-o", str(profile)]
+        launcher += ["benchmarks.cpu_profile", str(profile)]
     command = [
         *launcher,
-        *("-m", "scrapy_maintext", "crawl", "sitemap", "-a", f"domains_file={domains}"),
+        *("scrapy_maintext", "crawl", "sitemap", "-a", f"domains_file={domains}"),
         *("-O", str(items)),
         *(arg for key, value in merged.items() for arg in ("-s", f"{key}={value}")),
     ]
@@ -310,6 +310,7 @@ def _run_once(
     if number == 0 and variant.pythonpath is None:
         trace = args.tracemalloc
     calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
+    reads_before = redis_reads(variant.redis[1]) if variant.redis else 0
     if variant.trips:
         variant.trips.start()
     wall, process_cpu, stats, exported = crawl(
@@ -322,8 +323,10 @@ def _run_once(
     )
     if exported != expected:
         raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-    used = calls = state_bytes = None
+    used = calls = state_bytes = reads = None
     if variant.redis:
+        # Read first: the INFO calls below are the benchmark's own reads.
+        reads = redis_reads(variant.redis[1]) - reads_before
         used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
         after = redis_calls(variant.redis[1])
         calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
@@ -347,6 +350,7 @@ def _run_once(
         calls,
         trips,
         state_bytes,
+        reads,
     )
     assert variant.runs is not None
     variant.runs.append(result)
@@ -371,12 +375,15 @@ def _line(run: Run, urls: int) -> str:
         top = sorted(run.redis_calls.items(), key=lambda kv: -kv[1])
         each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
         line += f"\n      Redis calls per page fetched: {each}"
+    if run.redis_reads is not None and run.fetched:
+        reads = run.redis_reads / run.fetched
+        line += f"\n      Redis round trips per page fetched: {reads:.2f} (its reads from clients)"
     if run.round_trips and run.fetched:
         trips = {k: n for k, n in run.round_trips.items() if k not in ("info", "config")}
         top = sorted(trips.items(), key=lambda kv: -kv[1])
         each = ", ".join(f"{k} {n / run.fetched:.2f}" for k, n in top)
         total = sum(trips.values()) / run.fetched
-        line += f"\n      Redis round trips per page fetched: {total:.2f} ({each})"
+        line += f"\n      Redis commands sent per page fetched: {total:.2f} ({each})"
     return line
 
 
@@ -403,7 +410,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR")
     parser.add_argument("--tracemalloc", type=Path, default=None, metavar="FILE")
     parser.add_argument(
-        "--round-trips", action="store_true", help="count Redis round trips (MONITOR)"
+        "--round-trips", action="store_true", help="count the commands sent to Redis (MONITOR)"
     )
     parser.add_argument("--first-only", action="store_true", help="only the first run")
     parser.add_argument(

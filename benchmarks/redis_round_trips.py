@@ -1,5 +1,7 @@
-"""Benchmark-only: the commands clients send a Redis server, counted as round trips, by
-watching ``MONITOR`` from a thread (``recrawl_scale --round-trips``).
+"""Benchmark-only: the commands clients send a Redis server, counted by watching ``MONITOR``
+from a thread (``recrawl_scale --round-trips``); and the server's own counters of commands
+(``INFO commandstats``) and of reads from its clients (``total_reads_processed``: a round
+trip each, a pipeline of many commands one).
 
 A command a Lua script calls is shown by ``MONITOR`` as from ``lua`` and is not counted (it
 is part of its ``EVALSHA``); a ``MULTI``/``EXEC`` block is one round trip (redis-py sends it
@@ -79,3 +81,14 @@ class RoundTrips:
             self._thread.join(timeout=2)
         with self._lock:
             return Counter(self.counts)
+
+
+def redis_reads(client: Any) -> int:
+    """Reads Redis made from its clients' sockets so far (one per round trip)."""
+    return int(client.info("stats")["total_reads_processed"])
+
+
+def redis_calls(client: Any) -> dict[str, int]:
+    """Calls so far by command, from ``INFO commandstats``."""
+    stats = client.info("commandstats")
+    return {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}

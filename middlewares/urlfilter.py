@@ -66,6 +66,10 @@ class UrlFilterMiddleware:
     def _filter(self, obj: Any) -> Any:
         if not isinstance(obj, Request) or obj.meta.get(Meta.SKIP_URL_FILTER) or obj.dont_filter:
             return obj
+        if obj.meta.get(Meta.PAGE_URL) == obj.url:
+            # A page of a site's plan: made canonical and held to the site's policy when it
+            # was planned (a distributed crawl hands every page over here).
+            return obj
         stats = self.crawler.stats
         assert stats is not None
         url = normalize_url(obj.url)

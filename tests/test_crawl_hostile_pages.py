@@ -11,7 +11,9 @@ from scrapy.http import HtmlResponse
 from scrapy_maintext.demo.content import Article, make_articles
 
 from tests.crawl import NO_WAITS, run_crawl
+from tests.redis_server import RedisServer
 from tests.sites import Route, SiteOptions, TestSiteServer, page_html
+from tests.state_backends import redis_client, redis_server_fixture  # noqa: F401 (fixture)
 
 #: Articles of their own (the site's would be near-duplicates of these pages).
 UTF16_ARTICLES = make_articles(3, seed=16)
@@ -175,6 +177,20 @@ def test_redirects_to_seen_urls_are_counted(
     assert result.stats.get("discovery/page_errors/redirect_loop") == 1
     assert result.stats.get("discovery/page_errors/redirect_to_seen") == 1
     assert "/loop-a.html not fetched: redirect_loop" in result.log
+
+
+def test_redirects_to_seen_urls_are_counted_in_a_shared_crawl(
+    redirecting_site: TestSiteServer, tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """With ``REDIS_URL`` the shared queue's duplicate filter refuses the redirect to a page
+    already requested (the queue's pushes of one engine tick go together): dropped as Scrapy
+    drops a request its scheduler refuses, and counted the same."""
+    redis_client(redis_server).flushall()
+    settings = {**QUICK, "EXTRACT_ENABLED": "False", "REDIS_URL": redis_server.url}
+    result = run_crawl("sitemap", tmp_path, {"domain": redirecting_site.base_url}, settings)
+    assert result.returncode == 0, result.log[-3000:]
+    assert result.stats.get("discovery/page_errors/redirect_loop") == 1
+    assert result.stats.get("discovery/page_errors/redirect_to_seen") == 1
 
 
 #: Pages of the stalling site that never answer in time, and how long they hold back.

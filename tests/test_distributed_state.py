@@ -429,3 +429,54 @@ def test_answers_of_several_sites_in_one_call(server: Any) -> None:
     assert server.get("s1:inflight") is None and server.get("s2:inflight") == b"b:1"
     now_ms = int(server.get("s1:sent"))
     assert int(server.get("s1:next")) == now_ms + 100 and int(server.get("s2:next")) == now_ms
+
+
+def test_pushes_in_one_round_trip_each_refused_or_queued(server: Any) -> None:
+    """The requests a worker queues in one engine tick go in one pipeline: each is refused
+    (seen) or queued as one push would be."""
+    from scrapy_maintext.distributed.state import Push
+
+    state = make_state(server, "a")
+    assert state.push(b"r0", "x", "fp0", False, "")
+    reads = int(server.info("stats")["total_reads_processed"])
+    pushes = [Push(f"r{i}".encode(), "x" if i % 2 else "y", f"fp{i}", False, "") for i in range(4)]
+    assert state.push_many(pushes) == [False, True, True, True]
+    # Its INFO is one read, and the pipeline (with its SCRIPT EXISTS) at most two.
+    assert int(server.info("stats")["total_reads_processed"]) - reads <= 3
+    popped = [state.pop([]) for _ in range(4)]
+    assert sorted(lease.data for lease in popped if lease) == [b"r0", b"r1", b"r2", b"r3"]
+
+
+def test_requests_are_encoded_as_scrapy_encodes_them(server: Any) -> None:
+    """The callbacks' names come from a table made once, and name what Scrapy's
+    ``to_dict`` names (the first method by name of an alias); a callback that is no method
+    of the spider is refused as Scrapy refuses it."""
+    import pickle
+
+    from scrapy import Request, Spider
+    from scrapy.http import FormRequest
+    from scrapy_maintext.distributed.scheduler import RequestCodec
+    from scrapy_redis import picklecompat
+
+    class Pages(Spider):
+        name = "pages"
+
+        def parse_page(self, response: Any) -> None:
+            pass
+
+        also = parse_page
+
+    spider = Pages()
+    codec = RequestCodec(server, spider, "k", picklecompat)
+    requests = [
+        Request("https://example.org/a", callback=spider.parse_page, errback=spider.parse),
+        Request("https://example.org/b", meta={"m": 1}, priority=3, cb_kwargs={"k": 2}),
+        FormRequest("https://example.org/c", formdata={"q": "1"}, callback=spider.parse),
+    ]
+    for request in requests:
+        data = codec._encode_request(request)
+        assert pickle.loads(data) == request.to_dict(spider=spider)
+        assert codec._decode_request(data).to_dict(spider=spider) == request.to_dict(spider=spider)
+    assert pickle.loads(codec._encode_request(requests[0]))["callback"] == "also"
+    with pytest.raises(ValueError):
+        codec._encode_request(Request("https://example.org/d", callback=lambda r: None))

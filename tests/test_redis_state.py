@@ -199,3 +199,59 @@ def test_a_visit_read_with_its_row_is_not_asked_again(client: Any) -> None:
     later = Schedule(reader, policy, Clock(1_790_812_800 + 7_200)).visited(URL, True)
     reader.commit()
     assert reader.visits([URL]) == {URL: later}
+
+
+def test_rows_read_ahead_are_taken_once_and_dropped_by_a_write(client: Any) -> None:
+    """The rows of the requests a worker took from the shared queue are read in one round
+    trip; each :meth:`get` takes its own from there, once; a write of this state to a URL
+    drops what was read ahead for it (the next read asks Redis)."""
+    writer = redis_state(client)
+    pages = [f"https://example.org/{n}.html" for n in range(3)]
+    for page in pages:
+        writer.record_export(page, 7, 1_790_812_800, Validators('"e"', None), None, None)
+    writer.commit()
+    reader, expected = redis_state(client), writer.get(pages[0])
+    before = mget_calls(client)
+    reader.read_ahead([*pages, URL])
+    assert mget_calls(client) == before + 1
+    assert expected is not None and reader.get(pages[0]) == expected
+    assert reader.get(URL) is None
+    assert mget_calls(client) == before + 1, "read ahead, not asked again"
+    reader.record_seen(pages[1], Validators('"f"', None), None, None)
+    reader.commit()
+    record = reader.get(pages[1])
+    assert record is not None and record.etag == '"f"'
+    assert mget_calls(client) == before + 2, "dropped by the write: asked again"
+    reader.get(pages[0])
+    assert mget_calls(client) == before + 3, "taken once"
+
+
+def calls(client: Any, command: str) -> int:
+    return int(client.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def test_a_listing_is_read_once_until_the_next_commit(client: Any) -> None:
+    """The pages and the documents a sitemap listed are asked for one after the other, and
+    its pages' rows next: one read of the listing and its rows until the next commit (what
+    a commit wrote is read again)."""
+    writer = redis_state(client)
+    pages = [f"https://example.org/{n}.html" for n in range(3)]
+    for page in pages:
+        writer.record_seen(page, None, 1_790_000_000, SITEMAP)
+    writer.record_seen("https://example.org/child.xml", None, None, SITEMAP, document=True)
+    writer.commit()
+    reader = redis_state(client)
+    reader.get(SITEMAP)  # the sitemaps' numbers and the like, read once a process
+    before = calls(client, "smembers"), mget_calls(client)
+    dated, undated = reader.pages_listed_by(SITEMAP)
+    assert set(dated) == set(pages) and undated == []
+    assert reader.listed_by(SITEMAP, documents=True) == ["https://example.org/child.xml"]
+    assert set(reader.get_many([*pages, URL])) == set(pages)
+    assert (calls(client, "smembers"), mget_calls(client)) == (before[0] + 1, before[1] + 2)
+    reader.record_seen(pages[0], None, 1_790_000_100, SITEMAP)
+    reader.commit()
+    dated, _ = reader.pages_listed_by(SITEMAP)
+    assert calls(client, "smembers") == before[0] + 2
+    assert set(dated) == set(pages)
+    record = reader.get_many([pages[0]])[pages[0]]
+    assert record.listed == 1_790_000_100

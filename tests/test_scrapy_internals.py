@@ -99,6 +99,17 @@ def test_sites_started_in_turn_keep_two_idle_connections_each() -> None:
     assert max_idle(KEEPALIVE_MAX_IDLE=1000, CONCURRENT_REQUESTS=5) == 40
 
 
+def test_a_shared_queue_keeps_the_connections_the_budget_allows() -> None:
+    """With REDIS_URL the shared queue serves every planned site's pages in turn, not a
+    window's: KEEPALIVE_MAX_IDLE alone bounds the idle connections."""
+    from scrapy.utils.test import get_crawler
+    from scrapy_maintext.scrapy_internals import BoundedHTTP11DownloadHandler
+
+    settings = {"KEEPALIVE_MAX_IDLE": 1000, "CONCURRENT_REQUESTS": 5, "REDIS_URL": "redis://x"}
+    handler = BoundedHTTP11DownloadHandler(get_crawler(settings_dict=settings))
+    assert handler._pool.max_idle == 1000
+
+
 def test_the_slot_ring_queue_takes_idle_sites_in_turn_and_keeps_priorities() -> None:
     """The spiders' scheduler queue: each site's requests by priority, the sites in turn,
     a site with a download active passed over while another has none; its length counted."""

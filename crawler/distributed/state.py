@@ -45,6 +45,18 @@ RUN_KEYS = ("seen", "discovery", "incomplete", "lease_seq")
 
 
 @dataclass(frozen=True)
+class Push:
+    """A request for the shared queue (:meth:`CrawlState.push`): its bytes, its site, its
+    fingerprint ('' when not filtered), whether it goes first, the lease it replaces."""
+
+    data: bytes
+    site: str
+    fingerprint: str
+    front: bool
+    lease: str
+
+
+@dataclass(frozen=True)
 class Lease:
     """A request taken from the shared queue by this worker."""
 
@@ -172,15 +184,19 @@ class CrawlState:
     # -- queue
     def push(self, data: bytes, site: str, fingerprint: str, front: bool, lease: str) -> bool:
         """Queue a request unless its fingerprint was seen; ``lease`` ends the lease it replaces."""
-        keys = [
-            self.key("seen"),
-            self.key("ring"),
-            self.key("ring:set"),
-            self.queue_key(site),
-            self.leases_key(),
-        ]
-        args: list[Any] = [fingerprint, data, site, "1" if front else "0", lease]
-        return bool(self._enqueue(keys, args))
+        return self.push_many([Push(data, site, fingerprint, front, lease)])[0]
+
+    def push_many(self, pushes: list[Push]) -> list[bool]:
+        """:meth:`push` of each, in one round trip (a pipeline; each push is one script):
+        whether each was queued."""
+        pipe = self.server.pipeline(transaction=False)
+        seen, ring, ring_set = (self.key(k) for k in ("seen", "ring", "ring:set"))
+        leases = self.leases_key()
+        for push in pushes:
+            keys = [seen, ring, ring_set, self.queue_key(push.site), leases]
+            args: list[Any] = [push.fingerprint, push.data, push.site, "1" if push.front else "0"]
+            self._enqueue(keys, [*args, push.lease], client=pipe)
+        return [bool(added) for added in pipe.execute()]
 
     def pop(self, skip_sites: list[str]) -> Lease | None:
         """The next request of the ring (None: none but of ``skip_sites``); the leases

@@ -289,7 +289,10 @@ class BoundedHTTP11DownloadHandler(HTTP11DownloadHandler):
             setting(crawler.settings, "DISCOVERY_SITES_AT_ONCE"),
             crawler.settings.getint("CONCURRENT_REQUESTS"),
         )
-        if at_once > 0:
+        # A shared queue (REDIS_URL) serves the pages of every site planned so far in
+        # turn: a window's worth of connections would be closed before each site's next
+        # page, and every page open a new one.
+        if at_once > 0 and not setting(crawler.settings, "REDIS_URL"):
             # Sites start in turn: the connections of the sites under way are kept, those
             # of done sites closed (about 4 KB each; issue 47).
             idle = min(idle, IDLE_PER_SITE_AT_ONCE * at_once)

@@ -11,6 +11,7 @@ knows that now answers ``404``/``410`` is marked gone
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from scrapy import Request
@@ -19,6 +20,7 @@ from scrapy.http import Response
 from scrapy_maintext.discovery.urls import normalize_url
 from scrapy_maintext.report.extension import site_of_request
 from scrapy_maintext.state.recrawl import Recrawl, crawl_state_of
+from scrapy_maintext.state.store import StateUnavailable
 from scrapy_maintext.state.validators import Validators, iso_to_epoch
 from scrapy_maintext.vocabulary.names import Meta, Stat
 from scrapy_maintext.vocabulary.reasons import NotModified, PageGone, RecrawlOutcome, switched_off
@@ -44,6 +46,27 @@ def is_discovery(request: Request) -> bool:
     return bool(request.meta.get(Meta.SKIP_URL_FILTER))
 
 
+def asks_state(request: Request) -> bool:
+    """Whether the request is sent with the validators its URL's row holds."""
+    meta = request.meta
+    if any(meta.get(key) for key in _NOT_CONDITIONAL):
+        return False
+    if meta.get("redirect_urls"):
+        return False  # the validators belong to the URL first asked for
+    # Not a home page read for its feed links, nor a spider's robots.txt.
+    return not is_discovery(request) or bool(meta.get(Meta.DISCOVERY_DOCUMENT))
+
+
+def read_ahead(crawler: Crawler, requests: list[Request]) -> None:
+    """The rows of the URLs ``requests`` will ask for, read at once (a Redis state: one
+    round trip for a batch of requests taken from the shared queue, not one per request)."""
+    recrawl = crawl_state_of(crawler)
+    if recrawl is None or recrawl.broken:
+        return
+    with contextlib.suppress(StateUnavailable):  # each request's own read says so
+        recrawl.state.read_ahead(state_url(r) for r in requests if asks_state(r))
+
+
 class ConditionalRequestMiddleware:
     """Downloader middleware: validators out, 304 and gone pages back (``CRAWL_STATE``)."""
 
@@ -58,12 +81,8 @@ class ConditionalRequestMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        if any(request.meta.get(key) for key in _NOT_CONDITIONAL):
+        if not asks_state(request):
             return
-        if request.meta.get("redirect_urls"):
-            return  # the validators belong to the URL first asked for
-        if is_discovery(request) and not request.meta.get(Meta.DISCOVERY_DOCUMENT):
-            return  # a home page read for its feed links, a spider's robots.txt
         url = state_url(request)
         record = self.recrawl.state.get(url)
         if not is_discovery(request):

@@ -121,19 +121,12 @@ class CrawlState:
         host, path, etag, modified, listed, hashed, first, last, revision, gone, source, fp = row
         url = self._ids[host] + path
         source_url = self._ids.get(source) if source is not None else None
-        return UrlRecord(
-            url,
-            etag,
-            modified,
-            listed,
-            hashed,
-            first,
-            last,
-            revision,
-            bool(gone),
-            source_url,
-            fingerprint_hex(fp),
-        )
+        fingerprint = fingerprint_hex(fp)
+        record = (url, etag, modified, listed, hashed, first, last, revision, bool(gone))
+        return UrlRecord(*record, source_url, fingerprint)
+
+    def read_ahead(self, urls: Iterable[str]) -> None:
+        """Nothing: a row of the file is read when it is asked for, at no round trip."""
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
         """The records of those of ``urls`` that are known, by URL."""

@@ -109,6 +109,10 @@ class StateStore(Protocol):
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]: ...
 
+    def read_ahead(self, urls: Iterable[str]) -> None:
+        """The rows of ``urls`` read now for the :meth:`get` of each that follows (a state
+        on a server reads them in one round trip; a file has nothing to gain)."""
+
     def listed_by(
         self, source_url: str, documents: bool = False, undated: bool = False
     ) -> list[str]: ...

@@ -35,6 +35,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
 FIELDS = ("u", "e", "m", "l", "h", "f", "x", "r", "g", "d", "s", "p", "du", "iv", "ck", "ch", "dg")
 #: The fields that hold numbers (as text).
 _NUMBERS = ("m", "l", "h", "f", "x", "r", "du", "iv", "ck", "ch", "dg")
+_NUMBER_FIELDS = frozenset(_NUMBERS)
 #: The fields stored as JSON numbers when they fit in 14 digits (Lua's ``cjson`` writes
 #: 14 significant digits): times, counts, flags and sitemap numbers; the text hash and the
 #: body digest are 64-bit (text).
@@ -147,8 +148,11 @@ def decode(value: bytes | str) -> dict[str, str] | None:
         elif type(item) is not str:
             return None
         elif item:
+            # A whole number given as a number needs no look; one given as text does.
+            if field in _NUMBER_FIELDS and not item.lstrip("-").isdigit():
+                return None
             row[field] = item
-    return row if _valid(row) else None
+    return row if "du" not in row or ("iv" in row and "ck" in row) else None
 
 
 def _valid(row: dict[str, str]) -> bool:

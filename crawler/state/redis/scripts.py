@@ -73,47 +73,48 @@ end
 
 
 def _on_row(change: str) -> str:
-    """A script that reads the row ``KEYS[1]`` as ``r``, runs ``change`` and writes it back
-    (a ``change`` that returns writes nothing); ``damaged``: the key held no row (a row
-    damaged by hand, counted in ``pages`` before, is not counted again). It returns
-    ``bad``: a damaged listing it replaced, or false."""
+    """A function of ``(KEYS, ARGV)`` that reads the row ``KEYS[1]`` as ``r``, runs
+    ``change`` and writes it back (a ``change`` that returns writes nothing); ``damaged``:
+    the key held no row (a row damaged by hand, counted in ``pages`` before, is not counted
+    again). It returns ``bad``: a damaged listing it replaced, or false."""
     return (
-        f"{_LIB}\nlocal r, damaged = load(KEYS[1])\nlocal bad = false\n{change}\n"
-        "save(KEYS[1], r)\nreturn bad\n"
+        "function(KEYS, ARGV)\nlocal r, damaged = load(KEYS[1])\nlocal bad = false\n"
+        f"{change}\nsave(KEYS[1], r)\nreturn bad\nend"
     )
 
 
-#: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, text
-#: hash, now, source, fingerprint, the state's prefix.
-EXPORT = _on_row("""
+#: The writes of rows, by name; each a function of ``(KEYS, ARGV)`` as a script of its own
+#: would be.
+_WRITES = {
+    #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed,
+    #: text hash, now, source, fingerprint, the state's prefix.
+    "export": _on_row("""
 if (not r.u and not damaged) or r.d then redis.call('INCR', KEYS[2]) end
 r.u = ARGV[2]; r.h = ARGV[6]; r.x = ARGV[7]; r.g = nil; r.d = nil
 put(r, 'e', ARGV[3]); put(r, 'm', ARGV[4]); put(r, 'l', ARGV[5]); put(r, 'p', ARGV[9])
 if not r.f then r.f = ARGV[7] end
 r.r = tostring((tonumber(r.r) or 0) + 1)
-bad = source(r, ARGV[1], ARGV[8], ARGV[10])""")
-#: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed, '1' =
-#: a document, source, the state's prefix. Keeps what is not given (``coalesce``).
-SEEN = _on_row("""
+bad = source(r, ARGV[1], ARGV[8], ARGV[10])"""),
+    #: KEYS: the URL's row, the page count. ARGV: key, url, etag, last-modified, listed,
+    #: '1' = a document, source, the state's prefix. Keeps what is not given (``coalesce``).
+    "seen": _on_row("""
 if not r.u then
   r.u = ARGV[2]; r.r = '0'
   if ARGV[6] == '1' then r.d = '1' elseif not damaged then redis.call('INCR', KEYS[2]) end
 end
 for i, f in ipairs({'e', 'm', 'l'}) do if ARGV[i + 2] ~= '' then r[f] = ARGV[i + 2] end end
 r.g = nil
-bad = source(r, ARGV[1], ARGV[7], ARGV[8])""")
-#: KEYS: the URL's row (a URL not remembered stays so).
-GONE = _on_row("if not r.u then return false end\nr.g = '1'")
-#: KEYS: a sitemap's row: its validators and listed date are forgotten (read again).
-REREAD = _on_row("if not r.u then return false end\nr.e = nil; r.m = nil; r.l = nil")
-#: KEYS: the URL's row. ARGV: due, interval, checked, changed, digest (replaced).
-VISIT = _on_row("""
+bad = source(r, ARGV[1], ARGV[7], ARGV[8])"""),
+    #: KEYS: the URL's row (a URL not remembered stays so).
+    "gone": _on_row("if not r.u then return false end\nr.g = '1'"),
+    #: KEYS: a sitemap's row: its validators and listed date are forgotten (read again).
+    "reread": _on_row("if not r.u then return false end\nr.e = nil; r.m = nil; r.l = nil"),
+    #: KEYS: the URL's row. ARGV: due, interval, checked, changed, digest (replaced).
+    "visit": _on_row("""
 r.du = ARGV[1]; r.iv = ARGV[2]; r.ck = ARGV[3]
-put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])""")
-#: KEYS: rows. ARGV: the state's prefix, then the rows' keys.
-UNLIST = (
-    _LIB
-    + """
+put(r, 'ch', ARGV[4]); put(r, 'dg', ARGV[5])"""),
+    #: KEYS: rows. ARGV: the state's prefix, then the rows' keys.
+    "unlist": """function(KEYS, ARGV)
 local bad = false
 for i, k in ipairs(KEYS) do
   local r = load(k)
@@ -123,6 +124,26 @@ for i, k in ipairs(KEYS) do
     r.s = nil
     save(k, r)
   end
+end
+return bad
+end""",
+}
+#: Names of the writes :data:`WRITES` applies.
+WRITE_NAMES = frozenset(_WRITES)
+
+#: ARGV[1]: a JSON array of writes, each ``[name, KEYS, ARGV]`` (a name of
+#: :data:`WRITE_NAMES`, two arrays of text), applied in order: a commit's writes of rows in
+#: one call instead of one script call each (a call's arguments are most of its cost to
+#: the crawl process). Returns the damaged listings they replaced.
+WRITES = (
+    _LIB
+    + "local W = {}\n"
+    + "".join(f"W['{name}'] = {function}\n" for name, function in _WRITES.items())
+    + """
+local bad = {}
+for _, w in ipairs(cjson.decode(ARGV[1])) do
+  local replaced = W[w[1]](w[2], w[3])
+  if replaced then bad[#bad + 1] = replaced end
 end
 return bad
 """

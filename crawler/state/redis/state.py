@@ -21,13 +21,15 @@ under ``maintext:state:NAME`` (``P``):
   ``DISTRIBUTED_WORKER_TIMEOUT``): ``maintext state --forget`` refuses meanwhile.
 
 What each key must hold, and the checks, are in :mod:`~scrapy_maintext.state.redis.keys`;
-the scripts that write rows in :mod:`~scrapy_maintext.state.redis.scripts`.
+the scripts that write rows in :mod:`~scrapy_maintext.state.redis.scripts`; the reads across
+rows (listings, scans) in :mod:`~scrapy_maintext.state.redis.reads`.
 
 A name may hold ':', so ``P:*`` also matches the keys of a state named ``NAME:de``;
 :func:`state_keys` finds one state's keys exactly.
 
 Writes are buffered and applied at :meth:`RedisCrawlState.commit` in one ``MULTI``/``EXEC``
-of Lua scripts (each reads, changes and writes a row inside Redis), all or none: a killed
+of Lua scripts (each write reads, changes and writes a row inside Redis; the writes of rows
+go 500 to a call), all or none: a killed
 worker loses at most its uncommitted window and never claims an export it did not make. Two
 workers may write the same URL: the last one wins, and revisions only go up (counted inside
 the script). Reads see what is committed.
@@ -35,38 +37,27 @@ the script). Reads see what is committed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisError, ResponseError
 from scrapy_maintext.state.redis import scripts as lua
 from scrapy_maintext.state.redis.keys import (
     KEY_PREFIX,
     KIND,
     SCHEMA,
-    SitemapNumbers,
     check_meta,
-    check_name,
-    decode,
     key_pattern,
     record_of,
     robots_copy_of,
     state_keys,
-    state_prefix,
     text,
     visit_of,
 )
-from scrapy_maintext.state.store import (
-    CrawlStateError,
-    RobotsCopy,
-    StateUnavailable,
-    UrlRecord,
-    Visit,
-    url_key,
-)
+from scrapy_maintext.state.redis.reads import CHUNK, StateReads, redis_cause
+from scrapy_maintext.state.store import CrawlStateError, RobotsCopy, UrlRecord, Visit, url_key
 from scrapy_maintext.state.validators import Validators
 
 if TYPE_CHECKING:
@@ -74,9 +65,17 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["KEY_PREFIX", "KIND", "SCHEMA", "RedisCrawlState", "key_pattern", "state_keys"]
+__all__ = [
+    "KEY_PREFIX",
+    "KIND",
+    "SCHEMA",
+    "RedisCrawlState",
+    "key_pattern",
+    "redis_cause",
+    "state_keys",
+]
 
-_CHUNK = 500
+
 #: Visits kept from :meth:`RedisCrawlState.get` at most (the requests in flight, and more).
 _VISITS_KEPT = 10_000
 _UNREAD = object()
@@ -86,93 +85,51 @@ def _arg(value: object) -> str:
     return "" if value is None else str(value)
 
 
-class RedisCrawlState:
-    """The named crawl state ``name`` in the Redis server of ``client``."""
+class RedisCrawlState(StateReads):
+    """The named crawl state ``name`` in the Redis server of ``client``: its rows read by
+    URL (one round trip for the requests taken from the shared queue together), and its
+    writes, buffered until :meth:`commit`."""
 
     def __init__(self, client: Redis, name: str, where: str = "") -> None:
-        check_name(name)
-        self.client = client
-        self.name = name
-        self.prefix = state_prefix(name)
-        self.path = f"{name} (Redis {where})" if where else name
-        #: What a Redis that stopped answering is called (as the crawl's breaker names it).
-        self.server = f"Redis {where}" if where else "Redis"
-        #: Keys of rows that are not rows (damaged by hand): skipped, their URLs new.
-        self.skipped: set[str] = set()
-        #: Listings (``P:src:<sitemap>``) that are no set: skipped, written again.
-        self.skipped_keys: set[str] = set()
-        self._recounted = False
-        #: Listings found again from the rows in this run, by sitemap.
-        self._rebuilt: dict[str, list[str]] = {}
-        #: Sitemaps whose listing held such a row: the next run reads them whole.
-        self._reread: set[str] = set()
-        self._pending: list[tuple[Any, list[str], Any]] = []
+        super().__init__(client, name, where)
         #: The visit read with a URL's row by :meth:`get`, until :meth:`visits` takes it.
         self._visit_read: dict[str, Visit | None] = {}
-        self._sitemaps = SitemapNumbers(client, self.prefix, self._fail)
-        self._export = client.register_script(lua.EXPORT)
-        self._seen = client.register_script(lua.SEEN)
-        self._gone = client.register_script(lua.GONE)
-        self._unlist = client.register_script(lua.UNLIST)
-        self._visit = client.register_script(lua.VISIT)
-        self._reread_script = client.register_script(lua.REREAD)
-        self._drop = client.register_script(lua.DROP)
-        self._relist = client.register_script(lua.RELIST)
+        #: Rows read by :meth:`read_ahead` for requests about to be sent, until :meth:`get`
+        #: takes each (or a write of this state to its URL drops it).
+        self._ahead: dict[str, dict[str, str] | None] = {}
+        self._writes = client.register_script(lua.WRITES)
         self._robots_write = client.register_script(lua.ROBOTS)
         try:
             check_meta(client, self.prefix, self.path)
         except RedisError as exc:
             raise CrawlStateError(f"crawl state {self.path}: {redis_cause(exc)}") from None
 
-    def _row(self, url: str) -> str:
-        return f"{self.prefix}:u:{url_key(url)}"
-
     # Reading: what is committed.
-
-    def _fail(self, exc: RedisError) -> StateUnavailable:
-        """``exc`` as the state's failure; a Redis that stopped answering is named as such."""
-        lost = isinstance(exc, (RedisConnectionError, RedisTimeoutError))
-        what = self.server if lost else ""
-        return StateUnavailable(f"crawl state {self.path}: {redis_cause(exc)}", str(exc), what)
-
-    def _rows(self, keys: list[str]) -> Iterator[dict[str, str] | None]:
-        """The rows of ``keys`` (None where there is none, or what is no row), a round trip
-        per 500."""
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            try:
-                values = self.client.mget(chunk)
-            except RedisError as exc:
-                raise self._fail(exc) from exc
-            for key, value in zip(chunk, values, strict=True):
-                row = decode(value) if value is not None else None
-                if value is not None and row is None:
-                    self._skip(key)
-                yield row
-
-    def _skip(self, key: str) -> None:
-        """A damaged row is skipped (its URL is new to this run, and written again)."""
-        if not self.skipped:
-            logger.warning(
-                "Crawl state %s: %s is not a row of a crawl state; skipped (its URL counts "
-                "as new and is written again)",
-                self.path,
-                key,
-            )
-        self.skipped.add(key)
 
     def get(self, url: str) -> UrlRecord | None:
         """The row of ``url``; its visit is kept for the one :meth:`visits` that asks for
         it next (a page's row is read when it is requested, its visit once it is answered:
         one round trip, not two)."""
-        rows = dict(self._rows_of([url]))
-        row = rows.get(url)
+        ahead = url in self._ahead
+        row = self._ahead.pop(url) if ahead else dict(self._rows_of([url])).get(url)
         if len(self._visit_read) >= _VISITS_KEPT:
             del self._visit_read[next(iter(self._visit_read))]  # a request never answered
         self._visit_read[url] = visit_of(row) if row is not None and "du" in row else None
         if row is None or row.get("u") != url:
             return None
         return record_of(row, self._sitemaps.url(row.get("s")))
+
+    def read_ahead(self, urls: Iterable[str]) -> None:
+        """The rows of ``urls`` read now, in one round trip, for the :meth:`get` of each
+        that comes next (the requests a worker just took from the shared queue: one round
+        trip for them all, not one each)."""
+        wanted = list(dict.fromkeys(urls))
+        if not wanted:
+            return
+        rows = self._rows([self._row(u) for u in wanted])
+        self._ahead.update(zip(wanted, rows, strict=True))
+        while len(self._ahead) > _VISITS_KEPT:
+            del self._ahead[next(iter(self._ahead))]  # a request never sent
 
     def _rows_of(self, urls: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
         """Each of ``urls`` that has a row, with it."""
@@ -182,117 +139,16 @@ class RedisCrawlState:
                 yield url, row
 
     def get_many(self, urls: Iterable[str]) -> dict[str, UrlRecord]:
+        """The rows of ``urls``; those the last listing read holds are taken from it (a
+        sitemap's pages are looked up right after what it listed last was read)."""
+        listed, urls = self._listed_urls(), list(urls)
+        rows = [(url, listed[url]) for url in urls if url in listed]
+        rows += self._rows_of(url for url in urls if url not in listed)
         return {
             url: record_of(row, self._sitemaps.url(row.get("s")))
-            for url, row in self._rows_of(urls)
+            for url, row in rows
             if row.get("u") == url
         }
-
-    def listed_by(
-        self, source_url: str, documents: bool = False, undated: bool = False
-    ) -> list[str]:
-        return [row["u"] for row in self._listed_rows(source_url, documents, undated)]
-
-    def pages_listed_by(self, source_url: str) -> tuple[list[str], list[str]]:
-        rows = self._listed_rows(source_url, documents=False, undated=False)
-        dated = [row["u"] for row in rows if "l" in row]
-        return dated, [row["u"] for row in rows if "l" not in row]
-
-    def _listed_rows(self, source_url: str, documents: bool, undated: bool) -> list[dict[str, str]]:
-        number = self._sitemaps.number(source_url)
-        if number is None:
-            return []
-        listing = f"{self.prefix}:src:{number}"
-        try:
-            keys = sorted(text(k) or "" for k in self.client.smembers(listing))
-        except ResponseError as exc:
-            if "WRONGTYPE" not in str(exc):
-                raise self._fail(exc) from exc
-            self._skip_listing(listing)
-            keys = self._rebuild_listing(source_url)
-        except RedisError as exc:
-            raise self._fail(exc) from exc
-        found = []
-        skipped = len(self.skipped)
-        for row in self._rows([f"{self.prefix}:u:{k}" for k in keys]):
-            if row is None or "u" not in row or "g" in row or ("d" in row) != documents:
-                continue
-            if not undated or "l" not in row:
-                found.append(row)
-        if len(self.skipped) > skipped:
-            # A damaged row hides a URL it listed: the next run reads it whole again.
-            self._reread_sitemap(source_url)
-        return found
-
-    def _rebuild_listing(self, source_url: str) -> list[str]:
-        """The listing of ``source_url`` found again from the rows (each names the sitemap
-        that listed it), and written again at the next commit (once a run)."""
-        if source_url in self._rebuilt:
-            return self._rebuilt[source_url]
-        prefix = f"{self.prefix}:u:"
-        number = self._sitemaps.number(source_url)
-        keys = [
-            key.removeprefix(prefix)
-            for key, row in self._scan_rows()
-            if row is not None and number is not None and row.get("s") == number
-        ]
-        listing = f"{self.prefix}:src:{number}"
-        self._pending.append((self._drop, [listing], []))
-        for start in range(0, len(keys), _CHUNK):
-            self._pending.append((self._relist, [listing], keys[start : start + _CHUNK]))
-        self._rebuilt[source_url] = sorted(keys)
-        return self._rebuilt[source_url]
-
-    def _scan_rows(self) -> Iterator[tuple[str, dict[str, str] | None]]:
-        """Every row key of the state, with its row (None: damaged)."""
-        try:
-            keys = [
-                text(k) or "" for k in self.client.scan_iter(match=f"{self.prefix}:u:*", count=1000)
-            ]
-        except RedisError as exc:
-            raise self._fail(exc) from exc
-        yield from zip(keys, self._rows(keys), strict=True)
-
-    def _reread_sitemap(self, url: str) -> None:
-        """The next run reads the sitemap ``url`` whole (its validators are forgotten)."""
-        self._reread.add(url)
-        self._pending.append((self._reread_script, [self._row(url)], []))
-
-    def _skip_listing(self, key: str) -> None:
-        """A listing that is no set is skipped (counted) and written again."""
-        if key not in self.skipped_keys:
-            logger.warning(
-                "Crawl state %s: %s is not a listing of a crawl state; skipped (found again "
-                "from its rows, and written again)",
-                self.path,
-                key,
-            )
-        self.skipped_keys.add(key)
-
-    def fingerprints(self) -> Iterator[str]:
-        """Every page row is read (a distributed crawl keeps its fingerprints in the shared
-        index instead, and does not call this)."""
-        for _, row in self._scan_rows():
-            if row is not None and "p" in row:
-                yield row["p"]
-
-    def known_pages(self) -> int:
-        """``P:pages``; counted again from the rows once a damaged row was skipped (whether
-        it was counted before is not known)."""
-        try:
-            if self.skipped and not self._pending and not self._recounted:
-                self._recount()
-            return int(self.client.get(f"{self.prefix}:pages") or 0)
-        except RedisError as exc:
-            raise self._fail(exc) from exc
-
-    def _recount(self) -> None:
-        """``P:pages`` set to the page rows there are (a write of another worker between
-        the scan and the set is counted by the next recount, or lost to this one)."""
-        rows = (row for _, row in self._scan_rows())
-        pages = sum(row is not None and "u" in row and "d" not in row for row in rows)
-        self.client.set(f"{self.prefix}:pages", pages)
-        self._recounted = True
 
     def visit(self, url: str) -> Visit | None:
         return self.visits([url]).get(url)
@@ -321,10 +177,11 @@ class RedisCrawlState:
         source: str | None,
         fingerprint: str | None = None,
     ) -> None:
+        self._ahead.pop(url, None)
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, validators.etag, validators.last_modified, listed, hashed]
         args += [when, source, fingerprint, self.prefix]
-        self._pending.append((self._export, keys, [_arg(a) for a in args]))
+        self._pending.append(("export", keys, [_arg(a) for a in args]))
 
     def record_seen(
         self,
@@ -334,28 +191,33 @@ class RedisCrawlState:
         source: str | None,
         document: bool = False,
     ) -> None:
+        self._ahead.pop(url, None)
         if url in self._reread:
             validators = listed = None  # not remembered: the next run reads it whole
         etag = validators.etag if validators else None
         modified = validators.last_modified if validators else None
         keys = [self._row(url), f"{self.prefix}:pages"]
         args = [url_key(url), url, etag, modified, listed, int(document), source, self.prefix]
-        self._pending.append((self._seen, keys, [_arg(a) for a in args]))
+        self._pending.append(("seen", keys, [_arg(a) for a in args]))
 
     def mark_gone(self, url: str) -> None:
-        self._pending.append((self._gone, [self._row(url)], []))
+        self._ahead.pop(url, None)
+        self._pending.append(("gone", [self._row(url)], []))
 
     def unlist(self, urls: Iterable[str]) -> None:
         urls = list(urls)
-        for start in range(0, len(urls), _CHUNK):
-            chunk = urls[start : start + _CHUNK]
+        for start in range(0, len(urls), CHUNK):
+            chunk = urls[start : start + CHUNK]
+            for url in chunk:
+                self._ahead.pop(url, None)
             args = [self.prefix, *(str(url_key(u)) for u in chunk)]
-            self._pending.append((self._unlist, [self._row(u) for u in chunk], args))
+            self._pending.append(("unlist", [self._row(u) for u in chunk], args))
 
     def record_visit(self, url: str, visit: Visit) -> None:
         self._visit_read.pop(url, None)
+        self._ahead.pop(url, None)
         values = (visit.due, visit.interval, visit.checked, visit.changed, visit.digest)
-        self._pending.append((self._visit, [self._row(url)], [_arg(v) for v in values]))
+        self._pending.append(("visit", [self._row(url)], [_arg(v) for v in values]))
 
     def robots(self, url: str) -> RobotsCopy | None:
         try:
@@ -387,19 +249,33 @@ class RedisCrawlState:
         return len(self._pending)
 
     def commit(self) -> None:
-        """Apply the buffered writes in one ``MULTI``/``EXEC``: all of them, or none."""
+        """Apply the buffered writes in one ``MULTI``/``EXEC``: all of them, or none. The
+        writes of rows go :data:`CHUNK` to a script call (:data:`lua.WRITES`), in order."""
+        self._listing = self._listed = None  # read again after the writes
         if not self._pending:
             return
         pending, self._pending = self._pending, []
         try:
             pipe = self.client.pipeline(transaction=True)
+            rows: list[tuple[str, list[str], list[Any]]] = []
             for script, keys, args in pending:
-                script(keys=keys, args=args, client=pipe)
-            replaced = pipe.execute()
+                if isinstance(script, str):
+                    rows.append((script, keys, args))
+                    if len(rows) < CHUNK:
+                        continue
+                if rows:
+                    self._writes(args=[json.dumps(rows, ensure_ascii=False)], client=pipe)
+                    rows = []
+                if not isinstance(script, str):
+                    script(keys=keys, args=args, client=pipe)
+            if rows:
+                self._writes(args=[json.dumps(rows, ensure_ascii=False)], client=pipe)
+            answers = pipe.execute()
         except RedisError as exc:
             raise self._fail(exc) from exc
+        replaced = [k for a in answers for k in (a if isinstance(a, list) else [a]) if k]
         prefix = f"{self.prefix}:src:"
-        for key in {text(k) or "" for k in replaced if k}:
+        for key in {text(k) or "" for k in replaced}:
             # Replaced by a write: what else it listed is found again from the rows.
             self._skip_listing(key)
             source = self._sitemaps.url(key.removeprefix(prefix))
@@ -420,13 +296,3 @@ class RedisCrawlState:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def redis_cause(exc: RedisError) -> str:
-    """What went wrong with a Redis call, named by its cause: a Redis that does not answer,
-    one that is full (``maxmemory``), or what it said."""
-    if isinstance(exc, (RedisConnectionError, RedisTimeoutError)):
-        return f"Redis unreachable ({exc})"
-    if isinstance(exc, OutOfMemoryError) or "maxmemory" in str(exc):
-        return f"Redis is full: it refuses writes at its maxmemory ({exc})"
-    return f"Redis refused a command ({exc})"
