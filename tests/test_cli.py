@@ -203,6 +203,12 @@ def test_odd_inputs_and_outputs(tmp_path: Path) -> None:
 PAGES_TO_INTERRUPT = 3000
 
 
+def _default_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 def test_ctrl_c_on_extract_keeps_a_complete_output(tmp_path: Path) -> None:
     import signal
@@ -219,6 +225,9 @@ def test_ctrl_c_on_extract_keeps_a_complete_output(tmp_path: Path) -> None:
         [sys.executable, "-m", "scrapy_maintext", "extract", str(many), "-o", str(out)],
         cwd=tmp_path,
         stderr=subprocess.PIPE,
+        # A foreground command, as a user's Ctrl-C meets it: a test worker that ignores SIGINT
+        # would hand that on through exec, and Python then installs no KeyboardInterrupt.
+        preexec_fn=_default_sigint,
     )
     deadline = time.monotonic() + 60
     while not (out.exists() and out.stat().st_size > 20_000) and time.monotonic() < deadline:
