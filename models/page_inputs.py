@@ -39,7 +39,8 @@ from scrapy_maintext.extraction.page_type import PAGE_TYPES, page_features
 from scrapy_maintext.models.dataset import Example, Page, domain_fold, iter_pages
 from scrapy_maintext.models.page_type import FOLDED, OTHERS, Table, fit_chosen, labels_of
 from scrapy_maintext.models.systems import parse_html
-from scrapy_maintext.neural.features import featurize
+from scrapy_maintext.neural import NeuralExtractor
+from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.groups import SLOT_COLUMNS, SlotInputs, path_signatures, slot_columns
 from scrapy_maintext.neural.segment import RawBlock, segment
 
@@ -110,6 +111,17 @@ def attach_slot_stacks(examples: Sequence[Example], data: str) -> int:
         ex.stacks[SLOT_STACK] = found
     logger.info("slot columns of %d pages (%d without)", len(examples), missing)
     return missing
+
+
+def shipped_inputs(extractor: NeuralExtractor, ex: Example) -> PageFeatures:
+    """``ex``'s inputs as the shipped ``extractor`` reads them: its slot columns
+    (``attach_slot_stacks`` first), its trafilatura reference's columns, or none."""
+    f = ex.features
+    if extractor.slots is not None:
+        stack: np.ndarray | None = ex.stacks[SLOT_STACK]
+    else:
+        stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
+    return PageFeatures(f.dense, f.struct_ids, f.word_ids, stack)
 
 
 def _page_rows(data: str) -> tuple[Table, dict[str, np.ndarray]]:

@@ -19,11 +19,10 @@ from scrapy_maintext.models.dataset import (
     Example,
 )
 from scrapy_maintext.models.metrics import prf, tokens
-from scrapy_maintext.models.page_inputs import SLOT_STACK
+from scrapy_maintext.models.page_inputs import shipped_inputs
 from scrapy_maintext.models.tune import block_lengths
 from scrapy_maintext.models.wcxb import word_prf
 from scrapy_maintext.neural.decision import decide
-from scrapy_maintext.neural.features import PageFeatures
 
 #: ``neural.features``' dense column of the share of a block's characters in links.
 LINK_SHARE_COLUMN = 2
@@ -142,11 +141,7 @@ class Shipped:
         return self.extractor.slots is not None
 
     def decide(self, ex: Example) -> tuple[np.ndarray, bool]:
-        feats = ex.features
-        if self.needs_slots:
-            slot_stack = ex.stacks[SLOT_STACK]  # models.page_inputs.attach_slot_stacks
-            feats = PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, slot_stack)
-        probs = self.extractor.model.predict(feats)
+        probs = self.extractor.model.predict(shipped_inputs(self.extractor, ex))
         decision = decide(probs, block_lengths(ex), self.extractor.params)
         return decision.keep, decision.fallback
 

@@ -31,6 +31,7 @@ from scrapy_maintext.models.export import export_model
 from scrapy_maintext.models.metrics import token_f1
 from scrapy_maintext.models.net import BlockNet, Ensemble, NetConfig
 from scrapy_maintext.models.pack import load_pack
+from scrapy_maintext.models.page_inputs import SLOT_STACK, attach_slot_stacks
 from scrapy_maintext.models.snippets import snippet_examples
 from scrapy_maintext.models.tune import predict_page, tune_decoding
 from scrapy_maintext.neural.features import DENSE_SIZE, HASH_SIZE
@@ -84,13 +85,12 @@ class Recipe:
     set_weights: tuple[tuple[str, float], ...] = ()
     #: Columns ``stack`` adds to the dense inputs (``models.page_inputs``' differ).
     stack_size: int = STACK_SIZE
-    #: Blocks read their repeated-structure columns (``neural.groups.slot_columns``, v7)
-    #: instead of a reference: ``stack`` is then ``SLOTS``.
-    slots: bool = False
 
-
-#: ``Recipe.stack`` of a model that reads the slot columns (no trafilatura reference).
-SLOTS = "slots"
+    @property
+    def slots(self) -> bool:
+        """Whether blocks read their repeated-structure columns (``neural.groups.slot_columns``,
+        v7) instead of a reference."""
+        return self.stack == SLOT_STACK
 
 
 def trains_on(ex: Example, recipe: Recipe) -> bool:
@@ -261,16 +261,6 @@ def fit_ensemble(train: list[Example], val: list[Example], recipe: Recipe) -> Bl
     return model.eval()
 
 
-def attach_slots(examples: list[Example], data: str) -> None:
-    """Point every example's ``features.stack`` at its blocks' slot columns, computed from
-    its page as at run time (``page_inputs.attach_slot_stacks``)."""
-    from scrapy_maintext.models.page_inputs import SLOT_STACK, attach_slot_stacks
-
-    attach_slot_stacks(examples, data)
-    for ex in examples:
-        ex.features.stack = ex.stacks[SLOT_STACK]
-
-
 def set_weight(spec: str, parser: argparse.ArgumentParser) -> tuple[str, float]:
     name, _, weight = spec.partition("=")
     try:
@@ -322,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.slots:
         if args.pack or args.keep_hidden:
             parser.error("--slots needs --data and the default segmentation")
-        recipe.stack, recipe.stack_size, recipe.slots = SLOTS, SLOT_COLUMNS, True
+        recipe.stack, recipe.stack_size = SLOT_STACK, SLOT_COLUMNS
     random.seed(recipe.seed)
     np.random.seed(recipe.seed)
     torch.manual_seed(recipe.seed)
@@ -339,13 +329,14 @@ def main(argv: list[str] | None = None) -> None:
     examples = [e for e in loaded if trains_on(e, recipe)]
     for example in examples:
         follow_convention(example)
-    select_stack(examples, "" if recipe.slots else recipe.stack)
     val = [e for e in examples if is_validation(e)]
     train = [e for e in examples if not is_validation(e)]
     if recipe.snippet_weight:
         train += snippet_examples(args.data, recipe.keep_hidden)
     if recipe.slots:
-        attach_slots(train + val, args.data)
+        # The slot columns are computed from each page as at run time, into ``stacks``.
+        attach_slot_stacks(train + val, args.data)
+    select_stack(train + val, recipe.stack)
     logger.info("train %d pages, validation %d pages, %s", len(train), len(val), recipe)
     model = fit_ensemble(train, val, recipe)
     decoding = tune_decoding(model, val)

@@ -113,16 +113,18 @@ def retune(model_dir: Path, data: str) -> dict[str, Any]:
     """Tune the decoding of a shipped (int8) model again on the validation pages and write it
     into its config.json (no retraining): for decoding rule changes."""
     from scrapy_maintext.models.dataset import is_validation, load_examples
+    from scrapy_maintext.models.page_inputs import attach_slot_stacks, shipped_inputs
     from scrapy_maintext.neural import NeuralExtractor
 
     extractor = NeuralExtractor.load(model_dir)
+    examples = load_examples(data, keep_hidden=extractor.keep_hidden)
+    val = [ex for ex in examples if ex.split == "train" and is_validation(ex)]
+    if extractor.slots is not None:
+        attach_slot_stacks(val, data)
     scored = []
-    for ex in load_examples(data, keep_hidden=extractor.keep_hidden):
-        if ex.split == "train" and is_validation(ex):
-            f = ex.features
-            stack = ex.stacks[extractor.reference] if extractor.needs_reference else None
-            probs = extractor.model.predict(type(f)(f.dense, f.struct_ids, f.word_ids, stack))
-            scored.append(Scored(probs, block_lengths(ex), ex, fallback_f1(ex)))
+    for ex in val:
+        probs = extractor.model.predict(shipped_inputs(extractor, ex))
+        scored.append(Scored(probs, block_lengths(ex), ex, fallback_f1(ex)))
     decoding = tune_scored(scored)
     path = model_dir / "config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
