@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import CRAWL_CPU_STAT, RSS_OPENED_STAT, RSS_PEAK_STAT
-from benchmarks.redis_round_trips import redis_calls, redis_reads
+from benchmarks.redis_round_trips import redis_calls, redis_cpu, redis_reads
 from benchmarks.redis_state import memory_by_kind
 from benchmarks.scale_universe import T0, Universe
 
@@ -92,6 +92,10 @@ class Run:
     #: Reads Redis made from its clients' sockets (``total_reads_processed``): a round trip
     #: each, whatever it carried (a pipeline of many commands is one).
     redis_reads: int | None = None
+    #: CPU seconds the Redis server spent during the run (``INFO cpu``, all its threads).
+    redis_server_cpu: float | None = None
+    #: Pages that left on the turn their batch took from the shared queue (Redis only).
+    ready_turns: int = 0
 
 
 def crawl(
@@ -240,6 +244,7 @@ def _run_once(
         trace = args.tracemalloc
     calls_before = redis_calls(variant.redis[1]) if variant.redis else {}
     reads_before = redis_reads(variant.redis[1]) if variant.redis else 0
+    server_before = redis_cpu(variant.redis[1]) if variant.redis else 0.0
     if variant.trips:
         variant.trips.start()
     wall, process_cpu, stats, exported = crawl(
@@ -252,10 +257,11 @@ def _run_once(
     )
     if exported != expected:
         raise SystemExit(f"{backend} {name}: {exported} exported, {expected} expected")
-    used = calls = state_bytes = reads = None
+    used = calls = state_bytes = reads = server_cpu = None
     if variant.redis:
         # Read first: the INFO calls below are the benchmark's own reads.
         reads = redis_reads(variant.redis[1]) - reads_before
+        server_cpu = redis_cpu(variant.redis[1]) - server_before
         used = int(variant.redis[1].info("memory")["used_memory"]) - variant.used_before
         after = redis_calls(variant.redis[1])
         calls = {k: n - calls_before.get(k, 0) for k, n in after.items()}
@@ -280,6 +286,8 @@ def _run_once(
         trips,
         state_bytes,
         reads,
+        server_cpu,
+        int(stats.get("politeness/shared/ready_turns", 0)),
     )
     assert variant.runs is not None
     variant.runs.append(result)
@@ -307,6 +315,9 @@ def _line(run: Run, urls: int) -> str:
     if run.redis_reads is not None and run.fetched:
         reads = run.redis_reads / run.fetched
         line += f"\n      Redis round trips per page fetched: {reads:.2f} (its reads from clients)"
+        if run.redis_server_cpu is not None:
+            line += f", server CPU {run.redis_server_cpu / run.fetched * 1e6:.0f} µs a page"
+        line += f"; {run.ready_turns} pages on their batch's turn"
     if run.round_trips and run.fetched:
         trips = {k: n for k, n in run.round_trips.items() if k not in ("info", "config")}
         top = sorted(trips.items(), key=lambda kv: -kv[1])

@@ -88,6 +88,12 @@ def redis_reads(client: Any) -> int:
     return int(client.info("stats")["total_reads_processed"])
 
 
+def redis_cpu(client: Any) -> float:
+    """CPU seconds the Redis server has used so far (``INFO cpu``: user and system)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
 def redis_calls(client: Any) -> dict[str, int]:
     """Calls so far by command, from ``INFO commandstats``."""
     stats = client.info("commandstats")

@@ -397,7 +397,7 @@ def test_answer_reservation_and_dispatch_in_one_call(server: Any) -> None:
     # Another worker's turn while a:1 is in flight: reserved, not sent (looked at again).
     assert turn(keys, [0, 0, 60_000, 0, 30_000, 20, "b:1"])[2] == 20
     # a's next request, with a:1's answer: the site is free, and it leaves at once.
-    second = turn(keys + keys[:4], [0, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 0])
+    second = turn(keys + keys[:4], [0, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 0, 0])
     assert second[0] == 0 and second[2] in (0, 20)  # 20: b's earlier reservation keeps its turn
     # With a delay: the answer is recorded, the next request reserves the delay after it.
     server.delete(*keys)
@@ -405,7 +405,7 @@ def test_answer_reservation_and_dispatch_in_one_call(server: Any) -> None:
     other = ["o:next", "o:sent", "o:floor", "o:inflight"]
     server.set("o:inflight", "a:0")  # another site's request of this worker, answered too
     later = turn(
-        keys + keys[:4] + other, [100, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 100, "a:0", 0]
+        keys + keys[:4] + other, [100, 0, 60_000, 0, 30_000, 20, "a:2", "a:1", 100, 0, "a:0", 0, 0]
     )
     assert len(later) == 2 and later[0] >= 90 and server.get("r:inflight") is None
     assert server.get("o:inflight") is None and server.get("o:sent") is not None
@@ -425,10 +425,18 @@ def test_answers_of_several_sites_in_one_call(server: Any) -> None:
     server.set("s1:inflight", "a:1")
     server.set("s2:inflight", "b:1")  # another worker's: not this answer's to free
     keys = [f"s{i}:{name}" for i in (1, 2) for name in ("next", "sent", "floor", "inflight")]
-    answers(keys, [60_000, "a:1", 100, "a:2", 0])
+    answers(keys, [60_000, "a:1", 100, 0, "a:2", 0, 0])
     assert server.get("s1:inflight") is None and server.get("s2:inflight") == b"b:1"
     now_ms = int(server.get("s1:sent"))
     assert int(server.get("s1:next")) == now_ms + 100 and int(server.get("s2:next")) == now_ms
+    # An answer held 500 ms by its worker counts from when it came, not from when it is sent.
+    server.delete(*keys)
+    server.set("s1:inflight", "a:3")
+    before = server.time()
+    answers(keys[:4], [60_000, "a:3", 1_000, 500])
+    came = int(server.get("s1:sent"))
+    assert came <= before[0] * 1000 + before[1] // 1000 - 490
+    assert int(server.get("s1:next")) == came + 1_000 and server.get("s1:inflight") is None
 
 
 def test_pushes_in_one_round_trip_each_refused_or_queued(server: Any) -> None:

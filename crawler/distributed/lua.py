@@ -122,7 +122,7 @@ FINISH = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[2], ARGV[1]) end
 """
 
-_NOW_MS = """
+NOW_MS = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
@@ -146,7 +146,7 @@ local function reserve(next_key, floor_key, delay, floor, lifetime, earliest)
 end
 """
 RESERVE = (
-    _NOW_MS
+    NOW_MS
     + _RESERVE_FUNCTION
     + """
 local wait, start = reserve(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3],
@@ -202,7 +202,7 @@ local function dispatch(K, delay, lifetime, lease, poll, token, start)
 end
 """
 DISPATCH = (
-    _NOW_MS
+    NOW_MS
     + _DISPATCH_FUNCTION
     + """
 return dispatch(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5],
@@ -212,47 +212,52 @@ return dispatch(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]), AR
 
 #: KEYS: the site's next-allowed-time key, its last-sent key, its Crawl-delay floor key, its
 #: "request in flight" key. ARGV: this worker's delay for the site (ms), key lifetime (ms),
-#: the request's token.
+#: the request's token, how long ago the answer came (ms, optional: 0).
 #: The request's answer came (or it failed): the site's next request leaves no earlier than
-#: the delay after now. The server saw the request at some moment between its dispatch and
-#: now: counting from now, no two requests reach it closer than the delay, however long one
-#: took on its way (a worker's first connection, a loaded machine).
-_ANSWERED_FUNCTION = """
-local function answered(K, delay, lifetime, token)
+#: the delay after the answer. The server saw the request at some moment between its
+#: dispatch and the answer: counting from the answer, no two requests reach it closer than
+#: the delay, however long one took on its way (a worker's first connection, a loaded
+#: machine). The answer's moment is now less the time the worker held it (measured on its
+#: monotonic clock: a moment later than the true one by this call's way to Redis, never
+#: earlier), so a worker may send its answers together with its next call.
+ANSWERED_FUNCTION = """
+local function answered(K, delay, lifetime, token, elapsed)
+  local at = now - math.max(0, elapsed or 0)
   delay = math.max(delay, tonumber(redis.call('GET', K[3]) or '0'))
   if redis.call('GET', K[4]) == token then redis.call('DEL', K[4]) end
-  if tonumber(redis.call('GET', K[2]) or '0') < now then
-    redis.call('SET', K[2], now, 'PX', lifetime)
+  if tonumber(redis.call('GET', K[2]) or '0') < at then
+    redis.call('SET', K[2], at, 'PX', lifetime)
   end
-  if tonumber(redis.call('GET', K[1]) or '0') < now + delay then
-    redis.call('SET', K[1], now + delay, 'PX', lifetime)
+  if tonumber(redis.call('GET', K[1]) or '0') < at + delay then
+    redis.call('SET', K[1], at + delay, 'PX', lifetime)
   end
 end
-local function answer_all(first_key, first_arg, lifetime)
-  for i = first_key, #KEYS, 4 do
-    local j = first_arg + (i - first_key) / 2
+local function answer_all(first_key, last_key, first_arg, lifetime)
+  for i = first_key, last_key, 4 do
+    local j = first_arg + (i - first_key) / 4 * 3
     answered({KEYS[i], KEYS[i + 1], KEYS[i + 2], KEYS[i + 3]}, tonumber(ARGV[j + 1]), lifetime,
-      ARGV[j])
+      ARGV[j], tonumber(ARGV[j + 2]))
   end
 end
 """
 ANSWERED = (
-    _NOW_MS
-    + _ANSWERED_FUNCTION
+    NOW_MS
+    + ANSWERED_FUNCTION
     + """
-answered(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3])
+answered(KEYS, tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4] or '0'))
 return 0
 """
 )
 
 #: KEYS: four of :data:`ANSWERED`'s for each site. ARGV: key lifetime (ms), then for each
-#: site the answered request's token and the site's delay (ms). :data:`ANSWERED` for each
+#: site the answered request's token, the site's delay (ms) and how long ago the answer came
+#: (ms). :data:`ANSWERED` for each
 #: (the answers a worker's next reservation did not take in time), in one call.
 ANSWERS = (
-    _NOW_MS
-    + _ANSWERED_FUNCTION
+    NOW_MS
+    + ANSWERED_FUNCTION
     + """
-answer_all(1, 2, ARGV[1])
+answer_all(1, #KEYS, 2, ARGV[1])
 return 0
 """
 )
@@ -262,19 +267,20 @@ return 0
 #: worker's delay for the site (ms), its robots.txt floor (ms), key lifetime (ms), the
 #: earliest this worker can send (ms from now), the longest a request may stay in flight
 #: (ms), the shortest wait while another worker's request is in flight (ms), this request's
-#: token; then, for each answered request, its token and its site's delay (ms).
+#: token; then, for each answered request, its token, its site's delay (ms) and how long
+#: ago the answer came (ms).
 #: :data:`ANSWERED` for those requests, :data:`RESERVE`, then, when no wait is due,
 #: :data:`DISPATCH` at once (one round trip a request, not three): {wait (ms), reserved
 #: start} when a wait is due (then DISPATCH after it, as before); else {0, reserved start,
 #: what DISPATCH answers}. Nothing can come between them here that could not come between
 #: separate calls.
 RESERVE_DISPATCH = (
-    _NOW_MS
-    + _ANSWERED_FUNCTION
+    NOW_MS
+    + ANSWERED_FUNCTION
     + _RESERVE_FUNCTION
     + _DISPATCH_FUNCTION
     + """
-answer_all(7, 8, ARGV[3])
+answer_all(7, #KEYS, 8, ARGV[3])
 local delay = tonumber(ARGV[1])
 local wait, start = reserve(KEYS[1], KEYS[3], delay, tonumber(ARGV[2]), ARGV[3],
   tonumber(ARGV[4]))
@@ -287,7 +293,7 @@ return {0, start, dispatch(KEYS, delay, ARGV[3], ARGV[5], tonumber(ARGV[6]), ARG
 #: A Retry-After pause: nobody reserves a time before now + pause, and the pause key tells
 #: workers already waiting for an earlier reservation to reserve again after it.
 PAUSE = (
-    _NOW_MS
+    NOW_MS
     + """
 local until_ms = now + tonumber(ARGV[1])
 if until_ms > tonumber(redis.call('GET', KEYS[1]) or '0') then

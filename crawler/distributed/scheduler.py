@@ -18,7 +18,8 @@ filter's key and logging), with what a shared polite crawl on Scrapy 2.19 needs 
 - requests popped :data:`POP_BATCH` at a time, each of another site (one round trip for
   several pages): each is leased when popped, so a worker killed with some still waiting
   here has them fetched by another, as with a request in its downloader; their rows in the
-  crawl state are read then, together;
+  crawl state are read then, together, and their sites' turns taken where free
+  (``politeness.ready_turns``): one round trip for the batch, not one a request;
 - the requests queued in one engine tick pushed in one round trip (a sitemap's pages): one
   the shared duplicate filter refuses is dropped afterwards, with Scrapy's
   ``request_dropped`` signal, as the engine drops one its scheduler refuses.
@@ -128,6 +129,9 @@ class DistributedScheduler(RedisScheduler):
         #: engine's tick, or before the scheduler is asked what it holds.
         self._pushing: list[tuple[Request, Push]] = []
         self._push_later = CallLaterOnce(self._push)
+        #: The shared politeness and the extraction backpressure (looked up at open).
+        self._pace: Any = None
+        self._backpressure: Any = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -142,6 +146,11 @@ class DistributedScheduler(RedisScheduler):
         self.queue = RequestCodec(self.server, spider, state.queue_key(""), picklecompat)
         self.df = SharedDupeFilter(self.crawler, self.server, state.key("seen"))
         self.worker.join(spider)
+        from scrapy_maintext.pipelines.backpressure import ExtractionBackpressure
+        from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
+
+        self._pace = self.crawler.get_downloader_middleware(SharedPolitenessMiddleware)
+        self._backpressure = self.crawler.get_downloader_middleware(ExtractionBackpressure)
 
     def close(self, reason: str) -> None:
         """Keeps the shared queue and duplicate filter (see the module docstring)."""
@@ -238,6 +247,9 @@ class DistributedScheduler(RedisScheduler):
         self._popped.extend(popped)
         # Their rows in the crawl state, for the conditional requests: one round trip.
         read_ahead(self.crawler, popped)
+        if self._pace is not None and popped:
+            room = len(popped) if self._backpressure is None else self._backpressure.room()
+            self.worker.ask(self._pace.ready.take, popped, room)
         return bool(leases)
 
     def _site_key(self, request: Request) -> str:

@@ -83,6 +83,12 @@ class ExtractionBackpressure:
         warming = self._warming.held_pages if self._warming is not None else 0
         return len(self.held) - warming
 
+    def room(self) -> int:
+        """How many pages more would be let through now, none waiting before them."""
+        if self.stopping:
+            return self.limit
+        return max(0, self.limit - self.pending - len(self._waiting))
+
     async def process_request(self, request: Request) -> None:
         if not is_page(request) or request in self.held:
             return

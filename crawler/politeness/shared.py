@@ -21,9 +21,11 @@ answer comes, and the site's next request, any worker's, leaves its delay after 
 answer. The server sees a request somewhere between its dispatch and its answer, so no two
 reach it closer than the delay, however long one took on its way (a worker's first
 connection, a loaded machine); a site's pace is thus its delay plus its answer time.
-Round trips: a request's reservation and dispatch are one script when no wait is due, and
-the answers a worker had since its last reservation go with its next one (any site's; sent
-alone after :data:`ANSWER_HOLD` if none comes): recorded a moment later, never earlier.
+Round trips: the requests a worker takes from the shared queue together take their free
+sites' turns together (:mod:`.ready_turns`); another request's reservation and dispatch are
+one script when no wait is due; the answers a worker had since its last call go with its
+next one (any site's; sent alone after :data:`ANSWER_HOLD` if none comes), with how long
+ago each came: recorded at the moment it came, never earlier.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from scrapy_maintext.distributed import lua
 from scrapy_maintext.distributed.connection import crawl_client
 from scrapy_maintext.distributed.settings import DistributedSettings
 from scrapy_maintext.distributed.worker import DistributedWorker
+from scrapy_maintext.politeness.ready_turns import ReadyTurns
 from scrapy_maintext.politeness.robots import RobotsPolitenessSettings
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import cancel_slot_timer, live_slot, slot_key, slot_settings
@@ -72,8 +75,10 @@ IN_FLIGHT_POLL_MS = 20
 #: A site's "request in flight" key outlives the request's download timeout by this (s): a
 #: worker killed mid-request holds the site no longer.
 IN_FLIGHT_MARGIN = 5.0
-#: How long at most an answer waits for this worker's next reservation to go with (s).
-ANSWER_HOLD = 0.005
+#: How long at most an answer waits for this worker's next call to go with (s). It is
+#: recorded at the moment it came whenever it is sent; until then the site looks in flight
+#: to the other workers, which wait the site's delay after the answer anyway.
+ANSWER_HOLD = 0.02
 
 
 class SharedPolitenessMiddleware:
@@ -98,19 +103,22 @@ class SharedPolitenessMiddleware:
         self._answers_script = server.register_script(lua.ANSWERS)
         #: Each request sent holds the site's "in flight" key with a token until answered.
         self._tokens: dict[Request, str] = {}
-        #: Answers not sent yet, by site (the request's token, the site's delay in ms):
-        #: sent with the next reservation, or by ``_flush``.
-        self._answers: dict[str, tuple[str, int]] = {}
+        #: Answers not sent yet, by site (the request's token, the site's delay in ms, when
+        #: it came: monotonic s): sent with the next call, or by ``_flush``.
+        self._answers: dict[str, tuple[str, int, float]] = {}
         self._flush: Any = None
         self._sequence = itertools.count()
         timeout = crawler.settings.getfloat("DOWNLOAD_TIMEOUT")
         self.inflight_lease_ms = int((timeout + IN_FLIGHT_MARGIN) * 1000)
+        self.key_lifetime_ms = KEY_LIFETIME_MS
+        self.ready = ReadyTurns(self)
         self._robots_gate = server.register_script(lua.ROBOTS_GATE)
         self._robots_read = server.register_script(lua.ROBOTS_READ)
         self._robots_shared = server.register_script(lua.ROBOTS_SHARED)
         self._locks: dict[str, defer.DeferredLock] = {}
         self._holding: dict[Request, str] = {}
         crawler.signals.connect(self.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -124,6 +132,11 @@ class SharedPolitenessMiddleware:
         lock = self._locks.setdefault(key, defer.DeferredLock())
         await maybe_deferred_to_future(lock.acquire())
         self._holding[request] = key
+        token = self.ready.claim(request, key)
+        if token is not None:
+            self._tokens[request] = token
+            self._drop_stale_timer(key)
+            return
         try:
             if is_robots_txt(request):
                 await self._robots_turn(key)
@@ -141,14 +154,14 @@ class SharedPolitenessMiddleware:
         meanwhile (another worker's 429) voids the reservation: wait it out, reserve again.
         Then record the send, or wait more if this worker woke up too late for its turn.
         When no wait is due, the reservation and the send are one call."""
-        token = self._token()
+        token = self.token()
         wait, start, answer = self._reserve_slot(key, token)
         while True:
             if answer is None:
                 if wait > 0:
                     await sleep(wait)
-                    self._inc(Stat.SHARED_WAITS)
-                token = self._token()
+                    self.inc(Stat.SHARED_WAITS)
+                token = self.token()
                 # The pause is looked for inside the dispatch: one round trip, not two.
                 answer = self._dispatch_slot(key, token, start)
             if answer == 0:
@@ -156,15 +169,15 @@ class SharedPolitenessMiddleware:
                 self._drop_stale_timer(key)
                 return
             if answer < 0:
-                self._inc(Stat.SHARED_PAUSED_WAITS)
+                self.inc(Stat.SHARED_PAUSED_WAITS)
                 await sleep(-answer / 1000)
-                token = self._token()
+                token = self.token()
                 wait, start, answer = self._reserve_slot(key, token)
                 continue
             wait, answer = answer / 1000, None
-            self._inc(Stat.SHARED_LATE_WAITS)
+            self.inc(Stat.SHARED_LATE_WAITS)
 
-    def _token(self) -> str:
+    def token(self) -> str:
         return f"{self.worker_id}:{next(self._sequence)}"
 
     def _drop_stale_timer(self, key: str) -> None:
@@ -179,51 +192,60 @@ class SharedPolitenessMiddleware:
             slot.lastseen = float("-inf")
 
     def _dispatch_slot(self, key: str, token: str, start: int) -> int:
-        delay, _floor = self._delays(key)
+        delay, _floor = self.delays(key)
         args = [int(delay * 1000), KEY_LIFETIME_MS, self.inflight_lease_ms, IN_FLIGHT_POLL_MS]
-        return int(self._dispatch(self._dispatch_keys(key), [*args, token, start]))
+        return int(self._dispatch(self.dispatch_keys(key), [*args, token, start]))
 
-    def _dispatch_keys(self, key: str) -> list[str]:
-        return [
-            *self._pace_keys(key),
-            self._key(key, "inflight"),
-            self._key(key, "turn"),
-            self._key(key, "pause"),
-        ]
+    def dispatch_keys(self, key: str) -> list[str]:
+        return [*self._pace_keys(key), *(self._key(key, n) for n in ("inflight", "turn", "pause"))]
 
     def _pace_keys(self, key: str) -> list[str]:
         return [self._key(key, "next"), self._key(key, "sent"), self._key(key, "floor")]
 
     def _answered(self, request: Request) -> None:
         """The site's request in flight was answered (or failed): the next one, any
-        worker's, leaves the site's delay after now. Sent with this worker's next
-        reservation (any site's: one round trip a page less), which a busy worker makes
-        within moments; sent alone if none comes within :data:`ANSWER_HOLD`. The answer is
-        recorded when it reaches Redis: the site's next request waits that much more, never
-        less."""
+        worker's, leaves the site's delay after the answer. Sent with this worker's next call
+        (any site's), or alone after :data:`ANSWER_HOLD`, with its age. A request that never
+        came here gives its batch's turn back."""
         token = self._tokens.pop(request, None)
-        if token is None:
-            return
-        key = slot_key(self.crawler, request)
-        delay, _floor = self._delays(key)
-        self._answers[key] = (token, int(delay * 1000))
+        if token is not None:
+            self.hold_answer(slot_key(self.crawler, request), token)
+        else:
+            self.ready.give_back(request)
+
+    def hold_answer(self, key: str, token: str) -> None:
+        """The answer to the request ``token`` of site ``key``, sent with the next call."""
+        delay, _floor = self.delays(key)
+        self._answers[key] = (token, int(delay * 1000), time.monotonic())
         if self._flush is None or not self._flush.active():
             from twisted.internet import reactor
 
             self._flush = reactor.callLater(ANSWER_HOLD, self._send_answers)  # type: ignore[arg-type]
 
-    def _send_answers(self) -> None:
-        """The answers not sent with a reservation, sent now (one round trip)."""
+    def held_answers(self) -> tuple[list[str], list[int | str]]:
+        """The keys and arguments of the answers held (``ANSWERED``'s four keys; the token,
+        the delay and the answer's age in ms), taken to be sent now."""
         answers, self._answers = self._answers, {}
-        if not answers:
-            return
+        now = time.monotonic()
         keys: list[str] = []
-        args: list[int | str] = [KEY_LIFETIME_MS]
-        for key, (token, delay) in answers.items():
+        args: list[int | str] = []
+        for key, (token, delay, came) in answers.items():
             keys += [*self._pace_keys(key), self._key(key, "inflight")]
-            args += [token, delay]
+            args += [token, delay, max(0, int((now - came) * 1000))]
+        return keys, args
+
+    def _send_answers(self) -> None:
+        """The answers no other call took, sent now (one round trip)."""
+        keys, args = self.held_answers()
+        if not keys:
+            return
         with contextlib.suppress(RedisError):  # the crawl stops (said once)
-            self._answers_script(keys, args)
+            self._answers_script(keys, [KEY_LIFETIME_MS, *args])
+
+    def _closed(self) -> None:
+        """The turns of requests that never left (still in the scheduler), given back."""
+        self.ready.give_back_all()
+        self._send_answers()
 
     def _robots_keys(self, key: str) -> list[str]:
         """The site's "robots.txt read" key (holding the answer) and "being fetched" key, of
@@ -240,7 +262,8 @@ class SharedPolitenessMiddleware:
     async def robots_of_others(self, request: Request) -> Response | None:
         """The robots.txt of the site of ``request`` as another worker read it, or None when
         this worker is to fetch it (the others wait for its answer meanwhile)."""
-        keys = self._robots_keys(slot_key(self.crawler, request))
+        site = slot_key(self.crawler, request)
+        keys = self._robots_keys(site)
         while True:
             try:
                 found = self._robots_shared(keys, [self.worker_id, ROBOTS_FETCH_LEASE_MS])
@@ -249,7 +272,8 @@ class SharedPolitenessMiddleware:
             if int(found[0]) == 0:
                 return None
             if int(found[0]) == 1:
-                self._inc(Stat.ROBOTS_SHARED)
+                self.ready.robots_known.add(urlparse_cached(request).netloc)
+                self.inc(Stat.ROBOTS_SHARED)
                 return shared_answer(request, found[1])
             await sleep(ROBOTS_POLL)
 
@@ -260,6 +284,7 @@ class SharedPolitenessMiddleware:
         if response.request is None:
             return
         key = slot_key(self.crawler, response.request)
+        self.ready.robots_known.add(urlparse_cached(response.request).netloc)
         floor = self.min_delay
         if response.status < 400 and self.robots.obey_crawl_delay:
             parser = Protego.parse(response.body.decode("utf-8", "replace"))
@@ -278,20 +303,16 @@ class SharedPolitenessMiddleware:
         """How long to wait for the site's next reserved time (s), and that time (ms, Redis's
         clock: the reservation's place in the queue); when no wait is due, the request is
         dispatched in the same call (``token``): what the dispatch answered, else None."""
-        delay, floor = self._delays(key)
-        local = int(self._local_wait(key) * 1000)
+        delay, floor = self.delays(key)
+        local = int(self.local_wait(key) * 1000)
         args: list[int | str] = [int(delay * 1000), int(floor * 1000), KEY_LIFETIME_MS, local]
         args += [self.inflight_lease_ms, IN_FLIGHT_POLL_MS, token]
-        keys = self._dispatch_keys(key)
-        answers, self._answers = self._answers, {}
-        for site, (answered, answered_delay) in answers.items():
-            keys += [*self._pace_keys(site), self._key(site, "inflight")]
-            args += [answered, answered_delay]
-        found = self._reserve_dispatch(keys, args)
+        answer_keys, answer_args = self.held_answers()
+        found = self._reserve_dispatch(self.dispatch_keys(key) + answer_keys, args + answer_args)
         answer = int(found[2]) if len(found) > 2 else None
         return int(found[0]) / 1000, int(found[1]), answer
 
-    def _local_wait(self, key: str) -> float:
+    def local_wait(self, key: str) -> float:
         """How long this worker's own download slot would still hold a request (its delay
         may have grown since the last reservation: AutoThrottle, a local Retry-After
         pause). The reservation starts no earlier, so no time reserved is lost there."""
@@ -300,7 +321,7 @@ class SharedPolitenessMiddleware:
             return 0.0
         return max(0.0, slot.lastseen + slot.download_delay() - time.monotonic())
 
-    def _delays(self, key: str) -> tuple[float, float]:
+    def delays(self, key: str) -> tuple[float, float]:
         """(this worker's delay for the site, its robots.txt floor)."""
         configured = slot_settings(self.crawler, key)
         floor = max(self.min_delay, float(configured.get(FLOOR_KEY) or 0.0))
@@ -341,10 +362,10 @@ class SharedPolitenessMiddleware:
             )
         except RedisError:
             return  # Redis stopped answering: the crawl stops (said once)
-        self._inc(Stat.SHARED_RETRY_AFTER_PAUSES)
+        self.inc(Stat.SHARED_RETRY_AFTER_PAUSES)
         logger.info("Paused %s for every worker: %.1fs", key, float(pause))
 
-    def _inc(self, key: str) -> None:
+    def inc(self, key: str) -> None:
         if self.crawler.stats is not None:
             self.crawler.stats.inc_value(key)
 

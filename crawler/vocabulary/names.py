@@ -190,6 +190,10 @@ class Stat:
     SHARED_PAUSED_WAITS: Final = "politeness/shared/paused_waits"
     SHARED_LATE_WAITS: Final = "politeness/shared/late_waits"
     SHARED_RETRY_AFTER_PAUSES: Final = "politeness/shared/retry_after_pauses"
+    #: Requests sent on the turn taken with their batch from the shared queue.
+    SHARED_READY_TURNS: Final = "politeness/shared/ready_turns"
+    #: Turns taken with a batch and given back: the request came too late to use it.
+    SHARED_READY_STALE: Final = "politeness/shared/ready_stale"
     #: The most files (sockets included) the crawl process held at once (Linux).
     FILES_OPEN_MAX: Final = "files/open_max"
     # Shutdown and scheduling.
