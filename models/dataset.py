@@ -62,7 +62,7 @@ CACHE_DIR = Path(os.environ.get("NEURAL_CACHE", Path.home() / ".cache" / "neural
 FLOAT_MODELS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "neural"
 #: Version of what ``build_example`` stores (with the run-time modules, the cache key): bump it
 #: when labels, the split or the Example fields change.
-CACHE_FORMAT = 6
+CACHE_FORMAT = 7
 #: Share of training sites (by hostname hash) kept apart to tune decoding and pick the epoch.
 VALIDATION_PERCENT = 15
 #: Share of the trafilatura snippet set's sites (by hash) whose snippets may label training

@@ -235,3 +235,42 @@ def test_blocks_markup_is_each_blocks_markup() -> None:
     blocks = segment(lxml.html.document_fromstring(html))
     assert blocks_markup(blocks) == [block_markup(block) for block in blocks]
     assert any(markup.caption for markup in blocks_markup(blocks))
+
+
+COMMENT = Markup(comments=True)
+
+
+def test_reader_comments_after_an_articles_body_leave_its_text() -> None:
+    """Blocks in a comment section (``#comments``, ``.commentlist``) after an article's body
+    leave ``text``; on a page that is not article-like (a forum's thread) they stay."""
+    blocks = [Block("p", LONG)] * 3 + [Block("p", "Great piece, thanks!"), Block("p", LONG)]
+    marks = [Markup()] * 3 + [COMMENT, COMMENT]
+    facts = PageFacts(TITLE)
+    assert judge(blocks, facts, marks) == [None] * 3 + [Convention.COMMENTS] * 2
+    assert judge(blocks, facts, marks, article=False) == [None] * 5
+
+
+def test_a_page_whose_posts_all_sit_in_comment_sections_keeps_them() -> None:
+    """No article body outside the comment sections (a forum's posts, a page wrapped in an
+    element named for comments): nothing is taken as comments."""
+    blocks = [Block("p", LONG)] * 4
+    assert judge(blocks, PageFacts(TITLE), [COMMENT] * 4) == [None] * 4
+    # Two long paragraphs before the thread are not yet an article's body.
+    marks = [Markup(), Markup(), COMMENT, COMMENT]
+    assert judge(blocks, PageFacts(TITLE), marks) == [None] * 4
+
+
+def test_comment_sections_are_read_from_class_and_id_words() -> None:
+    import lxml.html
+    from scrapy_maintext.extraction.convention import blocks_markup
+    from scrapy_maintext.neural.segment import segment
+
+    html = (
+        "<html><body><article><p>Body</p></article><div id='comments'><ol class='commentlist'>"
+        "<li><div class='comment-body'><p>First!</p></div></li></ol></div>"
+        "<div id='disqus_thread'><p>Thread</p></div><div class='commentary'><p>Op-ed</p></div>"
+        "</body></html>"
+    )
+    blocks = segment(lxml.html.document_fromstring(html))
+    flags = {b.text: m.comments for b, m in zip(blocks, blocks_markup(blocks), strict=True)}
+    assert flags == {"Body": False, "First!": True, "Thread": True, "Op-ed": False}

@@ -7,8 +7,9 @@ convention that removes it, or None. The title and author have their own fields;
 found only in the body gives the author (:func:`byline_author`).
 
 Decisions read the block's words and place (before the first long paragraph or after the
-last one) and, for the neural engine, what the markup says of it (:class:`Markup`: inside a
-``<figcaption>``, an element named "byline", a ``<time>``). Scrapy-free.
+last one) and, for the neural engine, what the markup says of it (``extraction.markup``:
+inside a ``<figcaption>``, an element named "byline", a ``<time>``, a comment section).
+On an article, reader comments after its body are not its text either. Scrapy-free.
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scrapy_maintext.document import Block
+from scrapy_maintext.extraction.markup import LINKED_SHARE as LINKED_SHARE
+from scrapy_maintext.extraction.markup import Markup as Markup
+from scrapy_maintext.extraction.markup import block_markup as block_markup
+from scrapy_maintext.extraction.markup import blocks_markup as blocks_markup
+from scrapy_maintext.extraction.markup import markup_of as markup_of
 from scrapy_maintext.extraction.phrases import Phrases, line_key, shipped_phrases
 from scrapy_maintext.extraction.words import line_key as words_key
 from scrapy_maintext.extraction.words import tokens
@@ -33,19 +38,8 @@ class Convention(enum.Enum):
     DATELINE = "dateline"
     CAPTION = "caption"
     FURNITURE = "furniture"
-
-
-@dataclass(frozen=True)
-class Markup:
-    """What the page's markup says of one block (the neural engine's blocks only)."""
-
-    caption: bool = False
-    byline: bool = False
-    time: bool = False
-    #: Inside a table: cells are data, never a byline or a dateline.
-    table: bool = False
-    #: All of its text is link text (``LINKED_SHARE``).
-    linked: bool = False
+    #: Reader comments after an article's body (``Markup.comments``).
+    COMMENTS = "comments"
 
 
 @dataclass(frozen=True)
@@ -75,9 +69,9 @@ CAPTION_MAX_WORDS = 60
 ARTICLE_LONG_PARAGRAPHS = 3
 #: The parts of the convention that apply to article-like pages only (``judge``'s
 #: ``article``), with the teaser rule.
-ARTICLE_RULES = frozenset({Convention.BYLINE, Convention.DATELINE, Convention.CAPTION})
-#: Share of a block's characters inside links from which it is "all link" (``Markup``).
-LINKED_SHARE = 0.9
+ARTICLE_RULES = frozenset(
+    {Convention.BYLINE, Convention.DATELINE, Convention.CAPTION, Convention.COMMENTS}
+)
 CREDIT_MAX_WORDS = 40
 #: Words a headline block may add after the title (a site's name: "Headline - The Times").
 SITE_NAME_MAX_WORDS = 6
@@ -157,17 +151,32 @@ def judge(
     title = tokens(facts.title)
     names = _name_words(facts.authors)
     teasers = article and len(long) >= ARTICLE_LONG_PARAGRAPHS
+    thread = comments_start(long, markup) if article else None
     verdicts: list[Convention | None] = []
     for i, block in enumerate(blocks):
         place = Place(head=i < first_long, edge=i < first_long or i > last_long)
         place.top = i < TITLE_WINDOW
         mark = markup[i] if markup is not None and i < len(markup) else Markup()
         verdict = _judge_block(block, words[i], place, title, names, mark, phrases, article)
+        if verdict is None and thread is not None and i >= thread and mark.comments:
+            verdict = Convention.COMMENTS
         if verdict is None and teasers and i > last_long and mark.linked:
             # After an article's last paragraph, a block that is all link: a teaser.
             verdict = Convention.FURNITURE
         verdicts.append(None if captions and verdict is Convention.CAPTION else verdict)
     return verdicts
+
+
+def comments_start(long: Sequence[int], markup: Sequence[Markup] | None) -> int | None:
+    """Where an article's reader comments may start: after the article's body, that is
+    :data:`ARTICLE_LONG_PARAGRAPHS` long paragraphs outside any comment section; None on a
+    page without them (one whose posts all sit in comment sections, a forum's)."""
+    if not markup:
+        return None
+    body = [i for i in long if i < len(markup) and not markup[i].comments]
+    if len(body) < ARTICLE_LONG_PARAGRAPHS:
+        return None
+    return body[ARTICLE_LONG_PARAGRAPHS - 1] + 1
 
 
 @dataclass
@@ -321,71 +330,6 @@ def byline_author(blocks: Sequence[Block], verdicts: Sequence[Convention | None]
         if 1 <= len(name.split()) <= 5:
             return name
     return None
-
-
-#: Class/id words of an element whose text is a caption or a byline (``Markup``).
-CAPTION_WORDS = frozenset({"caption", "figcaption", "credit", "credits", "copyright"})
-BYLINE_WORDS = frozenset({"byline", "author", "authors", "autor", "auteur", "dateline"})
-
-
-def block_markup(block: Any) -> Markup:
-    """:func:`markup_of` a page block (``neural.segment.RawBlock``: its path and link text)."""
-    return markup_of(block.path, block.link_chars / max(len(block.text), 1))
-
-
-def blocks_markup(blocks: Sequence[Any]) -> list[Markup]:
-    """:func:`block_markup` of each of a page's blocks: what the open elements say is
-    gathered once per run of them that blocks share (a path's flags are those of its
-    beginning and of the elements after it; ``_PathFlags``)."""
-    flags = _PathFlags()
-    return [
-        Markup(*flags.of(block.path), block.link_chars / max(len(block.text), 1) >= LINKED_SHARE)
-        for block in blocks
-    ]
-
-
-_NO_FLAGS = (False, False, False, False)
-
-
-class _PathFlags:
-    """``markup_of``'s caption, byline, time and table flags of a page's block paths (tuples
-    of ``neural.segment.Context``, outermost first), memoised per path prefix: a prefix is
-    known by its first and last element (a path is a contiguous run of the walk's stack)."""
-
-    def __init__(self) -> None:
-        self.memo: dict[tuple[int, int], tuple[bool, bool, bool, bool]] = {}
-
-    def of(self, path: Sequence[Any]) -> tuple[bool, bool, bool, bool]:
-        if not path:
-            return _NO_FLAGS
-        memo, first = self.memo, id(path[0])
-        known = len(path) - 1
-        while known >= 0 and (first, id(path[known])) not in memo:
-            known -= 1
-        caption, byline, time, table = memo[first, id(path[known])] if known >= 0 else _NO_FLAGS
-        for ctx in path[known + 1 :]:
-            tag = ctx.tag
-            toks = set(ctx.tokens)
-            caption = caption or tag == "figcaption" or bool(toks & CAPTION_WORDS)
-            byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
-            time = time or tag == "time"
-            table = table or tag == "table"
-            memo[first, id(ctx)] = (caption, byline, time, table)
-        return caption, byline, time, table
-
-
-def markup_of(path: Sequence[object], link_share: float = 0.0) -> Markup:
-    """What the open elements (``neural.segment.Context``) above a block say of it, and
-    whether its text is all link (``link_share``: the share of its characters in links)."""
-    caption = byline = time = table = False
-    for ctx in path:
-        tag = getattr(ctx, "tag", "")
-        toks = set(getattr(ctx, "tokens", ()))
-        caption = caption or tag == "figcaption" or bool(toks & CAPTION_WORDS)
-        byline = byline or tag == "address" or bool(toks & BYLINE_WORDS)
-        time = time or tag == "time"
-        table = table or tag == "table"
-    return Markup(caption, byline, time, table, link_share >= LINKED_SHARE)
 
 
 def _year(word: str) -> bool:

@@ -142,7 +142,12 @@ _OURS = [
             "Pages downloading or waiting for extraction at most; more wait (0: no bound).",
         ),
         ("EXTRACT_MAX_BYTES", 10_000_000, int, "Bodies above this are not extracted."),
-        ("EXTRACT_INCLUDE_COMMENTS", False, bool, "Keep reader comments in the text."),
+        (
+            "EXTRACT_INCLUDE_COMMENTS",
+            False,
+            bool,
+            "Also extract reader comments, into the comments field.",
+        ),
         ("EXTRACT_INCLUDE_TABLES", True, bool, "Keep tables in the text."),
         ("EXTRACT_CAPTIONS", False, bool, "Keep image captions and photo credits in the text."),
         (
