@@ -46,6 +46,12 @@ def golden_for(page: Path, extractor: NeuralExtractor) -> dict[str, Any]:
         "kept": [b.to_dict() for b in result.blocks],
         "fallback": result.fallback,
     }
+    if extractor.by_type:
+        # What a page predicted each such type keeps (``"by_type"``: decoded by its items).
+        data["kept_by_type"] = {
+            name: [b.to_dict() for b in extractor.extract(tree, page_type=name).blocks]
+            for name in sorted(extractor.by_type)
+        }
     if feats.stack is not None:
         data["stack"] = np.round(feats.stack.astype(np.float64), DECIMALS).tolist()
     if extractor.cascade is not None:

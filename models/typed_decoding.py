@@ -154,14 +154,17 @@ def score_table(
 
 def choose(
     table: dict[str, tuple[int, str, np.ndarray]],
-    found: list[Candidate],
+    found: list[Any],
     fold: int | None,
     group_types: frozenset[str] | None = None,
     types: frozenset[str] | None = None,
-) -> dict[str, Candidate]:
+    default: int | None = None,
+) -> dict[str, Any]:
     """Per predicted type, the candidate chosen on the pages outside ``fold`` (None: all);
-    candidates that keep groups whole only for ``group_types`` (None: every type)."""
-    default = found.index(Candidate(0.0, 0.2)) if Candidate(0.0, 0.2) in found else 0
+    candidates that keep groups whole only for ``group_types`` (None: every type);
+    ``default``: the index of the run's own decoding among ``found``."""
+    if default is None:
+        default = found.index(Candidate(0.0, 0.2)) if Candidate(0.0, 0.2) in found else 0
     by_type: dict[str, list[np.ndarray]] = defaultdict(list)
     for f, name, row in table.values():
         if f != fold:
@@ -232,21 +235,35 @@ def write_runs(
             lengths = block_lengths(ex)
             keep, fallback = keep_of(probs[ex.id], lengths, sig, pick.params(params), pick.groups)
             page["decisions"][""] = [[int(i) for i in np.flatnonzero(keep)], bool(fallback)]
-        run["recipe"] = name
-        run["typed_decoding"] = {t: asdict(c) for t, c in choices[fold].items()}
-        out = path.with_name(path.name.replace(base, name, 1))
-        out.write_text(json.dumps(run), encoding="utf-8")
-        logger.info("wrote %s", out)
+        write_run(path, run, name, base, "typed_decoding", choices[fold])
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def write_run(
+    path: Path, run: dict[str, Any], name: str, base: str, key: str, chosen: dict[str, Any]
+) -> None:
+    """``run`` (its pages' decisions decoded again) beside ``path`` as recipe ``name``, with
+    the decodings ``chosen`` per type under ``key``."""
+    run["recipe"] = name
+    run[key] = {t: asdict(c) for t, c in chosen.items()}
+    out = path.with_name(path.name.replace(base, name, 1))
+    out.write_text(json.dumps(run), encoding="utf-8")
+    logger.info("wrote %s", out)
+
+
+def choice_parser(doc: str, base: str) -> argparse.ArgumentParser:
+    """The options every ``choose`` of a decoding per type takes."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("command", choices=["choose"])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--base", default="news")
+    parser.add_argument("--base", default=base)
     parser.add_argument("--page-types", required=True)
     parser.add_argument("--as", dest="name", required=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = choice_parser(__doc__, "news")
     parser.add_argument("--groups", action="store_true", help="candidates keep groups whole")
     parser.add_argument("--types", default="", help="only these types get their own (comma list)")
     parser.add_argument("--group-types", default="", help="... for these types only (comma list)")

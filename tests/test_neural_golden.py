@@ -63,6 +63,7 @@ def test_predictions_match_golden(page: Path) -> None:
     result = extractor.extract(tree)
     assert [b.to_dict() for b in result.blocks] == golden["kept"]
     assert result.fallback == golden["fallback"]
+    _kept_by_type_match(extractor, tree, golden)
     if extractor.cascade is not None:
         nxt = extractor.cascade.next
         assert nxt.version == golden["next"]["model_version"]
@@ -90,6 +91,15 @@ def test_offered_model_predictions_match_golden(page: Path, version: str) -> Non
     result = extractor.extract(tree)
     assert [b.to_dict() for b in result.blocks] == golden["kept"]
     assert result.fallback == golden["fallback"]
+    _kept_by_type_match(extractor, tree, golden)
+
+
+def _kept_by_type_match(extractor: NeuralExtractor, tree: Any, golden: dict[str, Any]) -> None:
+    """A folder that decodes some predicted types by their items pins what each keeps."""
+    assert set(golden.get("kept_by_type", {})) == set(extractor.by_type)
+    for name, kept in golden.get("kept_by_type", {}).items():
+        blocks = extractor.extract(tree, page_type=name).blocks
+        assert [b.to_dict() for b in blocks] == kept, name
 
 
 def test_article_keeps_content_drops_boilerplate() -> None:

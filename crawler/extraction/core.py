@@ -201,7 +201,7 @@ def _extract_tree(
     if options.engine == "auto" and page_type.routes_to_trafilatura(found):
         result = run_trafilatura(tree, doc.url, options)
     else:
-        result = run_engine(tree, doc.url, options, segments)
+        result = run_engine(tree, doc.url, options, segments, found.name if found else None)
     body = settle_body(doc, tree, result, options.with_metadata, options.include_captions, article)
     if options.second_opinion and options.engine == "auto" and result.extractor == "neural":
         result, body = _second_opinion(doc, tree, result, body, options, article)

@@ -63,9 +63,11 @@ def run_engine(
     url: str | None,
     options: ExtractOptions,
     segments: list[Any] | None = None,
+    page_type: str | None = None,
 ) -> EngineResult:
     """Run the engine(s) the options ask for; the tree is never modified. ``segments``: the
-    page's blocks when ``segment_first`` made them."""
+    page's blocks when ``segment_first`` made them; ``page_type``: the page's predicted
+    type, for a model that decodes listings by their items (``neural.items``)."""
     if options.engine == "trafilatura":
         return run_trafilatura(tree, url, options)
     extractor = load_neural(options.model)
@@ -73,7 +75,7 @@ def run_engine(
         if options.engine == "neural":
             raise RuntimeError("the neural engine is not available")
         return run_trafilatura(tree, url, options)
-    return run_neural(extractor, tree, url, options, segments)
+    return run_neural(extractor, tree, url, options, segments, page_type)
 
 
 def segment_first(
@@ -103,6 +105,7 @@ def run_neural(
     url: str | None,
     options: ExtractOptions,
     segments: list[Any] | None = None,
+    page_type: str | None = None,
 ) -> EngineResult:
     """The neural engine, with trafilatura as its fallback ("auto") and, for models that
     stack trafilatura's decisions, as an input. trafilatura runs for the model only when it
@@ -112,7 +115,7 @@ def run_neural(
     reference = _Reference(tree, url, options, extractor.stacked_reference)
     try:
         # The neural extractor never modifies the tree (tests/test_neural_segment.py).
-        result = extractor.extract(tree, url, reference, segments)
+        result = extractor.extract(tree, url, reference, segments, page_type)
     except Exception as exc:
         result = NeuralFailure(error=f"{type(exc).__name__}: {exc}")
     error = result.error

@@ -24,6 +24,7 @@ from scrapy_maintext.neural.features import PageFeatures, featurize
 from scrapy_maintext.neural.groups import GroupParams, SlotInputs, path_signatures, slot_columns
 from scrapy_maintext.neural.groups import keep_groups as keep_group_slots
 from scrapy_maintext.neural.inference import DEFAULT_VERSION, MODELS_DIR, BlockModel, ModelConfig
+from scrapy_maintext.neural.items import ListDecoding, decide_listing, repeated_items
 from scrapy_maintext.neural.repeats import drop_repeated_runs
 from scrapy_maintext.neural.segment import RawBlock
 from scrapy_maintext.neural.segment import segment as segment_page
@@ -109,6 +110,9 @@ class NeuralExtractor:
         self.groups = GroupParams.from_config(cfg.extra.get("groups"))
         #: The repeated-structure inputs the model reads (v7), when the folder says so.
         self.slots = SlotInputs.from_config(cfg.extra.get("slots"))
+        #: Predicted page types decoded by their repeated items (``neural.items``,
+        #: ``"by_type"``): listings and collections.
+        self.by_type = by_type(cfg.extra.get("by_type"))
         if self.slots is not None and self.needs_reference:
             raise ValueError(f"model {self.version}: slot inputs and stacking exclude each other")
 
@@ -146,6 +150,7 @@ class NeuralExtractor:
         url: str | None = None,
         reference: Reference = None,
         segments: list[RawBlock] | None = None,
+        page_type: str | None = None,
     ) -> NeuralResult:
         """Main-content blocks of ``tree``; never raises on hostile input.
 
@@ -153,9 +158,11 @@ class NeuralExtractor:
         returning it, called only if a model needs it; computed here when such a model gets
         None (callers that run trafilatura anyway pass it in). ``segments``: the page's
         blocks when the caller segmented it already (with this model's ``keep_hidden``).
+        ``page_type``: the page's predicted type (``extraction.page_type``), for a folder
+        that decodes some types by their items (``"by_type"``).
         """
         try:
-            return self._extract(tree, url, reference, segments)
+            return self._extract(tree, url, reference, segments, page_type)
         except Exception as exc:  # hostile HTML must never break the caller
             # Reported, not hidden: the caller counts it apart from an unsure model.
             return NeuralResult(error=f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
@@ -191,20 +198,30 @@ class NeuralExtractor:
         return PageFeatures(feats.dense, feats.struct_ids, feats.word_ids, stack)
 
     def _extract(
-        self, tree: Any, url: str | None, reference: Reference, segments: list[RawBlock] | None
+        self,
+        tree: Any,
+        url: str | None,
+        reference: Reference,
+        segments: list[RawBlock] | None,
+        page_type: str | None = None,
     ) -> NeuralResult:
         if tree is None:
             return NeuralResult()
         raw = segments if segments is not None else segment_page(tree, self.keep_hidden)
         if not raw:
             return NeuralResult(segments=raw)
-        return self._decide(_Page(tree, url, reference, raw), featurize(raw))
+        return self._decide(_Page(tree, url, reference, raw, page_type), featurize(raw))
 
     def _decide(self, page: _Page, feats: PageFeatures) -> NeuralResult:
         probs = self.model.predict(self._stacked(page, feats))
         raw = page.raw
         lengths = np.fromiter((len(b.text) for b in raw), dtype=np.float64, count=len(raw))
-        decision = decide(probs, lengths, self.params)
+        listing = self.by_type.get(page.page_type or "")
+        if listing is not None:
+            items = repeated_items(raw, page.signatures(), listing.min_rows)
+            decision = decide_listing(probs, lengths, items, self.params, listing)
+        else:
+            decision = decide(probs, lengths, self.params)
         cascade = self.cascade
         if cascade is not None and (decision.fallback or decision.confidence < cascade.gate):
             result = cascade.next._decide(page, feats)
@@ -237,6 +254,8 @@ class _Page:
     url: str | None
     reference: Reference
     raw: list[RawBlock]
+    #: The page's predicted type, when the caller knows it.
+    page_type: str | None = None
     #: Set when a stacking model's reference was skipped for the page's size.
     reference_skipped: bool = False
     _signatures: list[str] | None = None
@@ -268,6 +287,15 @@ def _cascade(model: BlockModel, spec: Any) -> Cascade | None:
     if keep_hidden(next_config.extra) != keep_hidden(model.config.extra):
         raise ValueError(f"model {name}: a cascade's models must agree on keep_hidden")
     return Cascade(NeuralExtractor.load(next_dir), float(gate))
+
+
+def by_type(spec: Any) -> dict[str, ListDecoding]:
+    """``config.json``'s ``"by_type"``: predicted type -> its ``ListDecoding``."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict) or not all(isinstance(k, str) for k in spec):
+        raise ValueError("by_type must map page types to decodings")
+    return {name: ListDecoding.from_config(value) for name, value in spec.items()}
 
 
 def keep_hidden(extra: dict[str, Any]) -> bool:
