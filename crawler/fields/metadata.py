@@ -26,6 +26,7 @@ from scrapy_maintext.fields import datescan
 from scrapy_maintext.fields.author import extract_author
 from scrapy_maintext.fields.catstags import extract_catstags
 from scrapy_maintext.fields.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
+from scrapy_maintext.fields.pagedate import find_dates
 from scrapy_maintext.fields.startup_cache import compiled_patterns
 from scrapy_maintext.fields.structured import (
     BYLINE,
@@ -127,8 +128,13 @@ def gather(
     )
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
-    meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree), skip)
-    date = real_date(meta.date, tree, url) if "date" not in skip else None
+    bounded, dates = bound_json_ld(tree), date_config(tree)
+    meta = trafilatura_metadata(bounded, url, dates, skip | {"date"})
+    date = None
+    if "date" not in skip:
+        # htmldate's date as trafilatura's step asks for it, and real_date's check of it
+        # (fields.pagedate: the two in one pass).
+        meta.date, date = find_dates(bounded, meta.url, dates, url, tree)
     add_fallback(found, url, meta.title, meta.author, date)
     return meta, found
 
