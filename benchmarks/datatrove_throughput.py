@@ -28,8 +28,8 @@ pickling, with the extraction itself taken out), and the step's own bookkeeping.
 seconds per part and milliseconds per document.
 
 ``inside``: in a fresh process, the CPU milliseconds per document of each part of our
-``extract`` (parts nest: ``find_date`` is inside the metadata), beside datatrove's
-``Trafilatura.extract`` on the same pages.
+``extract`` (parts nest: ``find_dates``, htmldate's date search, is inside the metadata),
+beside datatrove's ``Trafilatura.extract`` on the same pages.
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ INSIDE = (
     ("scrapy_maintext.fields.metadata", "page_candidates"),
     ("scrapy_maintext.fields.metadata", "add_byline"),
     ("scrapy_maintext.fields.metadata", "trafilatura_metadata"),
-    ("scrapy_maintext.fields.metadata", "find_date"),
+    ("scrapy_maintext.fields.metadata", "find_dates"),
     ("scrapy_maintext.fields.metadata", "extract_author"),
     ("scrapy_maintext.extraction.core", "run_engine"),
     ("scrapy_maintext.extraction.core", "settle_body"),

@@ -12,7 +12,7 @@ strings it parsed, so whoever goes later is cheaper):
 * ``one pass``: ``fields.pagedate.find_dates`` with ``LONG_TEXT_PATTERN`` anchored at years
   (``fields.datescan.YearAnchoredSearch``): the metadata now;
 * ``twice``: ``find_date``, then ``find_date`` again without the free-text search for a
-  first of January (``metadata.real_date``), the pattern anchored as above;
+  first of January (``real_date``), the pattern anchored as above;
 * ``twice, htmldate's pattern``: the same with htmldate's own ``LONG_TEXT_PATTERN``: the
   metadata before this round.
 
@@ -32,8 +32,8 @@ from typing import Any
 from htmldate import extractors, find_date
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.fields.metadata import FALLBACK, RULES, date_config, real_date
-from scrapy_maintext.fields.pagedate import find_dates
+from scrapy_maintext.fields.metadata import FALLBACK, RULES, date_config
+from scrapy_maintext.fields.pagedate import find_dates, real_date
 from scrapy_maintext.fields.structured import page_candidates
 from scrapy_maintext.models.dataset import DATASETS, iter_pages
 

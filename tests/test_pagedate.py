@@ -38,7 +38,7 @@ def twice(
     page_tree: lxml.html.HtmlElement | None = None,
 ) -> tuple[str | None, str | None]:
     """What the metadata did before: ``find_date``, then for a first of January
-    ``find_date`` again without the free-text search (``metadata.real_date``)."""
+    ``find_date`` again without the free-text search (``real_date``)."""
     found = find_date(tree, url=url, **params)
     if not found or not found.endswith("-01-01") or not params.get("extensive_search", True):
         return found, found or None

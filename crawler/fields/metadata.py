@@ -314,20 +314,6 @@ def _bounded(text: str | None) -> str | None:
     return None
 
 
-def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) -> str | None:
-    """``date`` unless it is htmldate's guess from a bare year.
-
-    With nothing better, htmldate's extensive search returns YYYY-01-01 from a footer's
-    "(c) 2026" or any lone year: not a publication date. A first of January is kept only
-    when the page's markup (no free-text search) gives it too.
-    """
-    if not date or not date.endswith("-01-01"):
-        return date or None
-    params = {**set_date_params(extensive=False), "url": url}
-    # No copy: find_date copies what it prunes, as in trafilatura_metadata.
-    return date if find_date(tree, **params) == date else None
-
-
 def page_title(tree: lxml.html.HtmlElement) -> str | None:
     """The page's own title without the metadata pass: ``og:title``, else ``<title>``, else
     the first ``<h1>`` (what the text convention compares the first blocks with)."""

@@ -1,7 +1,7 @@
 """htmldate's ``find_date`` on a page, and the check of a bare year's guess, in one pass.
 
 The metadata keeps htmldate's extensive answer unless it is a first of January that the
-page's markup alone does not give (``metadata.real_date``): there ``find_date`` ran a
+page's markup alone does not give (``real_date``): there ``find_date`` ran a
 second time, without its free-text search, copying, cleaning and serialising the page and
 scanning the string again (a third of a page's date search where it happens).
 
@@ -26,6 +26,7 @@ import lxml.html
 from htmldate import core as hc
 from htmldate.utils import Extractor
 from htmldate.validators import get_max_date, get_min_date
+from trafilatura.settings import set_date_params
 
 #: The htmldate whose ``find_date`` :func:`find_dates` follows.
 KNOWN_HTMLDATE = "1.11.0"
@@ -34,7 +35,7 @@ KNOWN_HTMLDATE = "1.11.0"
 _PARAMS = frozenset(
     {"extensive_search", "original_date", "min_date", "max_date", "deferred_url_extractor"}
 )
-#: The first of January: a bare year's date (``metadata.real_date``).
+#: The first of January: a bare year's date (``real_date``).
 NEW_YEAR = "-01-01"
 
 
@@ -80,6 +81,20 @@ def _kept(
 def _fast_date(tree: lxml.html.HtmlElement, params: dict[str, Any], url: str | None) -> str | None:
     """``find_date`` without its free-text search."""
     return hc.find_date(tree, **{**params, "extensive_search": False, "url": url})
+
+
+def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) -> str | None:
+    """``date`` unless it is htmldate's guess from a bare year.
+
+    With nothing better, htmldate's extensive search returns YYYY-01-01 from a footer's
+    "(c) 2026" or any lone year: not a publication date. A first of January is kept only
+    when the page's markup (no free-text search) gives it too.
+    """
+    if not date or not date.endswith("-01-01"):
+        return date or None
+    params = {**set_date_params(extensive=False), "url": url}
+    # No copy: find_date copies what it prunes.
+    return date if hc.find_date(tree, **params) == date else None
 
 
 class _Steps:
