@@ -18,9 +18,8 @@ task start, sandbox start and model load included), then the ratio ours / Trafil
 round, its minimum and median. ``--text-only``: our step as datatrove's asks of trafilatura,
 the text alone (``Maintext(with_metadata=False, images=False)``: no metadata, no pictures),
 for a like-for-like figure beside the default step's. ``--against COMMIT``: also our step
-of that earlier commit (its library exported with ``git archive``, as
-``benchmarks.huge_pages`` does), a third run in each round's rotation: a change's effect
-measured in one run.
+of that commit (``git archive``, as ``benchmarks.huge_pages`` does), a third run in each
+round's rotation: a change measured in one run.
 
 ``breakdown``: in a fresh process, the parts of our step one by one: importing
 ``scrapy_maintext.datatrove``; in the sandbox process, the language model, the ONNX session,
@@ -130,10 +129,7 @@ def run_fresh(
     step = OURS if name.startswith(OURS) else THEIRS
     cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--run", step]
     cmd += ["--child", str(warcs), "--tasks", str(args.tasks)]
-    if args.model:
-        cmd += ["--model", args.model]
-    if args.text_only:
-        cmd.append("--text-only")
+    cmd += (["--model", args.model] if args.model else []) + ["--text-only"] * args.text_only
     env = {**os.environ, "PYTHONPATH": path} if path else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
@@ -141,11 +137,8 @@ def run_fresh(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = dict(json.loads(out.strip().splitlines()[-1]))
     found["cpu"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    print(
-        f"  {name}: {found['documents']} documents in {found['wall']:.1f} s"
-        f" ({found['cpu']:.1f} s of CPU)",
-        flush=True,
-    )
+    docs, wall, cpu = found["documents"], found["wall"], found["cpu"]
+    print(f"  {name}: {docs} documents in {wall:.1f} s ({cpu:.1f} s of CPU)", flush=True)
     return found
 
 
@@ -165,20 +158,18 @@ def pipelines(args: argparse.Namespace, warcs: Path) -> None:
             for name in names[shift:] + names[:shift]:
                 took[name].append(run_fresh(name, warcs, args, paths[name]))
     pairs = [(name, THEIRS) for name in names if name != THEIRS]
-    if args.against:
-        pairs.append((OURS, names[-1]))
+    pairs += [(OURS, names[-1])] if args.against else []
+    setup = f"tasks={args.tasks}, model={args.model or 'default'}, " + (
+        "text only" if args.text_only else "text and metadata"
+    )
     for what in ("wall", "cpu"):
-        for ours_name, theirs_name in pairs:
-            ours = [run[what] for run in took[ours_name]]
-            theirs = [run[what] for run in took[theirs_name]]
+        for one, other in pairs:
+            ours, theirs = [r[what] for r in took[one]], [r[what] for r in took[other]]
             ratios, listed = round_ratios(ours, theirs)
             print(
-                f"{what}: {ours_name} {min(ours):.1f}-{max(ours):.1f} s, {theirs_name}"
-                f" {min(theirs):.1f}-{max(theirs):.1f} s; {ours_name} / {theirs_name} per"
-                f" round: {listed}; min {min(ratios):.2f}x, median"
-                f" {statistics.median(ratios):.2f}x (tasks={args.tasks},"
-                f" model={args.model or 'default'},"
-                f" {'text only' if args.text_only else 'text and metadata'})"
+                f"{what}: {one} {min(ours):.1f}-{max(ours):.1f} s, {other} {min(theirs):.1f}-"
+                f"{max(theirs):.1f} s; {one} / {other} per round: {listed}; min"
+                f" {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x ({setup})"
             )
 
 
