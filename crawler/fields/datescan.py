@@ -75,8 +75,10 @@ class WindowedPattern:
         return getattr(self.original, name)
 
 
-#: A year of ``LONG_TEXT_PATTERN``, found at every position (years may overlap: "202020").
-_YEAR_AHEAD = re.compile(r"(?=199[0-9]|20[0-3][0-9])")
+#: A year of ``LONG_TEXT_PATTERN``, found at every position (years may overlap: "202020"):
+#: its first digit alone is consumed, the rest looked ahead at (a pattern that opens with a
+#: character, not a lookahead, lets ``re`` skip to where it can match).
+_YEAR_AHEAD = re.compile(r"[12](?=99[0-9]|0[0-3][0-9])")
 #: Characters before its year where the month of a ``LONG_TEXT_PATTERN`` match may still
 #: run ("Mar 05th, 2024": the month ends 7 before the year), and before its month where
 #: its day may start ("05th of Mar 2024": 8).
