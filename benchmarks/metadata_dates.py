@@ -16,8 +16,8 @@ strings it parsed, so whoever goes later is cheaper):
 * ``twice, htmldate's pattern``: the same with htmldate's own ``LONG_TEXT_PATTERN``: the
   metadata before this round.
 
-Prints the pages whose answers differ, their count, and per way the median and mean
-milliseconds per page with the ratios to the last.
+Prints the pages whose answers differ, their count, the pages' median HTML size, and per
+way the median and mean milliseconds per page with the ratios to the last.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main() -> None:
     args = parser.parse_args()
     counts: dict[str, int] = defaultdict(int)
     times: dict[str, list[float]] = defaultdict(list)
+    sizes: list[int] = []
     differ = 0
     for page in iter_pages(args.data, tuple(args.datasets.split(","))):
         if args.limit and counts[page.dataset] >= args.limit:
@@ -81,6 +82,7 @@ def main() -> None:
         if not args.all_pages and not RULES["date"].needs(found.date, FALLBACK):
             continue
         counts[page.dataset] += 1
+        sizes.append(len(page.html))
         ways = runs(tree, page.url)
         shift = sum(counts.values()) % len(WAYS)
         out = {}
@@ -93,6 +95,7 @@ def main() -> None:
             if differ <= args.show:
                 print(f"differs: {page.dataset} {page.url} {out}")
     print(f"{sum(counts.values())} pages ({dict(counts)}), {differ} with different dates")
+    print(f"their HTML: median {statistics.median(sizes) / 1000:.0f} kB (characters)")
     base = WAYS[-1]
     for name in WAYS:
         median, mean = statistics.median(times[name]), statistics.mean(times[name])
