@@ -40,7 +40,7 @@ def twice(
     """What the metadata did before: ``find_date``, then for a first of January
     ``find_date`` again without the free-text search (``real_date``)."""
     found = find_date(tree, url=url, **params)
-    if not found or not found.endswith("-01-01") or not params.get("extensive_search", True):
+    if not found or not found.endswith("-01-01"):
         return found, found or None
     page_tree = tree if page_tree is None else page_tree
     again = find_date(page_tree, url=page_url, **{**params, "extensive_search": False})

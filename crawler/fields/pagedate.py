@@ -63,7 +63,8 @@ def find_dates(
         return found, _kept(found, params, lambda: _fast_date(page_tree, params, page_url))
     steps = _Steps(tree, params)
     found = steps.answer(steps.extensive, url)
-    if page_tree is not tree:
+    if page_tree is not tree or not steps.extensive.extensive:
+        # Another tree, or a copy the first answer pruned further: find_date on its own.
         return found, _kept(found, params, lambda: _fast_date(page_tree, params, page_url))
     return found, _kept(found, params, lambda: steps.answer(steps.fast, page_url))
 
@@ -73,7 +74,7 @@ def _kept(
 ) -> str | None:
     """``found``, unless it is the free-text search's guess from a bare year: a first of
     January that ``markup()`` (the answer without that search) does not give."""
-    if not found or not found.endswith(NEW_YEAR) or not params.get("extensive_search", True):
+    if not found or not found.endswith(NEW_YEAR):
         return found or None
     return found if markup() == found else None
 
