@@ -3,7 +3,7 @@ WARC files, and where does our step's time go?
 
     python -m benchmarks.datatrove_throughput --data ../shared/data [--pages 300] [--files 2]
         [--tasks 2] [--rounds 5] [--model DIR] [--part pipeline|breakdown|both|inside]
-        [--text-only]
+        [--text-only] [--against COMMIT]
 
 ``--pages`` modern pages of the developer data (wcxb-dev and fundus-dev, taken evenly through
 them, with their real URLs; never committed) are written as ``--files`` WARC files (gzip per
@@ -17,7 +17,9 @@ each ending in a ``JsonlWriter``. Prints each run's documents and wall time (the
 task start, sandbox start and model load included), then the ratio ours / Trafilatura per
 round, its minimum and median. ``--text-only``: our step as datatrove's asks of trafilatura,
 the text alone (``Maintext(with_metadata=False, images=False)``: no metadata, no pictures),
-for a like-for-like figure beside the default step's.
+for a like-for-like figure beside the default step's. ``--against COMMIT``: also our step
+of that commit (``git archive``, as ``benchmarks.huge_pages`` does), a third run in each
+round's rotation: a change measured in one run.
 
 ``breakdown``: in a fresh process, the parts of our step one by one: importing
 ``scrapy_maintext.datatrove``; in the sandbox process, the language model, the ONNX session,
@@ -28,8 +30,8 @@ pickling, with the extraction itself taken out), and the step's own bookkeeping.
 seconds per part and milliseconds per document.
 
 ``inside``: in a fresh process, the CPU milliseconds per document of each part of our
-``extract`` (parts nest: ``find_date`` is inside the metadata), beside datatrove's
-``Trafilatura.extract`` on the same pages.
+``extract`` (parts nest: ``find_dates``, htmldate's date search, is inside the metadata),
+beside datatrove's ``Trafilatura.extract`` on the same pages.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import argparse
 import gc
 import gzip
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -117,48 +120,57 @@ def run_once(
     return {"wall": elapsed, "documents": documents}
 
 
-def run_fresh(name: str, warcs: Path, args: argparse.Namespace) -> dict[str, float]:
+def run_fresh(
+    name: str, warcs: Path, args: argparse.Namespace, path: str | None = None
+) -> dict[str, float]:
     """:func:`run_once` in a fresh process (its own fork server and task processes), with
-    the CPU seconds of its whole process tree (tasks and sandboxes included)."""
-    cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--run", name]
+    the CPU seconds of its whole process tree (tasks and sandboxes included); ``path``: where
+    its ``scrapy_maintext`` is imported from (an earlier commit's), else this checkout."""
+    step = OURS if name.startswith(OURS) else THEIRS
+    cmd = [sys.executable, "-m", "benchmarks.datatrove_throughput", "--run", step]
     cmd += ["--child", str(warcs), "--tasks", str(args.tasks)]
-    if args.model:
-        cmd += ["--model", args.model]
-    if args.text_only:
-        cmd.append("--text-only")
+    cmd += (["--model", args.model] if args.model else []) + ["--text-only"] * args.text_only
+    env = {**os.environ, "PYTHONPATH": path} if path else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     reap_all()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = dict(json.loads(out.strip().splitlines()[-1]))
     found["cpu"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    print(
-        f"  {name}: {found['documents']} documents in {found['wall']:.1f} s"
-        f" ({found['cpu']:.1f} s of CPU)",
-        flush=True,
-    )
+    docs, wall, cpu = found["documents"], found["wall"], found["cpu"]
+    print(f"  {name}: {docs} documents in {wall:.1f} s ({cpu:.1f} s of CPU)", flush=True)
     return found
 
 
 def pipelines(args: argparse.Namespace, warcs: Path) -> None:
     adopt_orphans()
-    took: dict[str, list[dict[str, float]]] = {OURS: [], THEIRS: []}
-    for round_no in range(args.rounds):
-        print(f"round {round_no + 1}:", flush=True)
-        order = [OURS, THEIRS] if round_no % 2 == 0 else [THEIRS, OURS]
-        for name in order:
-            took[name].append(run_fresh(name, warcs, args))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths: dict[str, str | None] = {OURS: None, THEIRS: None}
+        if args.against:
+            from benchmarks.huge_pages import importable
+
+            paths[f"{OURS} at {args.against}"] = importable(args.against, Path(tmp))
+        took: dict[str, list[dict[str, float]]] = {name: [] for name in paths}
+        names = list(paths)
+        for round_no in range(args.rounds):
+            print(f"round {round_no + 1}:", flush=True)
+            shift = round_no % len(names)
+            for name in names[shift:] + names[:shift]:
+                took[name].append(run_fresh(name, warcs, args, paths[name]))
+    pairs = [(name, THEIRS) for name in names if name != THEIRS]
+    pairs += [(OURS, names[-1])] if args.against else []
+    setup = f"tasks={args.tasks}, model={args.model or 'default'}, " + (
+        "text only" if args.text_only else "text and metadata"
+    )
     for what in ("wall", "cpu"):
-        ours = [run[what] for run in took[OURS]]
-        theirs = [run[what] for run in took[THEIRS]]
-        ratios, listed = round_ratios(ours, theirs)
-        print(
-            f"{what}: {OURS} {min(ours):.1f}-{max(ours):.1f} s, {THEIRS}"
-            f" {min(theirs):.1f}-{max(theirs):.1f} s; ours / theirs per round: {listed};"
-            f" min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x"
-            f" (tasks={args.tasks}, model={args.model or 'default'},"
-            f" {'text only' if args.text_only else 'text and metadata'})"
-        )
+        for one, other in pairs:
+            ours, theirs = [r[what] for r in took[one]], [r[what] for r in took[other]]
+            ratios, listed = round_ratios(ours, theirs)
+            print(
+                f"{what}: {one} {min(ours):.1f}-{max(ours):.1f} s, {other} {min(theirs):.1f}-"
+                f"{max(theirs):.1f} s; {one} / {other} per round: {listed}; min"
+                f" {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x ({setup})"
+            )
 
 
 # -- Where our step's time goes (a fresh process) ---------------------------------------------
@@ -268,7 +280,7 @@ INSIDE = (
     ("scrapy_maintext.fields.metadata", "page_candidates"),
     ("scrapy_maintext.fields.metadata", "add_byline"),
     ("scrapy_maintext.fields.metadata", "trafilatura_metadata"),
-    ("scrapy_maintext.fields.metadata", "find_date"),
+    ("scrapy_maintext.fields.metadata", "find_dates"),
     ("scrapy_maintext.fields.metadata", "extract_author"),
     ("scrapy_maintext.extraction.core", "run_engine"),
     ("scrapy_maintext.extraction.core", "settle_body"),
@@ -356,6 +368,7 @@ def main() -> None:
     parser.add_argument(
         "--text-only", action="store_true", help="our step without metadata and pictures"
     )
+    parser.add_argument("--against", help="also our step of this earlier commit (pipeline)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--inside", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--run", choices=(OURS, THEIRS), help=argparse.SUPPRESS)

@@ -1,7 +1,7 @@
 """How long does extraction take per page against trafilatura, and where does the time go?
 
     python -m benchmarks.extract_speed --data ../shared/data [--limit 60] [--repeat 1] [--model v5]
-        [--no-images] [--against COMMIT] [--clock wall|cpu]
+        [--no-images] [--against COMMIT]... [--clock wall|cpu]
     python -m benchmarks.extract_speed --data ../shared/data --stages [--limit 60]
 
 Pages: the held-out pages of every dataset (``--limit`` per dataset), one thread (numpy and
@@ -17,9 +17,10 @@ Default: both systems get the same decoded HTML string and the URL, page by page
   metadata with its defaults;
 * with ``--model FOLDER`` (repeatable; a path or a shipped folder's name, as ``EXTRACT_MODEL``),
   also ``extract()`` with that model, in the same rotation.
-* with ``--against COMMIT``, also ``extract()`` of that earlier commit (exported with
+* with ``--against COMMIT`` (repeatable), also ``extract()`` of that commit (exported with
   ``git archive``) in a long-lived process of its own, timed inside it, in the same rotation:
-  a speed change measured in one run, with the ratio of the medians and of the means;
+  a speed change measured in one run, with the ratio of the medians and of the means (the
+  checkout's own commit among them: both sides then pay for htmldate's date cache alone);
 * with ``--no-images``, also ``extract()`` without the article's images
   (``ExtractOptions(images=False)``, ``EXTRACT_IMAGES=False``): what finding them costs.
 
@@ -171,12 +172,13 @@ def run(
     repeat: int,
     models: tuple[str, ...] = (),
     no_images: bool = False,
-    against: str | None = None,
+    against: tuple[str, ...] = (),
 ) -> dict[str, list[float]]:
     funcs: dict[str, Callable[[str, str | None], object]] = dict(systems(models, no_images))
     with tempfile.TemporaryDirectory() as tmp:
-        if against:
-            funcs[f"extract() at {against}"] = AtCommit(against, Path(tmp))
+        for number, commit in enumerate(against):
+            (Path(tmp) / str(number)).mkdir()
+            funcs[f"extract() at {commit}"] = AtCommit(commit, Path(tmp) / str(number))
         try:
             return _rotate(todo, repeat, funcs)
         finally:
@@ -371,15 +373,19 @@ def main(argv: list[str] | None = None) -> None:
         help="time by the wall clock or by each process's CPU time (time.process_time)",
     )
     parser.add_argument(
-        "--against", help="also extract() of this earlier commit (its own process), interleaved"
+        "--against",
+        action="append",
+        default=[],
+        help="also extract() of this commit (its own process), interleaved; repeatable",
     )
     args = parser.parse_args(argv)
     CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     todo = pages(args.data, args.limit)
     if args.stages:
-        print_stages(*time_stages(todo, args.repeat, args.against), args.against)
+        commit = args.against[0] if args.against else None
+        print_stages(*time_stages(todo, args.repeat, commit), commit)
         return
-    times = run(todo, args.repeat, tuple(args.model), args.no_images, args.against)
+    times = run(todo, args.repeat, tuple(args.model), args.no_images, tuple(args.against))
     n = len(next(iter(times.values())))
     print(f"{n} page runs, one thread, ms per page")
     print("| system | median | p90 | mean |\n|---|---|---|---|")
@@ -394,13 +400,11 @@ def main(argv: list[str] | None = None) -> None:
         median = statistics.median(values) / statistics.median(theirs)
         mean = statistics.fmean(values) / statistics.fmean(theirs)
         print(f"\n{name} / trafilatura: ratio of medians {median:.2f}, of means {mean:.2f}")
-    if args.against:
-        ours, old = times["extract() default"], times[f"extract() at {args.against}"]
+    for commit in args.against:
+        ours, old = times["extract() default"], times[f"extract() at {commit}"]
         median = statistics.median(ours) / statistics.median(old)
         mean = statistics.fmean(ours) / statistics.fmean(old)
-        print(
-            f"\nextract() / at {args.against}: ratio of medians {median:.2f}, of means {mean:.2f}"
-        )
+        print(f"\nextract() / at {commit}: ratio of medians {median:.2f}, of means {mean:.2f}")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,6 @@ from scrapy_maintext.fields.metadata import (
     apply_metadata,
     gather,
     page_language,
-    real_date,
 )
 from scrapy_maintext.fields.metadata_rules import (
     RULES,
@@ -64,6 +63,7 @@ from scrapy_maintext.fields.metadata_rules import (
     learn_order,
     learn_weights,
 )
+from scrapy_maintext.fields.pagedate import real_date
 from scrapy_maintext.fields.structured import add_byline, page_candidates
 from scrapy_maintext.fields.textdates import heading_dates
 from scrapy_maintext.models.dataset import site_of

@@ -47,7 +47,7 @@ from scrapy_maintext.archive.provenance import Provenance, bare_record_id, fetch
 from scrapy_maintext.archive.reader import Damage, damage_message, read_records
 from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction.engines import neural_load
-from scrapy_maintext.extraction.worker import WARM_UP_PAGE
+from scrapy_maintext.extraction.worker import WARM_UP_PAGE, collector_paused
 from scrapy_maintext.fields.language import identifier
 from scrapy_maintext.fields.metadata import warm_date_parser
 
@@ -111,8 +111,10 @@ class Maintext(BaseExtractor):
         return extract(text, None, self.options).text
 
     def extract_document(self, html: str, url: str | None) -> dict[str, Any]:
-        """Text and metadata of one page (runs in the sandbox process)."""
-        doc = extract(html, url or None, self.options)
+        """Text and metadata of one page (runs in the sandbox process, which extracts pages
+        one after the other: the collector is paused for the page)."""
+        with collector_paused():
+            doc = extract(html, url or None, self.options)
         metadata = {name: getattr(doc, name) for name in METADATA_FIELDS}
         metadata["images"] = [image.to_dict() for image in doc.images]
         if self.markdown:

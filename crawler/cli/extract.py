@@ -29,7 +29,13 @@ from scrapy_maintext.cpu import usable_cores
 from scrapy_maintext.document import Document
 from scrapy_maintext.extraction import ExtractOptions
 from scrapy_maintext.extraction.core import PageResult, extract_page
-from scrapy_maintext.extraction.worker import init_worker, report, warm_up, worker_context
+from scrapy_maintext.extraction.worker import (
+    init_worker,
+    report,
+    warm_up,
+    worker_context,
+    worker_extract_page,
+)
 from scrapy_maintext.render.availability import NEEDS_JAVASCRIPT, RENDER_HINT
 from scrapy_maintext.report.header import run_header
 from scrapy_maintext.report.sites import RunReport, SiteReport, engine_of, site_of_url
@@ -272,7 +278,9 @@ def _submit(pool: Any, source: SourceDocument, job: ExtractJob) -> Future[Any] |
     if pool is None:
         return extract_page(source.html, url, job.options, signatures)
     future: Future[Any] = pool.schedule(
-        extract_page, args=(source.html, url, job.options, signatures), timeout=job.timeout
+        worker_extract_page,
+        args=(source.html, url, job.options, signatures),
+        timeout=job.timeout,
     )
     return future
 

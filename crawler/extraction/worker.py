@@ -15,9 +15,11 @@ import gc
 import logging
 import multiprocessing
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from types import TracebackType
+from typing import Any
 
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.engines import NEURAL_UNAVAILABLE, neural_load
@@ -84,6 +86,46 @@ def init_worker(options: ExtractOptions) -> None:
     gc.freeze()
 
 
+#: Pages between two full passes of the collector while it is paused page by page.
+FULL_PASS_EVERY = 100
+_pages_since_full_pass = [0]
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The garbage collector off while one page is extracted, then one pass over the young
+    generations (and a full pass every :data:`FULL_PASS_EVERY` pages), in a process that
+    does nothing but extract pages one after the other: a worker, datatrove's sandbox.
+
+    A page's objects (a Python proxy per element, its blocks and features) live as long as
+    the page: passes during the page walked them again and again and moved them into the
+    older generations, which the full passes walk; after the page they are gone, and the
+    pass finds only what the page left behind in cycles. Where the collector is already off
+    (someone turned it off), nothing changes.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        _pages_since_full_pass[0] += 1
+        if _pages_since_full_pass[0] >= FULL_PASS_EVERY:
+            _pages_since_full_pass[0] = 0
+            gc.collect()
+        else:
+            gc.collect(1)
+
+
+def worker_extract_page(*args: Any) -> Any:
+    """``extract_page(*args)`` in a worker process, the collector paused for the page
+    (:func:`collector_paused`)."""
+    with collector_paused():
+        return extract_page(*args)
+
+
 def warm_up(options: ExtractOptions) -> WorkerStatus:
     """The first task: its result says whether the model is there (loaded once per worker)."""
     return WorkerStatus(neural_error=_load_model(options))
@@ -102,7 +144,16 @@ def _load_model(options: ExtractOptions) -> str | None:
     return neural_load(options.model).error
 
 
-__all__ = ["WorkerStatus", "extract_page", "init_worker", "report", "warm_up", "worker_context"]
+__all__ = [
+    "WorkerStatus",
+    "collector_paused",
+    "extract_page",
+    "init_worker",
+    "report",
+    "warm_up",
+    "worker_context",
+    "worker_extract_page",
+]
 
 
 #: The module whose ``_main`` a new worker runs to read its start-up data.

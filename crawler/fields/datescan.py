@@ -15,6 +15,11 @@ characters before that place to the end of its run of digits and separators, whe
 match there ends. :func:`install` puts such wrappers in place of htmldate's patterns, only
 when those are the patterns this module knows (another htmldate keeps its own);
 ``tests/test_datescan.py`` compares both on random and real text.
+
+The last pattern of that search, ``LONG_TEXT_PATTERN`` ("March 5, 2024", "5. März 2024"),
+whose lookbehind ``re`` evaluates at every position of the page, gets the same treatment
+(:class:`YearAnchoredSearch`): every match of it ends with a year, so it runs only just
+before each year written.
 """
 
 from __future__ import annotations
@@ -70,6 +75,65 @@ class WindowedPattern:
         return getattr(self.original, name)
 
 
+#: A year of ``LONG_TEXT_PATTERN``, found at every position (years may overlap: "202020"):
+#: its first digit alone is consumed, the rest looked ahead at (a pattern that opens with a
+#: character, not a lookahead, lets ``re`` skip to where it can match).
+_YEAR_AHEAD = re.compile(r"[12](?=99[0-9]|0[0-3][0-9])")
+#: Characters before its year where the month of a ``LONG_TEXT_PATTERN`` match may still
+#: run ("Mar 05th, 2024": the month ends 7 before the year), and before its month where
+#: its day may start ("05th of Mar 2024": 8).
+_MONTH_REACH = 10
+_DAY_REACH = 8
+#: Strings shorter than this are searched by the pattern itself.
+_SHORT = 512
+
+
+class YearAnchoredSearch:
+    """``LONG_TEXT_PATTERN.search`` tried only just before the years in the string.
+
+    Each match is ``month day, year`` or ``day month year``: a year at its end, right after
+    a space, with at most a day, a suffix and a few separators between it and the month, a
+    whole run of letters. No four digits in a row come before the year in a match, so
+    matches come in the order of their years: the first match at or after ``pos`` is the
+    first one found, year by year, from where a month ending near that year can start
+    (the start of the letter run there) to the year's end.
+    """
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.original = pattern
+
+    def search(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
+        if endpos is not None or len(string) < _SHORT:
+            stop = len(string) if endpos is None else endpos
+            return self.original.search(string, pos, stop)
+        run_start, run_end = 0, -1  # the letter run last walked back over
+        for year in _YEAR_AHEAD.finditer(string, pos):
+            y = year.start()
+            edge = max(0, y - _MONTH_REACH)
+            if run_start <= edge <= run_end:
+                edge = run_start
+            else:
+                run_end = edge
+                while edge and _is_letter(string[edge - 1]):
+                    edge -= 1
+                run_start = edge
+            match = self.original.search(string, max(pos, edge - _DAY_REACH), y + 4)
+            if match is not None:
+                return match
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
+#: A letter to ``re`` (``[^\W\d_]``, Unicode): what a month is made of.
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _is_letter(char: str) -> bool:
+    return _LETTER.match(char) is not None
+
+
 def _as_findall(match: re.Match[str]) -> Any:
     """What ``findall`` lists for ``match``."""
     groups = match.re.groups
@@ -84,7 +148,9 @@ def _as_findall(match: re.Match[str]) -> Any:
 PATTERNS: dict[str, tuple[str, str, int]] = {
     "THREE_LOOSE_PATTERN": (
         r"\D([0-9]{4}[/.-][0-9]{2}[/.-][0-9]{2})\D",
-        r"[0-9]{4}[/.-][0-9]{2}[/.-][0-9]{2}",
+        # One digit, then three: ``re`` skips to a first character of a set in C, not to
+        # that of a repeat (the same matches, found faster).
+        r"[0-9][0-9]{3}[/.-][0-9]{2}[/.-][0-9]{2}",
         10,
     ),
     "SELECT_YMD_PATTERN": (
@@ -115,14 +181,36 @@ PATTERNS: dict[str, tuple[str, str, int]] = {
 }
 
 
+#: htmldate.extractors' ``LONG_TEXT_PATTERN`` as htmldate 1.11 writes it.
+LONG_TEXT = (
+    r"(?P<month>(?<![^\W\d_])[^\W\d_]{3,})\s(?P<day>[0-3]?[0-9])(?:st|nd|rd|th)?,? "
+    r"(?P<year>(?:199[0-9]|20[0-3][0-9]))|(?P<day2>[0-3]?[0-9])(?:st|nd|rd|th|\.)? (?:of )?"
+    r"(?P<month2>(?<![^\W\d_])[^\W\d_]{3,})[,.]? (?P<year2>(?:199[0-9]|20[0-3][0-9]))"
+)
+
+
 def install() -> int:
     """Put :class:`WindowedPattern` wrappers in place of htmldate's patterns that are the
-    ones :data:`PATTERNS` knows; returns how many (0 when htmldate writes them otherwise)."""
+    ones :data:`PATTERNS` knows, and :class:`YearAnchoredSearch` in place of its
+    ``LONG_TEXT_PATTERN`` when it is :data:`LONG_TEXT`; returns how many (0 when htmldate
+    writes them otherwise)."""
     try:
-        from htmldate import core
+        from htmldate import core, extractors
     except ImportError:  # pragma: no cover - htmldate is a dependency
         return 0
     installed = 0
+    long_text = getattr(extractors, "LONG_TEXT_PATTERN", None)
+    if isinstance(long_text, YearAnchoredSearch):
+        installed += 1
+    elif (
+        isinstance(long_text, re.Pattern)
+        and long_text.pattern == LONG_TEXT
+        and long_text.flags == re.I | re.U
+    ):
+        extractors.LONG_TEXT_PATTERN = YearAnchoredSearch(long_text)  # type: ignore[assignment]
+        installed += 1
+    else:
+        logger.debug("htmldate's LONG_TEXT_PATTERN is not the one known: left as it is")
     for name, (text, hint, longest) in PATTERNS.items():
         current = getattr(core, name, None)
         if isinstance(current, WindowedPattern):

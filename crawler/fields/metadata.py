@@ -26,6 +26,7 @@ from scrapy_maintext.fields import datescan
 from scrapy_maintext.fields.author import extract_author
 from scrapy_maintext.fields.catstags import extract_catstags
 from scrapy_maintext.fields.metadata_rules import FALLBACK, RULES, Rule, add_clean_titles
+from scrapy_maintext.fields.pagedate import find_dates
 from scrapy_maintext.fields.startup_cache import compiled_patterns
 from scrapy_maintext.fields.structured import (
     BYLINE,
@@ -127,8 +128,13 @@ def gather(
     )
     # extract_metadata leaves the tree as it is (htmldate copies what it prunes), so the
     # tree is copied only when a malformed JSON-LD block must be cut (a copy is ~1 ms).
-    meta = trafilatura_metadata(bound_json_ld(tree), url, date_config(tree), skip)
-    date = real_date(meta.date, tree, url) if "date" not in skip else None
+    bounded, dates = bound_json_ld(tree), date_config(tree)
+    meta = trafilatura_metadata(bounded, url, dates, skip | {"date"})
+    date = None
+    if "date" not in skip:
+        # htmldate's date as trafilatura's step asks for it, and real_date's check of it
+        # (fields.pagedate: the two in one pass).
+        meta.date, date = find_dates(bounded, meta.url, dates, url, tree)
     add_fallback(found, url, meta.title, meta.author, date)
     return meta, found
 
@@ -306,20 +312,6 @@ def _bounded(text: str | None) -> str | None:
     except (ValueError, RecursionError):
         return text[:MAX_MALFORMED_JSON_LD]
     return None
-
-
-def real_date(date: str | None, tree: lxml.html.HtmlElement, url: str | None) -> str | None:
-    """``date`` unless it is htmldate's guess from a bare year.
-
-    With nothing better, htmldate's extensive search returns YYYY-01-01 from a footer's
-    "(c) 2026" or any lone year: not a publication date. A first of January is kept only
-    when the page's markup (no free-text search) gives it too.
-    """
-    if not date or not date.endswith("-01-01"):
-        return date or None
-    params = {**set_date_params(extensive=False), "url": url}
-    # No copy: find_date copies what it prunes, as in trafilatura_metadata.
-    return date if find_date(tree, **params) == date else None
 
 
 def page_title(tree: lxml.html.HtmlElement) -> str | None:
