@@ -24,7 +24,12 @@ from typing import Any
 from pebble import ProcessExpired, ProcessPool
 from scrapy_maintext.extraction.core import extract_page
 from scrapy_maintext.extraction.options import ExtractOptions
-from scrapy_maintext.extraction.worker import init_worker, warm_up, worker_context
+from scrapy_maintext.extraction.worker import (
+    init_worker,
+    warm_up,
+    worker_context,
+    worker_extract_page,
+)
 from scrapy_maintext.pipelines.config import ExtractConfig
 from scrapy_maintext.vocabulary.names import Stat
 from twisted.internet.defer import Deferred
@@ -129,7 +134,8 @@ class ExtractionRunner:
         args = (page.html, page.url, options, signatures, page.encoding)
         if self.pool is None:
             return deferToThread(extract_page, *args)
-        return self._submit(_Job(extract_page, args, self.timeout))
+        # A worker process does nothing else: its collector is paused for each page.
+        return self._submit(_Job(worker_extract_page, args, self.timeout))
 
     def _submit(self, job: _Job) -> Deferred:
         self._jobs.add(job)
