@@ -193,9 +193,10 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
     async def process_response(self, request: Request, response: Response) -> Response:
         """The answer to a spider's robots.txt download (redirects and retries done):
         parsed for the site, and the spider given its copy, as any other would be."""
+        if request.meta.get(Meta.ROBOTS_DOWNLOAD) not in self._downloading:
+            return response  # every page's answer: one lookup, no call
         netloc = self._downloaded(request)
-        if netloc is None:
-            return response
+        assert netloc is not None
         if response.request is None:
             response.request = request  # the engine sets it only after the middlewares
         try:
