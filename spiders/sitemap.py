@@ -17,10 +17,12 @@ from scrapy_maintext.discovery.plan import Candidate
 from scrapy_maintext.discovery.robots import sitemaps_from_robots
 from scrapy_maintext.discovery.sitemaps import SitemapEntry, parse_sitemap
 from scrapy_maintext.discovery.urls import host_of, normalize_url
+from scrapy_maintext.politeness.robots import robots_download_failed
 from scrapy_maintext.spiders.base import DISCOVERY_PRIORITY, DiscoverySpider
 from scrapy_maintext.spiders.explore import ExploreMixin
 from scrapy_maintext.spiders.sites import SiteState
 from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.reasons import SiteUnreachable
 from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
@@ -74,6 +76,7 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
             site,
             f"{site.base_url}/robots.txt",
             self.parse_robots,
+            self.robots_error,
             # robots.txt answering 404 means "no Sitemap lines": guess the usual paths.
             handle_httpstatus_all=True,
             **{Meta.ROBOTS_DISCOVERY: True},
@@ -86,6 +89,23 @@ class SitemapSpider(ExploreMixin, DiscoverySpider):
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         yield from self.discovery_step(response, self._read_robots)
         yield from self.release_sitemaps(response)
+
+    def robots_error(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """The robots.txt request failed: when it was the site's robots.txt download and
+        the robots middleware did not see the failure (a later middleware raised it), the
+        middleware settles the site's rules now and gives the answer to read."""
+        request = failure.request  # type: ignore[attr-defined]
+        assert failure.value is not None
+        try:
+            answer = robots_download_failed(self.crawler, request, failure.value)
+        except SiteUnreachable as exc:
+            failure = Failure(exc)
+            failure.request = request  # type: ignore[attr-defined]
+            answer = None
+        if answer is not None:
+            yield from self.parse_robots(answer)
+        else:
+            yield from self.discovery_error(failure)
 
     def _read_robots(self, site: SiteState, response: Response) -> Iterator[scrapy.Request]:
         found = sitemaps_from_robots(response.body, response.url) if response.status < 400 else []

@@ -77,6 +77,7 @@ class Hit:
     user_agent: str
     in_flight: int
     status: int
+    referer: str = ""
 
 
 @dataclass
@@ -153,7 +154,8 @@ class TestSiteServer(SiteServer):
             with self._lock:
                 self._in_flight -= 1
                 ua = request.headers.get("User-Agent", "")
-                self.hits.append(Hit(started, request.path, ua, in_flight, route.status))
+                referer = request.headers.get("Referer", "")
+                self.hits.append(Hit(started, request.path, ua, in_flight, route.status, referer))
 
 
 def stream(request: BaseHTTPRequestHandler, route: StreamedRoute) -> int:

@@ -38,7 +38,7 @@ from scrapy_maintext.archive.writer import (
     WarcArchive,
     check_folder,
 )
-from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.names import ROBOTS_COPY_FLAG, Meta, Stat
 from scrapy_maintext.vocabulary.settings import SETTINGS, setting
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
@@ -168,8 +168,9 @@ class WarcCaptureMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         if self.archive is None or not response.url.startswith(("http://", "https://")):
             return response
-        if request.meta.get(Meta.ROBOTS_DISCOVERY):
-            # The robots middleware's copy of a robots.txt archived when it was fetched.
+        if ROBOTS_COPY_FLAG in response.flags:
+            # The robots middleware's copy of a robots.txt, archived when it was fetched
+            # (a spider's robots.txt request that downloaded it is archived as received).
             return response
         exchange = exchange_of(request, response)
         job = request.meta.get(Meta.RENDER)

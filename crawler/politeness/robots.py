@@ -1,4 +1,14 @@
-"""robots.txt: obey it (Scrapy's middleware), apply its Crawl-delay, and share it with spiders."""
+"""robots.txt: obey it (Scrapy's middleware), apply its Crawl-delay, and share it with spiders.
+
+A site's robots.txt is one request cycle: the spider's own robots.txt request (a discovery
+spider's first request of a site, ``Meta.ROBOTS_DISCOVERY``) is the site's download when it
+is the first to ask, and its answer settles the site's rules (Scrapy's middleware would
+download robots.txt again, and the spider's request be answered with a copy of that). It
+follows redirects and is retried as Scrapy's download would be, is asked conditionally
+when the crawl state keeps an older copy, and is archived like it. A spider's request
+that comes later (or finds a kept copy, or another worker's) is answered with a copy; a
+site whose first request is a page has Scrapy's download, as before.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +22,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 from scrapy_maintext.politeness.robots_kept import ROBOTS_FROM_WORKERS, KeptRobots
 from scrapy_maintext.politeness.site_failure import (
+    ROBOTSTXT_LOGGER,
     SiteFailure,
     describe_failure,
     install_fold_filter,
@@ -19,9 +30,10 @@ from scrapy_maintext.politeness.site_failure import (
 )
 from scrapy_maintext.politeness.throttle import FLOOR_KEY
 from scrapy_maintext.scrapy_internals import RobotsTxtHooks, live_slot, slot_key, slot_settings
-from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.vocabulary.names import ROBOTS_COPY_FLAG, Meta, Stat
 from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
 from scrapy_maintext.vocabulary.settings import setting
+from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -29,11 +41,20 @@ if TYPE_CHECKING:
     from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
 
 logger = logging.getLogger(__name__)
+#: Scrapy's robots middleware's logger: a failed download is said there, as Scrapy says it.
+scrapy_robots_logger = logging.getLogger(ROBOTSTXT_LOGGER)
 
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 #: robots.txt bytes read, as Google does (RFC 9309 asks for at least 500 KiB): a 5 MB file
 #: took ~400 MB of memory to parse. What follows is ignored.
 MAX_ROBOTS_BYTES = 500 * 1024
+#: Statuses a spider's robots.txt request that downloads takes as its answer: all but the
+#: redirects, which it follows (as Scrapy's download does; ``handle_httpstatus_all`` would
+#: stop RedirectMiddleware).
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+ANSWERED_STATUSES = tuple(status for status in range(100, 600) if status not in _REDIRECTS)
+#: Meta key keeping a spider's ``handle_httpstatus_all`` while its request downloads.
+_SPIDER_ALL = "robots_spider_handle_all"
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,12 @@ class RobotsPolitenessSettings:
             unreachable_disallows=setting(settings, "ROBOTSTXT_UNREACHABLE_DISALLOW"),
             broad_sites=setting(settings, "CRAWL_REPORT_BROAD_SITES"),
         )
+
+
+def _first_url(request: Request) -> str:
+    """The URL a request asked for before any redirect."""
+    redirected = request.meta.get("redirect_urls")
+    return str(redirected[0]) if redirected else request.url
 
 
 def truncate_robots(body: bytes) -> bytes:
@@ -91,15 +118,25 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         self.kept = KeptRobots(crawler)
         #: A shared crawl (``REDIS_URL``): one worker reads each site's robots.txt.
         self._distributed = bool(setting(crawler.settings, "REDIS_URL"))
+        #: Sites (netlocs) whose robots.txt a spider's request is downloading.
+        self._downloading: set[str] = set()
 
     async def process_request(self, request: Request) -> Response | None:  # type: ignore[override]
         parts = urlparse_cached(request)
         self._schemes.setdefault(parts.netloc, parts.scheme)
-        if request.meta.get(Meta.ROBOTS_DISCOVERY):
-            return await self._cached_robots(request)
-        if request.meta.get("dont_obey_robotstxt") and parts.path == "/robots.txt":
+        downloads = request.meta.get(Meta.ROBOTS_DOWNLOAD) in self._downloading
+        if not downloads and request.meta.get(Meta.ROBOTS_DISCOVERY):
+            answer = await self._spider_robots(request)
+            if answer is not None:
+                return answer
+            downloads = True
+        if (downloads or request.meta.get("dont_obey_robotstxt")) and parts.path == "/robots.txt":
             self.kept.ask_conditionally(request)
         self._refuse_failed_site(request)
+        if downloads:
+            # A robots.txt download (or a hop of one) is not checked against robots.txt.
+            self._apply_crawl_delay(request)
+            return None
         try:
             await super().process_request(request)
         except IgnoreRequest as exc:
@@ -110,13 +147,104 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         self._apply_crawl_delay(request)
         return None
 
-    async def _cached_robots(self, request: Request) -> Response:
+    async def _spider_robots(self, request: Request) -> Response | None:
+        """A spider's robots.txt request: the copy of the site's robots.txt (kept, another
+        worker's, or read already), or None when this request is to download it."""
         netloc = urlparse_cached(request).netloc
+        if netloc not in self._parsers:
+            # The site's other requests wait for this one's answer, as for Scrapy's download.
+            self._parsers[netloc] = Deferred()
+            try:
+                kept = await self.robots_kept(request)
+            except Exception:
+                logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
+                kept = None
+            if kept is None:
+                self._download_with(request, netloc)
+                return None
+            await self._parse_robots(kept, netloc, request)
         await self.robot_parser(request)
-        self._refuse_failed_site(request)
+        return self._copy(request, netloc, request.url)
+
+    def _download_with(self, request: Request, netloc: str) -> None:
+        """Make the spider's ``request`` the robots.txt download of ``netloc``: the request
+        Scrapy's middleware would send (redirects followed, no ``Referer``)."""
+        self._downloading.add(netloc)
+        meta = request.meta
+        meta[Meta.ROBOTS_DOWNLOAD] = netloc
+        meta[_SPIDER_ALL] = meta.pop("handle_httpstatus_all", False)
+        meta["handle_httpstatus_list"] = ANSWERED_STATUSES
+        # A request yielded from another site's page carries that page as its Referer.
+        request.headers.pop(b"Referer", None)
+
+    def _downloaded(self, request: Request) -> str | None:
+        """The site whose robots.txt ``request`` was downloading (no longer), else None."""
+        netloc = request.meta.get(Meta.ROBOTS_DOWNLOAD)
+        if netloc not in self._downloading:
+            return None
+        self._downloading.discard(netloc)
+        meta = request.meta
+        meta.pop("handle_httpstatus_list", None)
+        if meta.pop(_SPIDER_ALL, False):
+            meta["handle_httpstatus_all"] = True
+        self.stats.inc_value("robotstxt/request_count")
+        return str(netloc)
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        """The answer to a spider's robots.txt download (redirects and retries done):
+        parsed for the site, and the spider given its copy, as any other would be."""
+        if request.meta.get(Meta.ROBOTS_DOWNLOAD) not in self._downloading:
+            return response  # every page's answer: one lookup, no call
+        netloc = self._downloaded(request)
+        assert netloc is not None
+        if response.request is None:
+            response.request = request  # the engine sets it only after the middlewares
+        try:
+            await self._parse_robots(response, netloc, request)
+        except Exception as exc:
+            self._download_failed(request, netloc, exc)
+        return self._copy(request, netloc, _first_url(request))
+
+    def process_exception(self, request: Request, exception: Exception) -> Response | None:
+        """A spider's robots.txt download failed (retries done): the site's rules as
+        Scrapy's middleware would set them, and the spider's answer."""
+        return self.download_failed(request, exception)
+
+    def download_failed(self, request: Request, exception: BaseException) -> Response | None:
+        """A spider's robots.txt request that was downloading failed: the site's rules
+        are settled and the spider's answer returned (or SiteUnreachable raised); None
+        when it was not downloading. The spider's errback asks too: an error a later
+        middleware raised (too many redirects, a stalled site) passes this one by."""
+        netloc = self._downloaded(request)
+        if netloc is None:
+            return None
+        self._download_failed(request, netloc, exception)
+        return self._copy(request, netloc, _first_url(request))
+
+    def _download_failed(self, request: Request, netloc: str, exc: BaseException) -> None:
+        if not isinstance(exc, IgnoreRequest):
+            scrapy_robots_logger.error(
+                "Error downloading %(request)s: %(f_exception)s",
+                {"request": request, "f_exception": exc},
+                exc_info=exc,
+                extra={"spider": self.crawler.spider},
+            )
+        self._robots_error(exc if isinstance(exc, Exception) else RuntimeError(exc), netloc)
+
+    def _copy(self, request: Request, netloc: str, url: str) -> Response:
+        """The spider's answer: ``netloc``'s robots.txt as read (404 when it could not be
+        read), or SiteUnreachable."""
+        failure = self.failures.get(netloc)
+        if failure is not None:
+            raise SiteUnreachable(failure.message)
         status, body = self._bodies.get(netloc, (404, b""))
         return TextResponse(
-            url=request.url, status=status, body=body, encoding="utf-8", request=request
+            url=url,
+            status=status,
+            body=body,
+            encoding="utf-8",
+            request=request,
+            flags=[ROBOTS_COPY_FLAG],
         )
 
     async def robots_kept(self, request: Request) -> Response | None:
@@ -223,3 +351,14 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         if slot is not None:
             slot.delay = max(slot.delay, delay)
             slot.jitter = 0.0
+
+
+def robots_download_failed(
+    crawler: Crawler, request: Request, exception: BaseException
+) -> Response | None:
+    """:meth:`RobotsPolitenessMiddleware.download_failed` of ``crawler``'s robots
+    middleware, or None without one."""
+    middleware = crawler.get_downloader_middleware(RobotsPolitenessMiddleware)
+    if middleware is None:
+        return None
+    return middleware.download_failed(request, exception)

@@ -19,6 +19,11 @@ class Note:
     BLOCKS_CUT: Final = "blocks-cut"
 
 
+#: ``Response.flags`` of a robots.txt answer the robots middleware made from its copy (kept,
+#: another worker's, or read already), not received as such: the WARC archive skips it.
+ROBOTS_COPY_FLAG: Final = "robots.txt copy"
+
+
 class Meta:
     """Request meta keys."""
 
@@ -36,8 +41,12 @@ class Meta:
     RUN: Final = "discovery_run"
     #: Discovery requests (sitemaps, feeds) skip the URL filter: they may live off-site.
     SKIP_URL_FILTER: Final = "skip_url_filter"
-    #: A spider's own robots.txt request, answered from the robots middleware's cache.
+    #: A spider's own robots.txt request: the site's robots.txt download when it is the
+    #: first to ask for it, else answered from the robots middleware's copy.
     ROBOTS_DISCOVERY: Final = "robots_discovery"
+    #: On a spider's robots.txt request that is its site's robots.txt download (and on its
+    #: retries and redirects): the site (netloc) whose rules its answer settles.
+    ROBOTS_DOWNLOAD: Final = "robots_download"
     #: On a robots.txt answer that was not downloaded: where it came from ("state": kept
     #: between runs; "workers": another worker of a shared crawl read it).
     ROBOTS_COPY: Final = "robots_copy"
