@@ -150,7 +150,7 @@ def _collection() -> Any:
 
 def test_the_shipped_model_decodes_predicted_collections_by_their_items() -> None:
     extractor = default_extractor()
-    assert set(extractor.by_type) == {"collection"}
+    assert set(extractor.by_type) == {"collection", "documentation"}
     tree = _collection()
     plain = [b.text for b in extractor.extract(tree).blocks]
     typed = [b.text for b in extractor.extract(tree, page_type="collection").blocks]
