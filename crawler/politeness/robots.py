@@ -33,7 +33,6 @@ from scrapy_maintext.scrapy_internals import RobotsTxtHooks, live_slot, slot_key
 from scrapy_maintext.vocabulary.names import ROBOTS_COPY_FLAG, Meta, Stat
 from scrapy_maintext.vocabulary.reasons import RobotsForbidden, SiteUnreachable
 from scrapy_maintext.vocabulary.settings import setting
-from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -151,9 +150,8 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         """A spider's robots.txt request: the copy of the site's robots.txt (kept, another
         worker's, or read already), or None when this request is to download it."""
         netloc = urlparse_cached(request).netloc
-        if netloc not in self._parsers:
-            # The site's other requests wait for this one's answer, as for Scrapy's download.
-            self._parsers[netloc] = Deferred()
+        # The site's other requests wait for this one's answer, as for Scrapy's download.
+        if self.wait_for_robots(netloc):
             try:
                 kept = await self.robots_kept(request)
             except Exception:

@@ -210,6 +210,13 @@ class RobotsTxtHooks(RobotsTxtMiddleware):
         waiting.callback(parser)
         return parser
 
+    def wait_for_robots(self, netloc: str) -> bool:
+        """Whether ``netloc``'s robots.txt is not asked for yet; then its requests wait."""
+        if netloc in self._parsers:
+            return False
+        self._parsers[netloc] = Deferred()
+        return True
+
     def settle_robots(self, netloc: str, parser: Any) -> None:
         """Make ``parser`` the robots.txt of ``netloc``, releasing requests waiting for it."""
         waiting = self._parsers.get(netloc)
