@@ -151,16 +151,10 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         worker's, or read already), or None when this request is to download it."""
         netloc = urlparse_cached(request).netloc
         # The site's other requests wait for this one's answer, as for Scrapy's download.
-        if self.wait_for_robots(netloc):
-            try:
-                kept = await self.robots_kept(request)
-            except Exception:
-                logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
-                kept = None
-            if kept is None:
-                self._download_with(request, netloc)
-                return None
-            await self._parse_robots(kept, netloc, request)
+        first = self.wait_for_robots(netloc) is not None
+        if first and not await self.settle_from_kept(request, netloc):
+            self._download_with(request, netloc)
+            return None
         await self.robot_parser(request)
         return self._copy(request, netloc, request.url)
 

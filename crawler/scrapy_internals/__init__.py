@@ -192,17 +192,10 @@ class RobotsTxtHooks(RobotsTxtMiddleware):
         """Scrapy's, asking :meth:`robots_kept` first. Requests of the site that come
         meanwhile wait for the same parser, as they wait for Scrapy's download."""
         netloc = urlparse_cached(request).netloc
-        if netloc in self._parsers:
+        waiting = self.wait_for_robots(netloc)
+        if waiting is None:
             return await super().robot_parser(request)
-        waiting: Deferred[Any] = Deferred()
-        self._parsers[netloc] = waiting
-        try:
-            kept = await self.robots_kept(request)
-        except Exception:
-            logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
-            kept = None
-        if kept is not None:
-            await self._parse_robots(kept, netloc, request)
+        if await self.settle_from_kept(request, netloc):
             return self._parsers[netloc]
         # Scrapy downloads it (its own entry in place of ours), then ours is settled too.
         del self._parsers[netloc]
@@ -210,12 +203,25 @@ class RobotsTxtHooks(RobotsTxtMiddleware):
         waiting.callback(parser)
         return parser
 
-    def wait_for_robots(self, netloc: str) -> bool:
-        """Whether ``netloc``'s robots.txt is not asked for yet; then its requests wait."""
-        if netloc in self._parsers:
+    async def settle_from_kept(self, request: Request, netloc: str) -> bool:
+        """Whether :meth:`robots_kept` had a copy for ``netloc``, now its robots.txt."""
+        try:
+            kept = await self.robots_kept(request)
+        except Exception:
+            logger.warning("robots.txt of %s: no kept copy", netloc, exc_info=True)
             return False
-        self._parsers[netloc] = Deferred()
+        if kept is None:
+            return False
+        await self._parse_robots(kept, netloc, request)
         return True
+
+    def wait_for_robots(self, netloc: str) -> Deferred[Any] | None:
+        """What the site's requests wait on from now, or None: its robots.txt was asked."""
+        if netloc in self._parsers:
+            return None
+        waiting: Deferred[Any] = Deferred()
+        self._parsers[netloc] = waiting
+        return waiting
 
     def settle_robots(self, netloc: str, parser: Any) -> None:
         """Make ``parser`` the robots.txt of ``netloc``, releasing requests waiting for it."""
