@@ -27,7 +27,8 @@ from urllib.parse import urlparse
 import numpy as np
 from lxml import html as lxml_html
 from scrapy_maintext.document import Block, Document
-from scrapy_maintext.extraction.convention import Markup, PageFacts, block_markup, is_title
+from scrapy_maintext.extraction.convention import PageFacts, is_title
+from scrapy_maintext.extraction.markup import Markup, block_markup
 from scrapy_maintext.extraction.page_type import ARTICLE_LIKE
 from scrapy_maintext.models.metrics import tokens
 from scrapy_maintext.neural.features import PageFeatures, featurize

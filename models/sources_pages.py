@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.convention import LINKED_SHARE, Markup, PageFacts, apply
+from scrapy_maintext.extraction.convention import PageFacts, apply
 from scrapy_maintext.extraction.core import without_trailing_headings
+from scrapy_maintext.extraction.markup import LINKED_SHARE, Markup
 from scrapy_maintext.extraction.page_type import PageType, article_rules
 from scrapy_maintext.extraction.phrases import Phrases
 from scrapy_maintext.extraction.second_opinion import prefers_other, wants_second_opinion

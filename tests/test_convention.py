@@ -10,12 +10,12 @@ from scrapy.settings import Settings
 from scrapy_maintext.document import Block
 from scrapy_maintext.extraction.convention import (
     Convention,
-    Markup,
     PageFacts,
     apply,
     byline_author,
     judge,
 )
+from scrapy_maintext.extraction.markup import Markup
 from scrapy_maintext.pipelines.config import ExtractConfig
 
 #: A body paragraph (well above ``convention.LONG_WORDS``): what comes before the first one
@@ -220,7 +220,7 @@ def test_blocks_markup_is_each_blocks_markup() -> None:
     """The markup of a page's blocks, gathered once per shared path prefix, is each block's
     own (``block_markup``), on a page with captions, bylines, times, tables and deep paths."""
     import lxml.html
-    from scrapy_maintext.extraction.convention import block_markup, blocks_markup
+    from scrapy_maintext.extraction.markup import block_markup, blocks_markup
     from scrapy_maintext.neural.segment import segment
 
     html = (
@@ -262,7 +262,7 @@ def test_a_page_whose_posts_all_sit_in_comment_sections_keeps_them() -> None:
 
 def test_comment_sections_are_read_from_class_and_id_words() -> None:
     import lxml.html
-    from scrapy_maintext.extraction.convention import blocks_markup
+    from scrapy_maintext.extraction.markup import blocks_markup
     from scrapy_maintext.neural.segment import segment
 
     html = (

@@ -10,7 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scrapy_maintext.document import Block  # noqa: E402
-from scrapy_maintext.extraction.convention import Markup, PageFacts  # noqa: E402
+from scrapy_maintext.extraction.convention import PageFacts  # noqa: E402
+from scrapy_maintext.extraction.markup import Markup  # noqa: E402
 from scrapy_maintext.models.dataset import Example, PageView, align_labels  # noqa: E402
 from scrapy_maintext.models.gaps import gold_outside_blocks, page_gaps, summarise  # noqa: E402
 from scrapy_maintext.models.metrics import tokens  # noqa: E402

@@ -13,7 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scrapy_maintext.document import Block  # noqa: E402
-from scrapy_maintext.extraction.convention import Markup, PageFacts  # noqa: E402
+from scrapy_maintext.extraction.convention import PageFacts  # noqa: E402
+from scrapy_maintext.extraction.markup import Markup  # noqa: E402
 from scrapy_maintext.extraction.phrases import line_key  # noqa: E402
 from scrapy_maintext.models.dataset import (  # noqa: E402
     Example,

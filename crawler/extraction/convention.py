@@ -20,11 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scrapy_maintext.document import Block
-from scrapy_maintext.extraction.markup import LINKED_SHARE as LINKED_SHARE
-from scrapy_maintext.extraction.markup import Markup as Markup
-from scrapy_maintext.extraction.markup import block_markup as block_markup
-from scrapy_maintext.extraction.markup import blocks_markup as blocks_markup
-from scrapy_maintext.extraction.markup import markup_of as markup_of
+from scrapy_maintext.extraction.markup import Markup
 from scrapy_maintext.extraction.phrases import Phrases, line_key, shipped_phrases
 from scrapy_maintext.extraction.words import line_key as words_key
 from scrapy_maintext.extraction.words import tokens

@@ -159,7 +159,7 @@ def run_neural(
 
 def _kept_markup(result: Any, count: int) -> list[Any] | None:
     """The markup of the kept page blocks, when ``result.blocks`` are exactly those."""
-    from scrapy_maintext.extraction.convention import blocks_markup
+    from scrapy_maintext.extraction.markup import blocks_markup
 
     raw, keep = result.segments, result.keep
     if raw is None or keep is None:
