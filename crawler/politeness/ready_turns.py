@@ -37,13 +37,11 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy_maintext.distributed.lua import ANSWERED_FUNCTION, NOW_MS
-from scrapy_maintext.politeness.slots import site_slot
-from scrapy_maintext.scrapy_internals import slot_key
-from scrapy_maintext.vocabulary.names import Meta, Stat
+from scrapy_maintext.politeness.slots import planned_slot
+from scrapy_maintext.vocabulary.names import Stat
 
 if TYPE_CHECKING:
     from scrapy import Request
-    from scrapy.crawler import Crawler
     from scrapy_maintext.politeness.shared import SharedPolitenessMiddleware
 
 #: How long after its turn was taken a request may still use it (s).
@@ -116,7 +114,7 @@ class ReadyTurns:
         for request in requests:
             if len(candidates) >= room:
                 break
-            site = pace_key(pace.crawler, request)
+            site = planned_slot(pace.crawler, request)
             if site in sites or pace.local_wait(site) > 0:
                 continue
             if urlparse_cached(request).netloc not in self.robots_known:
@@ -176,13 +174,3 @@ class ReadyTurns:
     def give_back_all(self) -> None:
         for request in list(self._turns):
             self.give_back(request)
-
-
-def pace_key(crawler: Crawler, request: Request) -> str:
-    """The site's key at the downloader, before ``SiteSlotMiddleware`` set it (a request
-    from the shared queue has not passed the downloader middlewares yet)."""
-    if Meta.DOWNLOAD_SLOT not in request.meta:
-        slot = site_slot(request)
-        if slot is not None:
-            return slot
-    return slot_key(crawler, request)

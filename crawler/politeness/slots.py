@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy_maintext.scrapy_internals import slot_key
 from scrapy_maintext.vocabulary.names import Meta
 
 if TYPE_CHECKING:
@@ -46,7 +47,20 @@ class SiteSlotMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        if Meta.DOWNLOAD_SLOT not in request.meta:
-            slot = site_slot(request)
-            if slot is not None:
-                request.meta[Meta.DOWNLOAD_SLOT] = slot
+        slot = slot_to_set(request)
+        if slot is not None:
+            request.meta[Meta.DOWNLOAD_SLOT] = slot
+
+
+def slot_to_set(request: Request) -> str | None:
+    """The ``download_slot`` :class:`SiteSlotMiddleware` gives ``request``: ``host:port``
+    when it has none yet and its URL names a port, else None."""
+    if Meta.DOWNLOAD_SLOT in request.meta:
+        return None
+    return site_slot(request)
+
+
+def planned_slot(crawler: Crawler, request: Request) -> str:
+    """The downloader slot ``request`` will have, before it passed the downloader
+    middlewares (a request just taken from a shared queue)."""
+    return slot_to_set(request) or slot_key(crawler, request)
