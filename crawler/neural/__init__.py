@@ -111,7 +111,7 @@ class NeuralExtractor:
         #: The repeated-structure inputs the model reads (v7), when the folder says so.
         self.slots = SlotInputs.from_config(cfg.extra.get("slots"))
         #: Predicted page types decoded by their repeated items (``neural.items``,
-        #: ``"by_type"``): listings and collections.
+        #: ``"by_type"``; v7: collections and documentation).
         self.by_type = by_type(cfg.extra.get("by_type"))
         if self.slots is not None and self.needs_reference:
             raise ValueError(f"model {self.version}: slot inputs and stacking exclude each other")

@@ -190,10 +190,11 @@ def keep_items(
     kept_item = np.bincount(inverse, weights=keep[inside]) > 0
     item_group = uniq // (int(items.item.max()) + 1)
     n_groups = int(groups.max()) + 1
+    items_in_group = np.bincount(item_group, minlength=n_groups)
     share = np.bincount(item_group, weights=kept_item, minlength=n_groups) / np.maximum(
-        np.bincount(item_group, minlength=n_groups), 1
+        items_in_group, 1
     )
-    counted = np.bincount(item_group, minlength=n_groups) >= params.min_rows
+    counted = items_in_group >= params.min_rows
     chosen = counted & (share >= params.keep_share)
     if params.min_group_share > 0 and lengths is not None:
         chars = np.bincount(groups, weights=lengths[inside], minlength=n_groups)
