@@ -350,3 +350,26 @@ def test_a_state_in_a_folder_that_cannot_be_entered_is_one_line(tmp_path: Path) 
         f"maintext crawl: error: crawl state {locked}/state.sqlite cannot be read: "
         "Permission denied"
     ]
+
+
+def test_a_state_file_being_created_is_never_seen_empty_and_unlocked(tmp_path: Path) -> None:
+    import threading
+
+    def take(path: Path, barrier: threading.Barrier, errors: list[str]) -> None:
+        barrier.wait()
+        try:
+            CrawlState(path).close()
+        except CrawlStateError as exc:
+            errors.append(str(exc))
+
+    errors: list[str] = []
+    for round_ in range(150):
+        path = tmp_path / f"state-{round_}.sqlite"
+        barrier = threading.Barrier(2)
+        threads = [threading.Thread(target=take, args=(path, barrier, errors)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert all("in use by another crawl" in error for error in errors), errors[:3]
+    assert not list(tmp_path.glob(".*.creating"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import secrets
 import sqlite3
 import stat
 from pathlib import Path
@@ -48,10 +49,10 @@ def open_file(path: Path) -> tuple[int, bool]:
         raise CrawlStateError(f"crawl state {path} cannot be created: {problem}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd, created = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644), True
-        except FileExistsError:
-            fd, created = os.open(path, os.O_RDWR), False
+        fd = create_locked(path)
+        created = fd is not None
+        if fd is None:
+            fd = os.open(path, os.O_RDWR)
     except OSError as exc:
         verb = "written" if path.exists() else "created"
         raise CrawlStateError(
@@ -61,6 +62,35 @@ def open_file(path: Path) -> tuple[int, bool]:
         os.close(fd)
         raise CrawlStateError(f"crawl state {path} is not a regular file")
     return fd, created
+
+
+def create_locked(path: Path) -> int | None:
+    """``path`` created already locked, its descriptor; None when it exists.
+
+    A file created and then locked leaves a moment in which a crawl started at the same
+    time finds it empty and unlocked, and refuses it as a state that lost what it held.
+    Created under a temporary name, locked, then linked into place, the file is never
+    seen unlocked until its creator lets go of it.
+    """
+    spare = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.creating")
+    fd = os.open(spare, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            os.link(spare, path)
+        except FileExistsError:
+            os.close(fd)
+            return None
+        except OSError:
+            # A file system without hard links: created in place, locked just after.
+            os.close(fd)
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return None
+        return fd
+    finally:
+        spare.unlink(missing_ok=True)
 
 
 def path_exists(path: Path) -> bool:
