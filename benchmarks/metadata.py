@@ -57,6 +57,7 @@ from scrapy_maintext.fields.metadata import (
     page_language,
 )
 from scrapy_maintext.fields.metadata_rules import (
+    LAST_RESORT,
     RULES,
     Rule,
     key,
@@ -209,7 +210,7 @@ def fit(pages: list[dict[str, Any]], field: str, method: str) -> Rule:
 
     order = learn_order(train, is_right)
     weights = learn_weights(train, is_right) if method == "vote" else {}
-    return Rule(method, order, weights)
+    return Rule(method, order, weights, LAST_RESORT.get(field))
 
 
 def score(pages: list[dict[str, Any]], field: str, rule: Rule) -> dict[str, float]:

@@ -14,6 +14,7 @@ from scrapy_maintext.extraction.options import ExtractOptions
 from scrapy_maintext.fields.catstags import extract_catstags
 from scrapy_maintext.fields.language import detect
 from scrapy_maintext.fields.metadata_rules import (
+    LAST_RESORT,
     Rule,
     choose,
     clean_title,
@@ -139,6 +140,32 @@ def test_a_decision_list_puts_the_source_that_proves_right_first() -> None:
     rule = Rule("list", order)
     assert not rule.needs({"a": "x"}, "trafilatura")
     assert rule.needs({"c": "x"}, "trafilatura") and rule.needs({}, "b")
+
+
+def test_an_address_is_the_author_only_when_no_source_names_one() -> None:
+    def authors(head: str, body: str = "") -> list[str]:
+        return extract(page(paragraphs(ENGLISH) + body, head), url=None).authors
+
+    address = '<meta name="author" content="a.maier@stadtblatt.de">'
+    assert authors(address) == ["a.maier@stadtblatt.de"]
+    assert authors(address, "<p>By Anna Maier</p>") == ["Anna Maier"]
+    rule = Rule("list", ("meta_author", "byline_text"), last_resort=LAST_RESORT["author"])
+    # The byline search runs though a source before it answered: with an address.
+    assert rule.needs({"meta_author": "a@b.de"}, "byline_text")
+    assert not rule.needs({"meta_author": "Anna Maier"}, "byline_text")
+
+
+def test_a_pictures_credit_is_never_the_pages_author() -> None:
+    figure = (
+        '<figure><img src="/a.jpg"><figcaption>Bikes <span itemprop="author">'
+        "Getty Images</span></figcaption></figure>"
+    )
+    byline = '<p class="byline">By <span itemprop="author">Ben Ott</span></p>'
+    tree = parse_page(page(figure + paragraphs(ENGLISH) + byline), ExtractOptions()).tree
+    assert page_candidates(tree, None).author.get("microdata_author") == "Ben Ott"
+    credit = page(paragraphs(ENGLISH), '<meta name="author" content="Photo: Ben Ott">')
+    tree = parse_page(credit, ExtractOptions()).tree
+    assert "meta_author" not in page_candidates(tree, None).author
 
 
 # -- Hostile metadata -----------------------------------------------------------------------

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from scrapy_maintext.fields.structured import Candidates
+from scrapy_maintext.fields.structured import Candidates, is_email
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,16 @@ class Rule:
     method: str
     order: tuple[str, ...]
     weights: Mapping[str, float] = field(default_factory=dict)
+    #: Values taken only when no source gives another (``LAST_RESORT``).
+    last_resort: Callable[[str], bool] | None = None
 
     def pick(self, values: Mapping[str, str]) -> tuple[str | None, str | None]:
         if self.method == "vote":
             value, source = vote(values, self.weights)
+            if value is not None:
+                return value, source
+        if self.last_resort is not None:
+            value, source = choose(self._preferred(values), self.order)
             if value is not None:
                 return value, source
         return choose(values, self.order)
@@ -43,9 +49,15 @@ class Rule:
         if self.method == "vote" or source not in self.order:
             return self.method == "vote"
         before = self.order[: self.order.index(source)]
-        return choose(values, before)[0] is None
+        return choose(self._preferred(values), before)[0] is None
+
+    def _preferred(self, values: Mapping[str, str]) -> Mapping[str, str]:
+        test = self.last_resort
+        return values if test is None else {s: v for s, v in values.items() if not test(v)}
 
 
+#: Per field, the values a rule takes only when no source gives another.
+LAST_RESORT: dict[str, Callable[[str], bool]] = {"author": is_email}
 #: trafilatura's own answer: the last resort of every list.
 FALLBACK = "trafilatura"
 #: Words of a title's last part that ``cut_title`` takes for a site name.
@@ -249,6 +261,7 @@ RULES: dict[str, Rule] = {
             "byline_text",
             "trafilatura",
         ),
+        last_resort=LAST_RESORT["author"],
     ),
     "date": Rule(
         "list",

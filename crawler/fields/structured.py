@@ -70,6 +70,11 @@ _TITLE = lxml.etree.XPath("(//head/title|//title)[1]")
 _H1 = lxml.etree.XPath("//h1")
 _TIME = lxml.etree.XPath("//time[@datetime]")
 #: ``[@itemprop]`` first: libxml2 then tests the four values only on elements that have one.
+_IN_FIGURE = lxml.etree.XPath("boolean(ancestor::figure or ancestor::figcaption)")
+#: An e-mail address alone, "mailto:" or not.
+_EMAIL = re.compile(r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+#: A picture's credit: "Image:", "(Photo: ...", "Foto:", "Bild:" first.
+_CREDIT = re.compile(r"\(?\s*(?:image|photo|picture|foto|bild|photograph)\s*:", re.IGNORECASE)
 _ITEMPROP = lxml.etree.XPath(
     "//*[@itemprop][@itemprop='author' or @itemprop='datePublished' or @itemprop='headline'"
     " or @itemprop='creator']"
@@ -167,6 +172,8 @@ class Candidates:
         value = " ".join(html.unescape(value).split())
         if not value:
             return
+        if name == "author" and not_a_name(value):
+            return
         if name == "date":
             moment = iso_moment(value)
             value = iso_day(value) or ""
@@ -176,6 +183,18 @@ class Candidates:
                 self.moments.setdefault(source, moment)
         values: dict[str, str] = getattr(self, name)
         values.setdefault(source, value)
+
+
+def not_a_name(author: str) -> bool:
+    """Whether an author value is a picture's credit ("Image: Getty Images") that a caption
+    marked as its picture's author."""
+    return bool(_CREDIT.match(author))
+
+
+def is_email(value: str) -> bool:
+    """Whether ``value`` is an e-mail address alone (a ``meta`` author filled from the
+    writer's account: a name another source gives is better, the address better than none)."""
+    return bool(_EMAIL.fullmatch(value))
 
 
 def iso_moment(value: str) -> str | None:
@@ -276,6 +295,8 @@ def add_byline(tree: lxml.html.HtmlElement, found: Candidates) -> None:
 def _microdata(tree: lxml.html.HtmlElement, found: Candidates) -> None:
     for el in _ITEMPROP(tree)[:50]:
         prop = el.get("itemprop")
+        if prop in ("author", "creator") and _IN_FIGURE(el):
+            continue  # the picture's author (its credit), not the page's
         if prop == "datePublished":
             found.add("date", "microdata_date", el.get("content") or el.get("datetime") or "")
         elif prop == "headline":
