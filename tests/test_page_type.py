@@ -167,10 +167,11 @@ def test_a_product_page_goes_to_trafilatura_in_auto() -> None:
     assert extract(html, url, ExtractOptions(page_types=False)).model_version is not None
 
 
-def _shop_page(declared: int) -> str:
+def _shop_page(declared: int, also: str = "") -> str:
     """A page whose structure is a brand's marketing page (sections of running text, no
-    price list), declaring ``declared`` products in its JSON-LD."""
+    price list), declaring ``declared`` products in its JSON-LD (and ``also``'s type)."""
     ld = ", ".join(f'{{"@type": "Product", "name": "Ferry {i}"}}' for i in range(declared))
+    ld += f', {{"@type": "{also}"}}' if also else ""
     sections = "".join(
         f"<section><h2>Part {i}</h2><p>{'Quiet engines and wide decks for every crossing. ' * 6}"
         "</p></section>"
@@ -218,3 +219,13 @@ def test_microdata_products_count_as_declared() -> None:
     )
     tree = parse_page(html, ExtractOptions()).tree
     assert pt.page_inputs(tree, None).products == 1
+
+
+def test_an_article_that_declares_the_product_it_reviews_is_left_to_the_model() -> None:
+    url = "https://ferries.example/harbour-ferry/"
+    tree = parse_page(_shop_page(1, also="Review"), ExtractOptions()).tree
+    assert pt.page_inputs(tree, url).products == 1  # a review is no article
+    tree = parse_page(_shop_page(1, also="NewsArticle"), ExtractOptions()).tree
+    inputs = pt.page_inputs(tree, url)
+    assert inputs.products == 0
+    assert pt.predict(tree, url) == pt.shipped_model().predict(inputs.features)

@@ -85,5 +85,7 @@ def declares_a_product(products: int) -> bool:
     """Whether a page that declares ``products`` products in its structured data is a
     product page whatever its structure looks like: one product, or two (a product and its
     variants' group); a brand's product pages look like its service pages, a shop's home
-    page can be one product's page, and a shop's list declares one product per item."""
+    page can be one product's page, and a shop's list declares one product per item. A page
+    that declares an article is left to the model (``page_type.page_inputs`` counts no
+    product there): a review declares the product it reviews."""
     return 1 <= products <= DECLARED_PRODUCTS

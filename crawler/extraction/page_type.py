@@ -109,7 +109,8 @@ _FEATURES = tuple(feature_names())
 @dataclass(frozen=True)
 class PageInputs:
     """What the type is predicted from: the features (``feature_names``) and how many
-    products the page declares (``declares_a_product``)."""
+    products the page declares (``declares_a_product``; none on a page that declares an
+    article)."""
 
     features: np.ndarray
     products: int
@@ -141,7 +142,8 @@ def page_inputs(
             add(el, el.tag, el.text, el.attrib)
     structure.write(values)
     features = np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
-    return PageInputs(features, products)
+    # An article that declares a product declares the one it reviews: the rule leaves it.
+    return PageInputs(features, 0 if values["ld:article"] else products)
 
 
 def _url(url: str | None, values: dict[str, float]) -> None:
