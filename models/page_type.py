@@ -7,8 +7,11 @@
 sites and fundus-dev's publishers by registered domain; fundus-dev's pages are articles), its
 L2 strength chosen by an inner split of those pages; every fold's pages predicted by the model
 that did not see them, the evaluation-only sets by the model of all pages. Prints the
-per-type accuracy out of fold and writes ``DIR/page-types.json`` (id -> [type, probability]),
-which ``models.sources rescore --page-types`` reads. ``train``: the shipped weights
+per-type accuracy out of fold (the model alone) and writes ``DIR/page-types.json`` (id ->
+[type, probability], as ``TypeModel.predict`` gives them: a declared product makes a product
+page), which ``models.sources rescore --page-types`` reads, and ``DIR/page-types-model.json``
+(the model alone). ``choose``: one of such files chosen inside the folds by the extraction
+it gives (the declared-product rule was chosen so). ``train``: the shipped weights
 (``extraction/page_type.json``) from every page, the L2 strength chosen the same way.
 """
 
@@ -24,12 +27,13 @@ from pathlib import Path
 import numpy as np
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.options import ExtractOptions
+from scrapy_maintext.extraction.page_declared import declares_a_product
 from scrapy_maintext.extraction.page_type import (
     PAGE_TYPES,
     WEIGHTS,
     TypeModel,
     feature_names,
-    page_features,
+    page_inputs,
 )
 from scrapy_maintext.models.dataset import (
     domain_fold,
@@ -60,29 +64,38 @@ class Table:
     sites: list[str]
     labels: list[str]
     x: np.ndarray
+    #: Per page, the products it declares (``extraction.page_type.declares_a_product``);
+    #: ``featurize`` counts them, ``models.page_inputs`` (the model's probabilities) does not.
+    products: np.ndarray | None = None
 
 
 def featurize(data: str, cache: Path) -> Table:
     """Every page's features (cached in ``cache``, an .npz)."""
     if cache.exists():
         z = np.load(cache, allow_pickle=False)
-        column = {k: [str(v) for v in z[k]] for k in ("ids", "sets", "sites", "labels")}
-        return Table(column["ids"], column["sets"], column["sites"], column["labels"], z["x"])
+        if "products" in z:
+            column = {k: [str(v) for v in z[k]] for k in ("ids", "sets", "sites", "labels")}
+            ids, sets, sites = column["ids"], column["sets"], column["sites"]
+            return Table(ids, sets, sites, column["labels"], z["x"], z["products"])
     rows: list[np.ndarray] = []
+    products: list[int] = []
     ids, sets, sites, labels = [], [], [], []
     for page in iter_pages(data, FOLDED + OTHERS):
         tree = parse_page(page.html, ExtractOptions()).tree
         if tree is None:
             continue
-        rows.append(page_features(tree, page.url))
+        inputs = page_inputs(tree, page.url)
+        rows.append(inputs.features)
+        products.append(inputs.products)
         ids.append(page.id)
         sets.append(page.dataset)
         sites.append(page.site or site_of({"url": page.url, "id": page.id}))
         labels.append(page.page_type or ("article" if page.dataset == "fundus-dev" else ""))
     x = np.vstack(rows)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, ids=ids, sets=sets, sites=sites, labels=labels, x=x)
-    return Table(ids, sets, sites, labels, x)
+    counts = np.array(products, dtype=np.int64)
+    np.savez(cache, ids=ids, sets=sets, sites=sites, labels=labels, x=x, products=counts)
+    return Table(ids, sets, sites, labels, x, counts)
 
 
 def labels_of(table: Table) -> list[str]:
@@ -164,11 +177,18 @@ def folds(args: argparse.Namespace) -> None:
         probs[held] = model.probabilities(table.x[held])
     full, l2 = fit_chosen(table.x[labelled], y_all[labelled], list(np.array(table.sites)[labelled]))
     probs[~folded] = full.probabilities(table.x[~folded])
+    model_only: dict[str, list[object]] = {}
+    product = PAGE_TYPES.index("product")
     for i, pid in enumerate(table.ids):
         best = int(np.argmax(probs[i]))
+        model_only[pid] = [PAGE_TYPES[best], round(float(probs[i, best]), 3)]
+        # As ``TypeModel.predict`` does: a declared product makes a product page.
+        if table.products is not None and declares_a_product(int(table.products[i])):
+            best = product
         predicted[pid] = [PAGE_TYPES[best], round(float(probs[i, best]), 3)]
     out = Path(args.out)
     (out / "page-types.json").write_text(json.dumps(predicted), encoding="utf-8")
+    (out / "page-types-model.json").write_text(json.dumps(model_only), encoding="utf-8")
     print(accuracy_table(table, y_all, probs, labelled))
 
 
@@ -251,6 +271,46 @@ def gate(args: argparse.Namespace) -> None:
         print(f"threshold {t}: folded mean token F1 {mean(folded, t):.4f}, {gates} pages gated")
 
 
+def choose_types(args: argparse.Namespace) -> None:
+    """One of several predictions files chosen inside the folds by the extraction they give:
+    each candidate (``--types``, one file each) rescored beforehand as a recipe of the same
+    ``models.sources`` folder (``--recipes``, in the same order). Per fold, the candidate with
+    the best mean WCXB word F1 of ``auto`` on the other folds' wcxb-dev and fundus-dev pages
+    gives that fold's pages their types; the evaluation-only sets take the candidate chosen
+    on every folded page. Writes the assembled file to ``--write``."""
+    from scrapy_maintext.models.sources_report import WCXB, load, merged
+
+    kinds = merged(load(Path(args.out)))
+    recipes = args.recipes.split(",")
+    files = [json.loads(Path(f).read_text("utf-8")) for f in args.types.split(",")]
+    if len(files) != len(recipes):
+        raise SystemExit("--types and --recipes name as many candidates")
+    runs = [kinds[r] for r in recipes]
+    ids = [i for i in runs[0] if all(i in run for run in runs)]
+    folded = [i for i in ids if runs[0][i]["set"] in FOLDED]
+    fold = {i: domain_fold(runs[0][i]["site"], args.folds) for i in folded}
+
+    def mean(c: int, pages: list[str]) -> float:
+        return float(np.mean([runs[c][i]["auto"][WCXB] for i in pages]))
+
+    chosen: dict[int, int] = {}
+    for f in range(args.folds):
+        train = [i for i in folded if fold[i] != f]
+        chosen[f] = max(range(len(runs)), key=lambda c: mean(c, train))
+    overall = max(range(len(runs)), key=lambda c: mean(c, folded))
+    for c, recipe in enumerate(recipes):
+        print(f"{recipe}: folded mean WCXB word F1 {mean(c, folded):.4f}")
+    per_fold = {f: recipes[c] for f, c in chosen.items()}
+    print(f"chosen per fold: {per_fold}; on every folded page: {recipes[overall]}")
+    assembled = {}
+    for pid in files[0]:
+        source = files[0][pid]
+        site_fold_of = fold.get(pid)
+        c = overall if site_fold_of is None else chosen[site_fold_of]
+        assembled[pid] = files[c].get(pid, source)
+    Path(args.write).write_text(json.dumps(assembled), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -267,9 +327,16 @@ def main(argv: list[str] | None = None) -> None:
     choose.add_argument("--plain", required=True, help="recipe rescored without types")
     choose.add_argument("--typed", required=True, help="recipe rescored with types, at 0")
     choose.add_argument("--folds", type=int, default=5)
+    pick = sub.add_parser("choose", help="a predictions file chosen inside the folds")
+    pick.add_argument("--out", required=True, help="a models.sources folder")
+    pick.add_argument("--recipes", required=True, help="the candidates' rescored recipes")
+    pick.add_argument("--types", required=True, help="their predictions files, in order")
+    pick.add_argument("--write", required=True, help="the assembled predictions file")
+    pick.add_argument("--folds", type=int, default=5)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    {"folds": folds, "train": train, "gate": gate}[args.command](args)
+    commands = {"folds": folds, "train": train, "gate": gate, "choose": choose_types}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

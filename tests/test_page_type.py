@@ -18,6 +18,7 @@ from scrapy_maintext.extraction import ExtractOptions, extract
 from scrapy_maintext.extraction import page_type as pt
 from scrapy_maintext.extraction.body import parse_page
 from scrapy_maintext.extraction.convention import Convention, PageFacts, judge
+from scrapy_maintext.extraction.page_declared import DECLARED_PRODUCTS, declares_a_product
 from scrapy_maintext.extraction.second_opinion import (
     THIN_CHARS,
     prefers_other,
@@ -164,3 +165,67 @@ def test_a_product_page_goes_to_trafilatura_in_auto() -> None:
     assert "Warm socks knitted" in routed.text
     assert extract(html, url, ExtractOptions(engine="neural")).extractor == "neural"
     assert extract(html, url, ExtractOptions(page_types=False)).model_version is not None
+
+
+def _shop_page(declared: int, also: str = "") -> str:
+    """A page whose structure is a brand's marketing page (sections of running text, no
+    price list), declaring ``declared`` products in its JSON-LD (and ``also``'s type)."""
+    ld = ", ".join(f'{{"@type": "Product", "name": "Ferry {i}"}}' for i in range(declared))
+    ld += f', {{"@type": "{also}"}}' if also else ""
+    sections = "".join(
+        f"<section><h2>Part {i}</h2><p>{'Quiet engines and wide decks for every crossing. ' * 6}"
+        "</p></section>"
+        for i in range(6)
+    )
+    return (
+        f'<html><head><script type="application/ld+json">[{ld}]</script></head><body>'
+        "<nav><a href='/'>Home</a><a href='/about'>About</a><a href='/contact'>Contact</a></nav>"
+        f"<h1>Harbour Ferry</h1>{sections}</body></html>"
+    )
+
+
+@pytest.mark.parametrize("declared", [1, 2])
+def test_a_page_that_declares_one_product_is_a_product_page(declared: int) -> None:
+    """A declared product makes a product page (``declares_a_product``), whatever its
+    structure says, with the model's probability of the product type."""
+    url = "https://ferries.example/harbour-ferry/"
+    tree = parse_page(_shop_page(declared), ExtractOptions()).tree
+    inputs = pt.page_inputs(tree, url)
+    assert inputs.products == declared
+    model = pt.shipped_model()
+    probs = model.probabilities(inputs.features)
+    assert model.types[int(np.argmax(probs))] != "product"  # the structure alone says other
+    found = pt.predict(tree, url)
+    assert found.name == "product"
+    assert found.probability == round(float(probs[pt.PAGE_TYPES.index("product")]), 3)
+    assert pt.routes_to_trafilatura(found)
+
+
+def test_a_list_of_declared_products_is_left_to_the_model() -> None:
+    tree = parse_page(_shop_page(DECLARED_PRODUCTS + 1), ExtractOptions()).tree
+    inputs = pt.page_inputs(tree, "https://ferries.example/harbour-ferry/")
+    assert inputs.products == DECLARED_PRODUCTS + 1
+    assert not declares_a_product(inputs.products)
+    assert declares_a_product(1) and not declares_a_product(0)
+    model = pt.shipped_model()
+    expected = model.predict(inputs.features)
+    assert pt.predict(tree, "https://ferries.example/harbour-ferry/") == expected
+
+
+def test_microdata_products_count_as_declared() -> None:
+    html = (
+        '<html><body><div itemscope itemtype="https://schema.org/Product">'
+        "<h1 itemprop='name'>Socks</h1><span itemprop='price'>12.00</span></div></body></html>"
+    )
+    tree = parse_page(html, ExtractOptions()).tree
+    assert pt.page_inputs(tree, None).products == 1
+
+
+def test_an_article_that_declares_the_product_it_reviews_is_left_to_the_model() -> None:
+    url = "https://ferries.example/harbour-ferry/"
+    tree = parse_page(_shop_page(1, also="Review"), ExtractOptions()).tree
+    assert pt.page_inputs(tree, url).products == 1  # a review is no article
+    tree = parse_page(_shop_page(1, also="NewsArticle"), ExtractOptions()).tree
+    inputs = pt.page_inputs(tree, url)
+    assert inputs.products == 0
+    assert pt.predict(tree, url) == pt.shipped_model().predict(inputs.features)

@@ -47,9 +47,10 @@ def walked(html: str, keep_hidden: bool = False) -> tuple[lxml.html.HtmlElement,
 
 def assert_same(tree: lxml.html.HtmlElement, observer: PageWalk) -> None:
     assert observer.complete
-    alone = page_type.page_features(tree, "https://example.com/a/b")
-    shared = page_type.page_features(tree, "https://example.com/a/b", observer.structure_counts())
-    assert np.array_equal(alone, shared)
+    alone = page_type.page_inputs(tree, "https://example.com/a/b")
+    shared = page_type.page_inputs(tree, "https://example.com/a/b", observer.structure_counts())
+    assert np.array_equal(alone.features, shared.features)
+    assert alone.products == shared.products
     page = observer.page_text()
     assert page is not None
     assert summary(page) == summary(walk(tree))

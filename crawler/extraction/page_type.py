@@ -5,9 +5,11 @@ A multinomial logistic regression over cheap structural features of the parsed p
 (:func:`page_features`: the JSON-LD and Open Graph types it declares, words of its URL's
 path, counts of elements, long paragraphs, links, prices, post markup and repeated sibling
 structures), its weights in ``page_type.json`` beside this module (``models.page_type``
-trains them; numpy inference, no model file to load at run time beyond that JSON). Every
-engine's ``Document`` gets the type; the text convention reads it (``convention.judge``:
-the article rules apply to article-like pages only). Scrapy-free.
+trains them; numpy inference, no model file to load at run time beyond that JSON); a page
+that declares one product in its structured data is a product page whatever the model says
+(``page_declared.declares_a_product``, issue 45). Every engine's ``Document`` gets the type;
+the text convention reads it (``convention.judge``: the article rules apply to article-like
+pages only). Scrapy-free.
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ from typing import Any
 import lxml.html
 import numpy as np
 from lxml import etree
+from scrapy_maintext.extraction.page_declared import (
+    LD_GROUPS,
+    PRODUCTS,
+    add_ld_types,
+    declares_a_product,
+    itemtype_name,
+    og_type,
+    read_declared,
+    write_declared,
+)
 
 PAGE_TYPES = ("article", "service", "forum", "listing", "documentation", "collection", "product")
 #: Elements the structure features read at most (the first, in document order, and the
@@ -44,18 +56,6 @@ TRAFILATURA_TYPES = frozenset({"product"})
 #: (``article_rules``; chosen inside the folds, models/CHANGELOG.md).
 ARTICLE_THRESHOLD = 0.6
 
-_LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([A-Za-z]+)"')
-_LD_GROUPS = {
-    "article": ("article", "newsarticle", "blogposting", "reportagenewsarticle", "report",
-                "analysisnewsarticle", "opinionnewsarticle", "scholarlyarticle", "posting"),
-    "product": ("product", "offer", "aggregateoffer", "productgroup", "individualproduct"),
-    "forum": ("discussionforumposting", "qapage", "question", "answer", "comment",
-              "socialmediaposting"),
-    "list": ("itemlist", "collectionpage", "searchresultspage", "listitem", "offercatalog"),
-    "doc": ("techarticle", "apireference", "softwaresourcecode", "howto", "course"),
-    "service": ("service", "faqpage", "contactpage", "aboutpage", "organization",
-                "localbusiness", "event", "softwareapplication", "webapplication"),
-}  # fmt: skip
 _URL_GROUPS = {
     "shop": ("products", "product", "p", "shop", "store", "item", "dp", "buy"),
     "collection": ("collections", "collection", "category", "categories", "c", "catalog",
@@ -93,7 +93,7 @@ REPEATED = 3
 
 
 def feature_names() -> list[str]:
-    names = [f"ld:{g}" for g in _LD_GROUPS] + ["ld:any"]
+    names = [f"ld:{g}" for g in LD_GROUPS] + ["ld:any"]
     names += ["og:article", "og:product", "og:website", "og:other"]
     names += [f"url:{g}" for g in _URL_GROUPS]
     names += ["url:date", "url:slug", "url:depth", "url:root", "url:query", "url:id"]
@@ -106,16 +106,34 @@ def feature_names() -> list[str]:
 _FEATURES = tuple(feature_names())
 
 
+@dataclass(frozen=True)
+class PageInputs:
+    """What the type is predicted from: the features (``feature_names``) and how many
+    products the page declares (``declares_a_product``; none on a page that declares an
+    article)."""
+
+    features: np.ndarray
+    products: int
+
+
 def page_features(
     tree: lxml.html.HtmlElement, url: str | None, structure: Structure | None = None
 ) -> np.ndarray:
     """The features (``feature_names``) of a parsed page and its URL; ``structure``: the
     structure counts when a walk of the page already gathered them (``Structure``)."""
+    return page_inputs(tree, url, structure).features
+
+
+def page_inputs(
+    tree: lxml.html.HtmlElement, url: str | None, structure: Structure | None = None
+) -> PageInputs:
+    """The features and the declared products of a parsed page (see ``page_features``)."""
     values: dict[str, float] = {}
     if structure is not None and structure.whole:
-        _write_declared(structure.declared, structure.og, values)
+        write_declared(structure.declared, structure.og, values)
+        products = structure.products
     else:
-        _declared(tree, values)
+        products = read_declared(tree, values)
     _url(url, values)
     if structure is None:
         structure = Structure()
@@ -123,48 +141,9 @@ def page_features(
         for el in islice(tree.iter(etree.Element), MAX_ELEMENTS):
             add(el, el.tag, el.text, el.attrib)
     structure.write(values)
-    return np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
-
-
-def _declared(tree: lxml.html.HtmlElement, values: dict[str, float]) -> None:
-    found: set[str] = set()
-    for script in tree.iter("script"):
-        _add_ld_types(script, found)
-    for el in tree.xpath("//*[@itemtype]"):
-        found.add(_itemtype_name(el.get("itemtype")))
-    og = None
-    for meta in tree.iter("meta"):
-        og = _og_type(meta)
-        if og is not None:
-            break
-    _write_declared(found, og, values)
-
-
-def _add_ld_types(script: Any, found: set[str]) -> None:
-    """The ``@type``s a JSON-LD ``<script>`` declares, into ``found``."""
-    if "ld+json" in (script.get("type") or "") and script.text:
-        found.update(t.lower() for t in _LD_TYPE.findall(script.text))
-
-
-def _itemtype_name(itemtype: str) -> str:
-    return str(itemtype).rstrip("/").rsplit("/", 1)[-1].lower()
-
-
-def _og_type(meta: Any) -> str | None:
-    """The Open Graph type a ``<meta>`` gives ("" when empty), None when it gives none."""
-    if (meta.get("property") or meta.get("name") or "").lower() == "og:type":
-        return (meta.get("content") or "").lower()
-    return None
-
-
-def _write_declared(found: set[str], og: str | None, values: dict[str, float]) -> None:
-    for group, names in _LD_GROUPS.items():
-        values[f"ld:{group}"] = float(bool(found.intersection(names)))
-    values["ld:any"] = float(bool(found))
-    og = og or ""
-    kind = og if og in ("article", "product", "website") else ("other" if og else "")
-    if kind:
-        values[f"og:{kind}"] = 1.0
+    features = np.array([values.get(n, 0.0) for n in _FEATURES], dtype=np.float64)
+    # An article that declares a product declares the one it reviews: the rule leaves it.
+    return PageInputs(features, 0 if values["ld:article"] else products)
 
 
 def _url(url: str | None, values: dict[str, float]) -> None:
@@ -206,8 +185,9 @@ class Structure:
         self.repeat_max = self.repeat_items = self.repeat_groups = 0
         #: The types the page declares (JSON-LD, microdata) and its first ``og:type`` (None:
         #: none yet), read on the way: used only when the walk saw the ``whole`` page
-        #: (``page_walk``), as ``_declared`` reads every element.
+        #: (``page_walk``), as ``read_declared`` reads every element.
         self.declared: set[str] = set()
+        self.products = 0
         self.og: str | None = None
         self.whole = False
         #: Per class (or id) value, whether it marks a post and a cart: a page repeats its
@@ -228,11 +208,13 @@ class Structure:
         if attrib:
             itemtype = attrib.get("itemtype")
             if itemtype is not None:
-                self.declared.add(_itemtype_name(itemtype))
+                name = itemtype_name(itemtype)
+                self.declared.add(name)
+                self.products += name in PRODUCTS
             if tag == "script":
-                _add_ld_types(el, self.declared)
+                self.products += add_ld_types(el, self.declared)
             elif tag == "meta" and self.og is None:
-                self.og = _og_type(el)
+                self.og = og_type(el)
         if tag in SKIPPED:
             return
         counts = self.counts
@@ -321,9 +303,13 @@ class TypeModel:
         z = np.exp(z - z.max(axis=-1, keepdims=True))
         return np.asarray(z / z.sum(axis=-1, keepdims=True))
 
-    def predict(self, features: np.ndarray) -> PageType:
+    def predict(self, features: np.ndarray, products: int = 0) -> PageType:
+        """The most probable type, or ``product`` on a page that declares a product
+        (``products``: its declarations, ``declares_a_product``), with its probability."""
         probs = self.probabilities(features)
         best = int(np.argmax(probs))
+        if declares_a_product(products):
+            best = self.types.index("product")
         return PageType(self.types[best], round(float(probs[best]), 3))
 
     def to_json(self, about: dict[str, Any]) -> dict[str, Any]:
@@ -359,7 +345,8 @@ def predict(
     tree: lxml.html.HtmlElement, url: str | None, structure: Structure | None = None
 ) -> PageType:
     """The page type of a parsed page (``structure``: see ``page_features``)."""
-    return shipped_model().predict(page_features(tree, url, structure))
+    inputs = page_inputs(tree, url, structure)
+    return shipped_model().predict(inputs.features, inputs.products)
 
 
 def article_rules(page_type: PageType, threshold: float) -> bool:
