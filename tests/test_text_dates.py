@@ -116,3 +116,38 @@ def test_a_comment_beside_the_heading_is_read_past() -> None:
     tree = lxml.html.fromstring(html)
     assert heading_dates(tree) == {AFTER_H1: "2025-12-04"}
     assert gather(tree, "https://a.example/x")[1].date.get(AFTER_H1) == "2025-12-04"
+
+
+def test_the_texts_before_the_heading_are_the_xpath_preceding_texts() -> None:
+    # The walk stands for this XPath (nearest first): the same text nodes in the same order,
+    # past scripts, styles, comments, ancestors' own text and tails at every depth.
+    import itertools
+
+    import lxml.etree
+    from scrapy_maintext.fields import textdates
+
+    xpath = lxml.etree.XPath(
+        "preceding::text()[not(ancestor::script or ancestor::style)]"
+        f"[position() <= {textdates.BEFORE_NODES}]"
+    )
+    html = (
+        "<html><head><title>T</title><style>p {}</style><script>var a = 1;</script></head>"
+        "<body>top<div>a<!-- c -->after comment<span>b<b>c</b>d</span>e"
+        "<script>x()</script>tail of script<noscript>ns</noscript></div>between"
+        "<div>f<p>g<em>h</em>i</p>j<article>k<header>l<time>March 3, 2026</time>m"
+        "<h1>Title</h1>n</header>o</article>p</div></body></html>"
+    )
+    tree = tree_of(html)
+    heading = tree.xpath("//h1")[0]
+    want = [str(text) for text in reversed(xpath(heading))]
+    got = list(itertools.islice(textdates._preceding_texts(heading), textdates.BEFORE_NODES))
+    assert got == want
+    assert "var a = 1;" not in got and "x()" not in got and "tail of script" in got
+    many = tree_of("<body>" + "<p>x<b>y</b></p>" * 100 + "<h1>T</h1></body>")
+    heading = many.xpath("//h1")[0]
+    want = [str(text) for text in reversed(xpath(heading))]
+    assert len(want) == textdates.BEFORE_NODES
+    assert (
+        list(itertools.islice(textdates._preceding_texts(heading), len(want) + 5))[: len(want)]
+        == want
+    )
