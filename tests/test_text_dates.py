@@ -116,3 +116,36 @@ def test_a_comment_beside_the_heading_is_read_past() -> None:
     tree = lxml.html.fromstring(html)
     assert heading_dates(tree) == {AFTER_H1: "2025-12-04"}
     assert gather(tree, "https://a.example/x")[1].date.get(AFTER_H1) == "2025-12-04"
+
+
+def test_the_texts_before_the_heading_are_the_xpath_preceding_texts() -> None:
+    # The walk stands for this XPath (nearest first): the same text nodes in the same order,
+    # past scripts, styles, comments, ancestors' own text and tails at every depth; past
+    # MAX_WALK_BACK elements the XPath answers.
+    import lxml.etree
+    from scrapy_maintext.fields import textdates
+
+    xpath = lxml.etree.XPath(
+        "preceding::text()[not(ancestor::script or ancestor::style)]"
+        f"[position() <= {textdates.BEFORE_NODES}]"
+    )
+
+    def both(html: str) -> tuple[list[str], list[str]]:
+        heading = tree_of(html).xpath("//h1")[0]
+        want = [str(text) for text in reversed(xpath(heading))]
+        return textdates.texts_before(heading), want
+
+    got, want = both(
+        "<html><head><title>T</title><style>p {}</style><script>var a = 1;</script></head>"
+        "<body>top<div>a<!-- c -->after comment<span>b<b>c</b>d</span>e"
+        "<script>x()</script>tail of script<noscript>ns</noscript></div>between"
+        "<div>f<p>g<em>h</em>i</p>j<article>k<header>l<time>March 3, 2026</time>m"
+        "<h1>Title</h1>n</header>o</article>p</div></body></html>"
+    )
+    assert got == want
+    assert "var a = 1;" not in got and "x()" not in got and "tail of script" in got
+    got, want = both("<body>" + "<p>x<b>y</b></p>" * 100 + "<h1>T</h1></body>")
+    assert got == want and len(want) == textdates.BEFORE_NODES
+    empty = "<span></span>" * (textdates.MAX_WALK_BACK + 10)
+    got, want = both(f"<body><p>early</p>{empty}<p>late</p>{empty}<h1>T</h1></body>")
+    assert got == want == ["late", "early"]

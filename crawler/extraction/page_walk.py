@@ -12,6 +12,7 @@ read is not ``complete``: the steps then walk the page themselves. Scrapy-free.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import lxml.html
@@ -35,6 +36,10 @@ class PageWalk:
         self.pictures = TextWalk()
         #: Whether the readers saw what their own walks would have (set by ``finish``).
         self.complete = False
+        # Ends and comments have one reader: the walk calls it without a call in between
+        # (once per element of the page).
+        self.end: Callable[[Any, str | None], None] = self.pictures.end
+        self.other: Callable[[Any], None] = self.pictures.other
 
     @classmethod
     def of(cls, tree: lxml.html.HtmlElement) -> PageWalk | None:
@@ -57,12 +62,6 @@ class PageWalk:
     def start(self, el: Any, tag: Any, text: str | None, attrib: Any) -> None:
         self.structure.add(el, tag, text, attrib)
         self.pictures.start(el, tag, text, attrib)
-
-    def end(self, el: Any, tail: str | None) -> None:
-        self.pictures.end(el, tail)
-
-    def other(self, el: Any) -> None:
-        self.pictures.other(el)
 
     def subtree(self, top: Any) -> None:
         """The events under ``top`` (its own start seen, its end to come): a subtree the

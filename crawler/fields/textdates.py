@@ -4,8 +4,8 @@
 Many pages give their day only there, or give in markup a day other than the one they show
 (the label of a labelled page is the day shown). The search is bounded: only the text nodes
 just before and just after the first ``<h1>`` are read (:data:`BEFORE_NODES`,
-:data:`AFTER_NODES`, :data:`MAX_WINDOW_CHARS`): those before by XPath, those after by a
-walk that stops there; the day patterns are tried only just before each year written.
+:data:`AFTER_NODES`, :data:`MAX_WINDOW_CHARS`), each side by a walk that stops there;
+the day patterns are tried only just before each year written.
 
 Sources (``metadata_rules`` decides which is believed): :data:`AFTER_H1`, the first day
 written after the heading; :data:`BEFORE_H1`, the nearest before it; :data:`UPDATED` and
@@ -80,10 +80,80 @@ _PUBLISHED = re.compile(
 )
 
 _H1 = lxml.etree.XPath("(//h1)[1]")
+_SKIPPED = frozenset({"script", "style", "noscript", "template"})
+#: Elements whose text (theirs and their descendants') the window before the heading skips.
+_NO_TEXT_BEFORE = frozenset({"script", "style"})
 _BEFORE = lxml.etree.XPath(
     f"preceding::text()[not(ancestor::script or ancestor::style)][position() <= {BEFORE_NODES}]"
 )
-_SKIPPED = frozenset({"script", "style", "noscript", "template"})
+#: Elements the walk back from the heading visits before it hands the search to ``_BEFORE``:
+#: on a page of many empty elements before its title libxml2 is the faster (where text
+#: comes before it, the walk stops after a few dozen nodes).
+MAX_WALK_BACK = 2_000
+
+
+def texts_before(heading: lxml.html.HtmlElement) -> list[str]:
+    """The :data:`BEFORE_NODES` text nodes before ``heading`` (those of ``_BEFORE``), nearest
+    first.
+
+    (The XPath reads every text node before the heading, most of a page whose title comes
+    late, where the window reads a few dozen: a walk back from the heading, stopped there.)
+    """
+    texts: list[str] = []
+    visited = 0
+    for text in _preceding_texts(heading):
+        if text is None:
+            visited += 1
+            if visited > MAX_WALK_BACK:
+                return [str(node) for node in reversed(_BEFORE(heading))]
+        else:
+            texts.append(text)
+            if len(texts) == BEFORE_NODES:
+                break
+    return texts
+
+
+def _preceding_texts(heading: lxml.html.HtmlElement) -> Iterator[str | None]:
+    """XPath's ``preceding::text()[not(ancestor::script or ancestor::style)]`` of ``heading``,
+    nearest first, lazily; None for each element the walk enters (its cost)."""
+    node = heading
+    while True:
+        for sibling in node.itersiblings(preceding=True):
+            yield None
+            if sibling.tail:
+                yield sibling.tail
+            if isinstance(sibling.tag, str):
+                yield from _texts_backward(sibling)
+        parent = node.getparent()
+        if parent is None:
+            return
+        yield None
+        # An ancestor's own text comes before its children (scripts and styles hold none).
+        if parent.text and parent.tag not in _NO_TEXT_BEFORE:
+            yield parent.text
+        node = parent
+
+
+def _texts_backward(element: lxml.html.HtmlElement) -> Iterator[str | None]:
+    """The text nodes inside ``element`` (not its tail) but under no script or style, last
+    first; None for each element below it entered. Iterative: hostile pages nest deeply."""
+    if element.tag in _NO_TEXT_BEFORE:
+        return
+    stack = [(element, element.iterchildren(reversed=True))]
+    while stack:
+        el, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            if el.text:
+                yield el.text
+            continue
+        yield None
+        if child.tail:
+            yield child.tail
+        # A comment's or processing instruction's content is no text node, only its tail.
+        if isinstance(child.tag, str) and child.tag not in _NO_TEXT_BEFORE:
+            stack.append((child, child.iterchildren(reversed=True)))
 
 
 def _following_texts(heading: lxml.html.HtmlElement) -> Iterator[str]:
@@ -166,12 +236,14 @@ def _to_day(match: re.Match[str]) -> str | None:
     return _valid(y, m, d)
 
 
-def _window(nodes: Iterable[object], from_end: bool = False) -> str:
-    """The nodes' text joined, its first (``from_end``: last) :data:`MAX_WINDOW_CHARS`."""
+def _window(nodes: Iterable[str], from_end: bool = False) -> str:
+    """The nodes' text joined, its first :data:`MAX_WINDOW_CHARS`; ``from_end``: ``nodes``
+    come nearest first (``texts_before``) and the window is the last characters of
+    their text in document order."""
     parts: list[str] = []
     size = 0
-    for node in reversed(list(nodes)) if from_end else nodes:
-        text = " ".join(str(node).split())
+    for node in nodes:
+        text = " ".join(node.split())
         if not text:
             continue
         parts.append(text)
@@ -189,7 +261,7 @@ def heading_dates(tree: lxml.html.HtmlElement) -> dict[str, str]:
     if not h1s:
         return {}
     found: dict[str, str] = {}
-    before = _window(_BEFORE(h1s[0]), from_end=True)
+    before = _window(texts_before(h1s[0]), from_end=True)
     texts = (text for text in _following_texts(h1s[0]) if not text.isspace())
     after = _window(itertools.islice(texts, AFTER_NODES))
     before_days = list(days(before))

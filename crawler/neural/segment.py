@@ -306,6 +306,7 @@ def _walk(
     # Each element's tag, text, tail and attributes are read once, for the observer too.
     on_start = observer.start if observer is not None else None
     on_end = observer.end if observer is not None else None
+    hidden_open = seg.hidden
     for event, el in walker:
         if event == "start":
             visited += 1
@@ -345,10 +346,24 @@ def _walk(
                 if text:
                     seg.add_text(text)
         elif event == "end":
+            # Inline, not a function: one call fewer per element of the page.
             tail = el.tail
-            raw = el.tag
-            tag = known_name(raw, "")
-            _end_element(seg, el, tag if tag != "" else name_of(raw), tail)
+            if seg.skipping:
+                seg.skipping = False
+            else:
+                raw = el.tag
+                tag = known_name(raw, "")
+                if tag == "":
+                    tag = name_of(raw)
+                if tag in BLOCK_TAGS or el is root:
+                    seg.flush()
+                    seg.pop()
+                elif tag == "a":
+                    seg.link_depth -= 1
+            if hidden_open and hidden_open[-1] is el:
+                hidden_open.pop()  # its tail is not hidden
+            if tail:
+                seg.add_text(tail)
             if on_end is not None:
                 on_end(el, tail)
         else:
@@ -359,17 +374,3 @@ def _walk(
     if observer is not None:
         observer.finish(ended)
     return seg.blocks
-
-
-def _end_element(seg: _Segmenter, el: Any, tag: str | None, tail: str | None) -> None:
-    if seg.skipping:
-        seg.skipping = False
-    elif tag in BLOCK_TAGS or el is seg.root:
-        seg.flush()
-        seg.pop()
-    elif tag == "a":
-        seg.link_depth -= 1
-    if seg.hidden and seg.hidden[-1] is el:
-        seg.hidden.pop()  # its tail is not hidden
-    if tail:
-        seg.add_text(tail)
