@@ -123,6 +123,8 @@ def crawl(
     if trace is not None:
         extensions["benchmarks.trace_memory.TraceMemory"] = 1
         settings = {**settings, "BENCHMARK_TRACEMALLOC_FILE": str(trace)}
+    if "BENCHMARK_GC_CENSUS_FILE" in settings:
+        extensions["benchmarks.gc_census.GcCensus"] = 1
     merged = {
         "EXTENSIONS": json.dumps(extensions),
         "TEST_STATS_FILE": str(stats_file),
@@ -141,7 +143,7 @@ def crawl(
     ]
     path = str(ROOT) if pythonpath is None else f"{pythonpath}{os.pathsep}{ROOT}"
     env = {**os.environ, "PYTHONPATH": path}
-    if trace is not None:
+    if trace is not None and not int(settings.get("BENCHMARK_TRACEMALLOC_FRAMES", 0)):
         env["PYTHONTRACEMALLOC"] = "1"
     started = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
