@@ -1,15 +1,22 @@
 """What a finished site leaves behind in the crawl process (issue 47): Twisted's connection
-pool and the stall budget keep nothing per site once its requests and connections are gone."""
+pool and the stall budget keep nothing per site once its requests and connections are gone;
+its robots.txt, kept for the spider's copies, is kept compressed when large."""
 
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 from scrapy import Request
 from scrapy.utils.test import get_crawler
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.web._newclient import HTTP11ClientProtocol
+
+from tests.crawl import QUICK_DISCOVERY, run_crawl
+from tests.sites import Route, SiteOptions, TestSiteServer
+
+PAGE = b"<html><body><p>A page.</p></body></html>"
 
 
 def _idle_connection() -> HTTP11ClientProtocol:
@@ -61,3 +68,32 @@ def test_the_stall_budget_keeps_nothing_per_site() -> None:
     assert stalled.meta[Meta.STALL_LAST_CHANCE] is True
     assert stalled.meta["download_timeout"] == 10 * LAST_CHANCE_SHARE
     assert Meta.STALL_LAST_CHANCE not in other.meta and list(middleware.waiting) == [other]
+
+
+def test_a_large_robots_txt_is_kept_compressed_and_read_whole(tmp_path: Path) -> None:
+    """A robots.txt over COMPRESS_KEPT_OVER is kept compressed for the spider's copies; the
+    copy is the body as read: its last line's sitemap is found, its rules obeyed."""
+    from scrapy_maintext.politeness.robots import COMPRESS_KEPT_OVER, keep_body, kept_body
+
+    rules = "".join(f"Disallow: /private-{n}/\n" for n in range(200)) + "Disallow: /c.html\n"
+    with TestSiteServer(
+        SiteOptions(articles=1, sitemaps=False, feeds=False, crawl_delay=None)
+    ) as server:
+        assert server.site is not None
+        base = server.base_url
+        robots = f"User-agent: *\n{rules}Sitemap: {base}/listed/pages.txt\n".encode()
+        assert len(robots) > COMPRESS_KEPT_OVER
+        kept = keep_body(robots)
+        assert kept[1] and len(kept[0]) < len(robots) // 4 and kept_body(kept) == robots
+        pages = ["/a.html", "/b.html", "/c.html"]
+        server.site.routes.update(
+            {
+                "/robots.txt": Route(robots),
+                "/listed/pages.txt": Route("".join(f"{base}{p}\n" for p in pages).encode()),
+                **{p: Route(PAGE) for p in pages},
+            }
+        )
+        result = run_crawl("sitemap", tmp_path, {"domain": base}, QUICK_DISCOVERY)
+        assert result.returncode == 0, result.log[-3000:]
+        assert sorted(item["url"].removeprefix(base) for item in result.items) == pages[:2]
+        assert not [h for h in server.hits if h.path == "/c.html"]
