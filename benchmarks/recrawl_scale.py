@@ -36,7 +36,10 @@ its own state, and prints this tree's figures over the baseline's. ``--first-onl
 after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR (timed by its CPU
 clock: :mod:`benchmarks.cpu_profile`);
 ``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
-where the Python heap was at its largest (:class:`benchmarks.trace_memory.TraceMemory`).
+where the Python heap was at its largest (:class:`benchmarks.trace_memory.TraceMemory`;
+``--set BENCHMARK_TRACEMALLOC_FRAMES=10`` traces from ``spider_opened`` on, with 10 frames).
+``--set BENCHMARK_GC_CENSUS_FILE=FILE`` writes the objects the collector tracks at the
+crawl's end, by type, and a full pass's CPU (:class:`benchmarks.gc_census.GcCensus`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ class TraceMemory:
     """Benchmark-only extension: every 2 s, a ``tracemalloc`` snapshot when the traced heap
     is the largest yet; at ``spider_closed``, that snapshot's biggest lines and files, and
     what they grew by from ``spider_opened``, to ``BENCHMARK_TRACEMALLOC_FILE``. Needs
-    ``PYTHONTRACEMALLOC`` set."""
+    ``PYTHONTRACEMALLOC`` set; or with ``BENCHMARK_TRACEMALLOC_FRAMES`` n, traces from
+    ``spider_opened`` on with n frames, samples every 0.25 s, also writes the snapshot's
+    largest tracebacks and keeps the snapshot beside the file (``.snapshot``)."""
 
     def __init__(self, crawler: Any) -> None:
         from scrapy import signals
