@@ -36,6 +36,10 @@ CRAWL_CPU_STAT = "benchmark/crawl_cpu_seconds"
 #: The wall time of the garbage collector's passes in the same span (``gc.callbacks``; see
 #: ``EXTRACT_GC_FREEZE``).
 GC_STAT = "benchmark/gc_seconds"
+#: The CPU time of the same passes (the thread that ran each), all of them and the full ones:
+#: the wall time above counts a pass's waits for a core on a loaded machine too.
+GC_CPU_STAT = "benchmark/gc_cpu_seconds"
+GC_FULL_CPU_STAT = "benchmark/gc_full_cpu_seconds"
 #: The crawl process's resident set at ``spider_opened`` and its peak (``VmHWM``) at
 #: ``spider_closed``, in KiB.
 RSS_OPENED_STAT = "benchmark/rss_opened_kib"
@@ -66,6 +70,9 @@ class CrawlCpu:
         self.started = 0.0
         self.gc_seconds = 0.0
         self._gc_started = 0.0
+        self._gc_cpu_started = 0.0
+        #: CPU seconds of the passes by generation.
+        self.gc_cpu = [0.0, 0.0, 0.0]
         self.rss_opened = 0
         self.system = 0.0
         self.reactor_started = 0.0
@@ -88,15 +95,19 @@ class CrawlCpu:
     def _gc_pass(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._gc_started = time.perf_counter()
+            self._gc_cpu_started = time.thread_time()
             self.passes[info["generation"]] += 1
         else:
             self.gc_seconds += time.perf_counter() - self._gc_started
+            self.gc_cpu[info["generation"]] += time.thread_time() - self._gc_cpu_started
 
     def spider_closed(self, spider: Any, reason: str) -> None:
         gc.callbacks.remove(self._gc_pass)
         assert self.crawler.stats is not None
         self.crawler.stats.set_value(CRAWL_CPU_STAT, round(time.process_time() - self.started, 3))
         self.crawler.stats.set_value(GC_STAT, round(self.gc_seconds, 3))
+        self.crawler.stats.set_value(GC_CPU_STAT, round(sum(self.gc_cpu), 3))
+        self.crawler.stats.set_value(GC_FULL_CPU_STAT, round(self.gc_cpu[2], 3))
         system = os.times().system - self.system
         self.crawler.stats.set_value(CRAWL_SYSTEM_STAT, round(system, 3))
         reactor = time.thread_time() - self.reactor_started

@@ -36,7 +36,10 @@ its own state, and prints this tree's figures over the baseline's. ``--first-onl
 after the first run. ``--profile DIR`` writes each crawl's cProfile to DIR (timed by its CPU
 clock: :mod:`benchmarks.cpu_profile`);
 ``--tracemalloc FILE`` runs this tree's first run under ``tracemalloc`` and writes to FILE
-where the Python heap was at its largest (:class:`benchmarks.trace_memory.TraceMemory`).
+where the Python heap was at its largest (:class:`benchmarks.trace_memory.TraceMemory`;
+``--set BENCHMARK_TRACEMALLOC_FRAMES=10`` traces from ``spider_opened`` on, with 10 frames).
+``--set BENCHMARK_GC_CENSUS_FILE=FILE`` writes the objects the collector tracks at the
+crawl's end, by type, and a full pass's CPU (:class:`benchmarks.gc_census.GcCensus`).
 """
 
 from __future__ import annotations
@@ -123,6 +126,8 @@ def crawl(
     if trace is not None:
         extensions["benchmarks.trace_memory.TraceMemory"] = 1
         settings = {**settings, "BENCHMARK_TRACEMALLOC_FILE": str(trace)}
+    if "BENCHMARK_GC_CENSUS_FILE" in settings:
+        extensions["benchmarks.gc_census.GcCensus"] = 1
     merged = {
         "EXTENSIONS": json.dumps(extensions),
         "TEST_STATS_FILE": str(stats_file),
@@ -141,7 +146,7 @@ def crawl(
     ]
     path = str(ROOT) if pythonpath is None else f"{pythonpath}{os.pathsep}{ROOT}"
     env = {**os.environ, "PYTHONPATH": path}
-    if trace is not None:
+    if trace is not None and not int(settings.get("BENCHMARK_TRACEMALLOC_FRAMES", 0)):
         env["PYTHONTRACEMALLOC"] = "1"
     started = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)

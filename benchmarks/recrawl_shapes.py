@@ -12,7 +12,8 @@ in turn (the order reversed every other round), and with ``--baseline DIR`` (ano
 package, as in ``recrawl_scale``) each shape's crawl of both versions one after the other.
 Prints per crawl the crawl process's CPU per page fetched (its own threads, ``spider_opened``
 to ``spider_closed``) and its parts (the kernel's, the reactor thread's, the garbage
-collector's, and the number of full collections), its CPU per request (every request the
+collector's wall time and number of full collections, the collector's CPU time, all passes
+and the full ones), its CPU per request (every request the
 server answered: pages, robots.txt, sitemaps), its whole process CPU, its wall time, and its
 growth from ``spider_opened`` to its peak (``VmHWM``) per planned URL; ``--mappings`` also
 what each kind of mapping (``[heap]``, ``[anon]``, each shared library) gained from
@@ -41,6 +42,8 @@ from pathlib import Path
 from benchmarks.common import (
     CRAWL_CPU_STAT,
     CRAWL_SYSTEM_STAT,
+    GC_CPU_STAT,
+    GC_FULL_CPU_STAT,
     GC_PASSES_STAT,
     GC_STAT,
     MAPPING_GROWTH_STAT,
@@ -82,6 +85,9 @@ class Crawl:
     reactor: float
     gc: float
     full_gc_passes: int
+    #: The collector's CPU per page, all passes and the full ones.
+    gc_cpu: float
+    gc_full_cpu: float
     wall: float
     #: KiB of resident memory gained from spider_opened to spider_closed, by kind of mapping.
     mappings: dict[str, int]
@@ -178,6 +184,8 @@ def one_crawl(
             float(stats.get(REACTOR_CPU_STAT, 0.0)) / fetched,
             float(stats.get(GC_STAT, 0.0)) / fetched,
             int(stats.get(GC_PASSES_STAT.format(2), 0)),
+            float(stats.get(GC_CPU_STAT, 0.0)) / fetched,
+            float(stats.get(GC_FULL_CPU_STAT, 0.0)) / fetched,
             wall,
             {
                 k.removeprefix(MAPPING_GROWTH_STAT): int(v)
@@ -244,7 +252,8 @@ def _crawl_line(run: Crawl) -> str:
     return (
         f"{run.cpu * 1e3:.2f} ms CPU/page ({run.system * 1e3:.2f} system, "
         f"{run.reactor * 1e3:.2f} reactor thread, {run.gc * 1e3:.2f} GC, "
-        f"{run.full_gc_passes} full GC passes), {run.cpu_per_request * 1e3:.2f} ms/request "
+        f"{run.full_gc_passes} full GC passes; GC CPU {run.gc_cpu * 1e3:.3f}, full "
+        f"{run.gc_full_cpu * 1e3:.3f}), {run.cpu_per_request * 1e3:.2f} ms/request "
         f"({run.requests} requests), process CPU {run.process_cpu:.1f} s, wall {run.wall:.1f} s, "
         f"+{run.growth:.0f} B/planned URL, load {os.getloadavg()[0]:.1f}"
     )

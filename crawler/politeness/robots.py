@@ -13,6 +13,7 @@ site whose first request is a page has Scrapy's download, as before.
 from __future__ import annotations
 
 import logging
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,23 @@ def _first_url(request: Request) -> str:
     return str(redirected[0]) if redirected else request.url
 
 
+#: A robots.txt body over this size is kept compressed for the spider's later copies: every
+#: site's body stays for the whole crawl, and real ones run to tens of KB (issue 47).
+COMPRESS_KEPT_OVER = 1024
+
+
+def keep_body(body: bytes) -> tuple[bytes, bool]:
+    """``body`` as kept for later copies, and whether it is compressed."""
+    if len(body) <= COMPRESS_KEPT_OVER:
+        return body, False
+    return zlib.compress(body, 1), True
+
+
+def kept_body(kept: tuple[bytes, bool]) -> bytes:
+    body, compressed = kept
+    return zlib.decompress(body) if compressed else body
+
+
 def truncate_robots(body: bytes) -> bytes:
     """The first MAX_ROBOTS_BYTES of ``body``, cut after the last whole line."""
     head = body[:MAX_ROBOTS_BYTES]
@@ -106,7 +124,8 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         )
         assert crawler.stats is not None
         self.stats = crawler.stats
-        self._bodies: dict[str, tuple[int, bytes]] = {}
+        #: Each site's robots.txt as read, for the spider's copies (:func:`keep_body`).
+        self._bodies: dict[str, tuple[int, tuple[bytes, bool]]] = {}
         self._delays: dict[str, float] = {}
         #: Sites that cannot be crawled (robots.txt unreachable or 5xx), by netloc.
         self.failures: dict[str, SiteFailure] = {}
@@ -229,11 +248,11 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
         failure = self.failures.get(netloc)
         if failure is not None:
             raise SiteUnreachable(failure.message)
-        status, body = self._bodies.get(netloc, (404, b""))
+        status, kept = self._bodies.get(netloc, (404, (b"", False)))
         return TextResponse(
             url=url,
             status=status,
-            body=body,
+            body=kept_body(kept),
             encoding="utf-8",
             request=request,
             flags=[ROBOTS_COPY_FLAG],
@@ -272,7 +291,7 @@ class RobotsPolitenessMiddleware(RobotsTxtHooks):
             shared = self._shared()
             if shared is not None:
                 shared.robots_read(response)
-        self._bodies[netloc] = (response.status, response.body)
+        self._bodies[netloc] = (response.status, keep_body(response.body))
         if response.status >= 500 and self.config.unreachable_disallows:
             self._unreachable(netloc, robots_refusal(response.status, netloc))
             response = response.replace(body=DISALLOW_ALL)

@@ -283,6 +283,21 @@ class BoundedConnectionPool(HTTPConnectionPool):
         if len(self._keys) > 2 * len(idle) + 64:  # taken again, or closed by Twisted
             self._keys = {c: k for c, k in self._keys.items() if c in idle}
 
+    # Twisted keeps a host's list of idle connections once it is empty: with sites done one
+    # after the other, a key and an empty list for every site ever crawled (issue 47).
+    def getConnection(self, key: Any, endpoint: Any) -> Any:
+        connection = super().getConnection(key, endpoint)
+        self._drop_if_empty(key)
+        return connection
+
+    def _removeConnection(self, key: Any, connection: Any) -> None:
+        super()._removeConnection(key, connection)
+        self._drop_if_empty(key)
+
+    def _drop_if_empty(self, key: Any) -> None:
+        if key in self._connections and not self._connections[key]:
+            del self._connections[key]
+
 
 #: Idle connections kept per site of ``DISCOVERY_SITES_AT_ONCE`` (within ``KEEPALIVE_MAX_IDLE``).
 IDLE_PER_SITE_AT_ONCE = 2
