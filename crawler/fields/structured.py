@@ -82,8 +82,6 @@ _ITEMPROP = lxml.etree.XPath(
 _REL_AUTHOR = lxml.etree.XPath("//a[@rel='author']")
 #: The source name of a byline's names.
 BYLINE = "byline_text"
-#: Text nodes whose first letter may open a byline ("By Anna Maier", "Von Anna Maier"),
-#: found in C; the words themselves are tested in Python on those few.
 #: Text nodes whose first two letters can open :data:`_BYLINE_WORD` (by, von, par, por, written
 #: by, words by; any case), chosen in libxml2: the regex then reads a handful of nodes, not
 #: every text starting with one of those letters.
@@ -97,6 +95,16 @@ _NAMES = f"{_NAME}(?:\\s+{_NAME}){{1,3}}"
 _BYLINE = re.compile(
     f"^(?i:(?:written |words )?(?:by|von|par|por))\\s*:?\\s+"
     f"({_NAMES}(?:\\s*(?:,|\\band\\b|&|\\bund\\b|\\bet\\b|\\by\\b)\\s*{_NAMES})*)"
+)
+#: A "By ..." heading of a menu or a filter ("By Company Size"), not a byline: inside a menu,
+#: or naming a kind of thing where a byline names a person.
+_IN_MENU = lxml.etree.XPath(
+    "boolean(ancestor::nav or ancestor::*[@role='menu' or @role='menubar' or @role='navigation'"
+    " or contains(@class, 'menu') or contains(@class, 'dropdown')])"
+)
+_FACET = re.compile(
+    r"\b(?i:types?|sizes?|industry|industries|category|categories|topics?|roles?|regions?"
+    r"|use cases?|solutions?|products?|services?|needs?)$"
 )
 #: Text nodes looked at at most, and the longest byline text.
 MAX_BYLINES = 50
@@ -287,7 +295,7 @@ def add_byline(tree: lxml.html.HtmlElement, found: Candidates) -> None:
         if len(text) > MAX_BYLINE_CHARS:
             continue
         match = _BYLINE.match(text)
-        if match:
+        if match and not _FACET.search(match.group(1)) and not _IN_MENU(parent):
             found.add("author", BYLINE, match.group(1))
             return
 
