@@ -117,7 +117,7 @@ def test_bylines_give_the_names_after_by() -> None:
     assert byline("<p>Von Jörg Müller</p>") == "Jörg Müller"
     assert byline("<p>By the way, nobody wrote this.</p><p>Bypass Road</p>") is None
     # A menu's or a filter's heading is no byline.
-    assert byline('<nav><h4>By Event Type</h4></nav><p>By Anna Maier</p>') == "Anna Maier"
+    assert byline("<nav><h4>By Event Type</h4></nav><p>By Anna Maier</p>") == "Anna Maier"
     assert byline('<ul class="sub-menu"><li>By Jane Doe</li></ul>') is None
     assert byline("<p>BY COMPANY TYPE</p>") is None
 
