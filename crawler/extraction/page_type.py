@@ -166,10 +166,21 @@ def _url(url: str | None, values: dict[str, float]) -> None:
     values["url:id"] = float(bool(re.search(r"\d{4,}", last)))
 
 
+#: ``_marked``'s answers per class (or id) value: a site repeats its values on every page
+#: (bounded: shared between pages).
+_marks: dict[str, tuple[bool, bool]] = {}
+_MARKS_LIMIT = 20_000
+
+
 def _marked(marks: str) -> tuple[bool, bool]:
     """Whether a class (or id) value names a forum post, and a shop cart."""
-    marks = marks.lower()
-    return _POST_MARK.search(marks) is not None, _CART_MARK.search(marks) is not None
+    found = _marks.get(marks)
+    if found is None:
+        lowered = marks.lower()
+        found = _POST_MARK.search(lowered) is not None, _CART_MARK.search(lowered) is not None
+        if len(_marks) < _MARKS_LIMIT:
+            _marks[marks] = found
+    return found
 
 
 class Structure:
