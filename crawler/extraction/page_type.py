@@ -18,6 +18,7 @@ import functools
 import json
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -165,23 +166,45 @@ def _url(url: str | None, values: dict[str, float]) -> None:
     values["url:id"] = float(bool(re.search(r"\d{4,}", last)))
 
 
+#: ``_marked``'s answers per class (or id) value: a site repeats its values on every page
+#: (bounded: shared between pages).
+_marks: dict[str, tuple[bool, bool]] = {}
+_MARKS_LIMIT = 20_000
+
+
 def _marked(marks: str) -> tuple[bool, bool]:
     """Whether a class (or id) value names a forum post, and a shop cart."""
-    marks = marks.lower()
-    return _POST_MARK.search(marks) is not None, _CART_MARK.search(marks) is not None
+    found = _marks.get(marks)
+    if found is None:
+        lowered = marks.lower()
+        found = _POST_MARK.search(lowered) is not None, _CART_MARK.search(lowered) is not None
+        if len(_marks) < _MARKS_LIMIT:
+            _marks[marks] = found
+    return found
 
 
 class Structure:
     """The structure features' counts, fed the page's elements one by one in document order
     (``add``; the first ``MAX_ELEMENTS``): by the page type's own loop, or by the
-    segmenter's walk (``extraction.page_walk``), which then spares the page this loop."""
+    segmenter's walk (``extraction.page_walk``), which then spares the page this loop.
+
+    ``add`` runs once per element of the page: it gathers (tags, class values, short texts,
+    each appended as it comes) and ``write`` counts them and searches each distinct value
+    once (a page repeats its few class values and short texts on most of its elements)."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
+        #: The counted elements' tags, in document order.
+        self.tags: list[Any] = []
         self.paragraphs: list[int] = []
         #: Elements fed so far (those past ``MAX_ELEMENTS`` are not counted).
         self.seen = 0
-        self.link_chars = self.text_chars = self.prices = self.posts = self.carts = 0
+        self.link_chars = self.text_chars = self.price_props = 0
+        #: The counted elements' class (or, without one, id) values, and their texts shorter
+        #: than ``PRICE_TEXT_CHARS`` (not a link's): searched in ``write``. Buttons' short
+        #: texts that name a cart (rare) are searched as they come.
+        self.marks: list[str] = []
+        self.short_texts: list[str] = []
+        self.cart_buttons = 0
         self.repeat_max = self.repeat_items = self.repeat_groups = 0
         #: The types the page declares (JSON-LD, microdata) and its first ``og:type`` (None:
         #: none yet), read on the way: used only when the walk saw the ``whole`` page
@@ -190,9 +213,6 @@ class Structure:
         self.products = 0
         self.og: str | None = None
         self.whole = False
-        #: Per class (or id) value, whether it marks a post and a cart: a page repeats its
-        #: few values on most of its elements.
-        self._marks: dict[str, tuple[bool, bool]] = {}
 
     @property
     def full(self) -> bool:
@@ -211,32 +231,29 @@ class Structure:
                 name = itemtype_name(itemtype)
                 self.declared.add(name)
                 self.products += name in PRODUCTS
-            if tag == "script":
-                self.products += add_ld_types(el, self.declared)
-            elif tag == "meta" and self.og is None:
+            if tag in SKIPPED:
+                if tag == "script":
+                    self.products += add_ld_types(el, self.declared)
+                return
+            if tag == "meta" and self.og is None:
                 self.og = og_type(el)
-        if tag in SKIPPED:
-            return
-        counts = self.counts
-        counts[tag] = counts.get(tag, 0) + 1
-        if attrib:
             marks = attrib.get("class") or attrib.get("id")
             if marks:
-                found = self._marks.get(marks)
-                if found is None:
-                    found = self._marks[marks] = _marked(marks)
-                self.posts += found[0]
-                self.carts += found[1]
+                self.marks.append(marks)
             if attrib.get("itemprop") == "price":
-                counts["itemprop_price"] = counts.get("itemprop_price", 0) + 1
+                self.price_props += 1
+        elif tag in SKIPPED:
+            return
+        self.tags.append(tag)
         if text:
             n = len(text)
             self.text_chars += n
             if tag == "a":
                 self.link_chars += n
             elif n < PRICE_TEXT_CHARS:
-                self.prices += _PRICE.search(text) is not None
-                self.carts += tag == "button" and _CART.search(text) is not None
+                self.short_texts.append(text)
+                if tag == "button":
+                    self.cart_buttons += _CART.search(text) is not None
         if tag == "p":
             self.paragraphs.append(len(el.text_content().split()))
         if len(el) >= REPEATED:
@@ -257,22 +274,32 @@ class Structure:
 
     def write(self, values: dict[str, float]) -> None:
         """The structure features into ``values``."""
-        counts, paragraphs = self.counts, self.paragraphs
+        counts, paragraphs = Counter(self.tags), self.paragraphs
+        # An element named ``itemprop_price`` counts with the price properties (one key).
+        price_props = self.price_props + counts["itemprop_price"]
+        posts = carts = 0
+        for marks, n in Counter(self.marks).items():
+            post, cart = _marked(marks)
+            posts += n * post
+            carts += n * cart
+        prices = sum(
+            n for text, n in Counter(self.short_texts).items() if _PRICE.search(text) is not None
+        )
         long = sum(w >= LONG_WORDS for w in paragraphs)
         for tag in _COUNTED:
-            values[f"n:{tag}"] = math.log1p(counts.get(tag, 0))
+            values[f"n:{tag}"] = math.log1p(counts[tag])
         values["long"] = math.log1p(long)
         values["words"] = math.log1p(sum(paragraphs))
         values["link_share"] = self.link_chars / max(self.text_chars, 1)
-        values["prices"] = math.log1p(self.prices)
-        values["cart"] = math.log1p(self.carts)
-        values["posts"] = math.log1p(self.posts)
-        values["itemprop_price"] = math.log1p(counts.get("itemprop_price", 0))
+        values["prices"] = math.log1p(prices)
+        values["cart"] = math.log1p(carts + self.cart_buttons)
+        values["posts"] = math.log1p(posts)
+        values["itemprop_price"] = math.log1p(price_props)
         values["repeat_max"] = math.log1p(self.repeat_max)
         values["repeat_items"] = math.log1p(self.repeat_items)
         values["repeat_groups"] = math.log1p(self.repeat_groups)
-        values["long_share"] = long / max(counts.get("p", 0), 1)
-        heads = counts.get("h2", 0) + counts.get("h3", 0)
+        values["long_share"] = long / max(counts["p"], 1)
+        heads = counts["h2"] + counts["h3"]
         values["head_per_long"] = math.log1p(heads / max(long, 1))
 
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import lxml.html
 from courlan import extract_domain
 from htmldate import find_date
+from lxml import etree
 from scrapy_maintext.document import Document
 from scrapy_maintext.fields import datescan
 from scrapy_maintext.fields.author import extract_author
@@ -60,25 +61,35 @@ MAX_DATE_SEARCH_ELEMENTS = 30_000
 #: htmldate's external parser finds (1.66 s of CPU and 40.7 MiB, once per process, in
 #: ``python -m benchmarks.worker_warmup --data ../shared/data --measure cpu``).
 WARM_DATE_TEXT = "xq 2021"
-_FOOTER_LINKS = (
+# The page's XPaths compiled once (``tree.xpath(text)`` compiles its text on every call).
+_FOOTER_LINKS = etree.XPath(
     './/footer//a[@href]|.//div[contains(@class, "footer") or contains(@id, "footer")]//a[@href]'
 )
 #: Letters (in any case, as ``TEXT_LICENSE_REGEX`` reads them) that a licence text holds.
 _LICENCE_CUE = re.compile(r"cc|creativecommons", re.I)
 _LICENCE_KIND = re.compile(r"by|zero", re.I)
 _JSON_LD_XPATH = '//script[@type="application/ld+json" or @type="application/settings+json"]'
+_JSON_LD = etree.XPath(_JSON_LD_XPATH)
+_JSON_LD_BELOW = etree.XPath("." + _JSON_LD_XPATH)
+_ELEMENTS = etree.XPath("count(//*)")
+_OG_TITLE = etree.XPath("//meta[@property='og:title']/@content")
+_TITLE_OR_H1 = (etree.XPath("//title"), etree.XPath("//h1"))
+_LICENSE_LINKS = etree.XPath("//link[@rel='license']/@href|//a[@rel='license']/@href")
 #: trafilatura's ``JSON_MINIFY`` (``("(?:\\.|[^"\\])*")|\s``) in a faster form (``minify_json``).
 _JSON_MINIFY = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|\s+')
 _SURROGATES = re.compile("[\ud800-\udfff]")
 _LANG = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]{1,8})*\s*$")
-_LANG_XPATHS = (
-    "/html/@lang",
-    # The HTML parser keeps "xml:lang" as a plain attribute name, not a namespaced one.
-    "/html/@*[name()='xml:lang']",
-    "/html/@xml:lang",
-    "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')"
-    "='content-language']/@content",
-    "//meta[@property='og:locale']/@content",
+_LANG_XPATHS = tuple(
+    etree.XPath(path, namespaces={"xml": "http://www.w3.org/XML/1998/namespace"})
+    for path in (
+        "/html/@lang",
+        # The HTML parser keeps "xml:lang" as a plain attribute name, not a namespaced one.
+        "/html/@*[name()='xml:lang']",
+        "/html/@xml:lang",
+        "//meta[translate(@http-equiv,'CONTENT-LANGUAGE','content-language')"
+        "='content-language']/@content",
+        "//meta[@property='og:locale']/@content",
+    )
 )
 
 
@@ -228,7 +239,7 @@ def trafilatura_metadata(
 def extract_meta_json(tree: lxml.html.HtmlElement, meta: MetaDocument) -> MetaDocument:
     """``trafilatura.metadata.extract_meta_json``, each block's text minified and normalised
     by faster equivalents (``minify_json``, ``normalize_json``) of its two slowest steps."""
-    for script in tree.xpath("." + _JSON_LD_XPATH):
+    for script in _JSON_LD_BELOW(tree):
         if not script.text:
             continue
         text = normalize_json(minify_json(script.text))
@@ -274,7 +285,7 @@ def date_config(tree: lxml.html.HtmlElement) -> dict[str, Any]:
     more under load, most of a 30 s page timeout); on larger pages only markup (meta tags,
     ``<time>``, JSON-LD, the URL) is searched.
     """
-    extensive = tree.xpath("count(//*)") <= MAX_DATE_SEARCH_ELEMENTS
+    extensive = _ELEMENTS(tree) <= MAX_DATE_SEARCH_ELEMENTS
     return set_date_params(extensive=extensive)
 
 
@@ -289,13 +300,13 @@ def bound_json_ld(tree: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     what trafilatura makes of a huge value is not: an 8 MB ``author`` took a worker past
     1 GB. A block nested too deep for ``json`` counts as malformed.
     """
-    scripts = tree.xpath(_JSON_LD_XPATH)
+    scripts = _JSON_LD(tree)
     bounded_texts = {i: _bounded(script.text) for i, script in enumerate(scripts)}
     changes = {i: text for i, text in bounded_texts.items() if text is not None}
     if not changes:
         return tree
     bounded = copy.deepcopy(tree)
-    scripts = bounded.xpath(_JSON_LD_XPATH)
+    scripts = _JSON_LD(bounded)
     for i, text in changes.items():
         scripts[i].text = text
     return bounded
@@ -317,11 +328,11 @@ def _bounded(text: str | None) -> str | None:
 def page_title(tree: lxml.html.HtmlElement) -> str | None:
     """The page's own title without the metadata pass: ``og:title``, else ``<title>``, else
     the first ``<h1>`` (what the text convention compares the first blocks with)."""
-    for value in tree.xpath("//meta[@property='og:title']/@content")[:1]:
+    for value in _OG_TITLE(tree)[:1]:
         if str(value).strip():
             return str(value)
-    for path in ("//title", "//h1"):
-        for el in tree.xpath(path)[:1]:
+    for path in _TITLE_OR_H1:
+        for el in path(tree)[:1]:
             text = " ".join(el.text_content().split())
             if text:
                 return text
@@ -331,7 +342,7 @@ def page_title(tree: lxml.html.HtmlElement) -> str | None:
 def page_language(tree: lxml.html.HtmlElement) -> str | None:
     """Primary language subtag the page declares ("en" for ``lang="en-GB"``), or None."""
     for xpath in _LANG_XPATHS:
-        for value in tree.xpath(xpath, namespaces={"xml": "http://www.w3.org/XML/1998/namespace"}):
+        for value in xpath(tree):
             match = _LANG.match(str(value))
             if match:
                 return match.group(1).lower()
@@ -358,7 +369,7 @@ def extract_license(tree: lxml.html.HtmlElement) -> str | None:
             result = tm.parse_license_element(element, strict=False)
             if result is not None:
                 return result
-    for element in tree.xpath(_FOOTER_LINKS):
+    for element in _FOOTER_LINKS(tree):
         if tm.LICENSE_REGEX.search(element.get("href", "")) or _may_name_licence(element):
             result = tm.parse_license_element(element, strict=True)
             if result is not None:
@@ -376,7 +387,7 @@ def _may_name_licence(link: lxml.html.HtmlElement) -> bool:
 
 def page_license(tree: lxml.html.HtmlElement) -> str | None:
     """The licence URL a ``rel="license"`` link points to (trafilatura reads only <a> text)."""
-    for href in tree.xpath("//link[@rel='license']/@href|//a[@rel='license']/@href"):
+    for href in _LICENSE_LINKS(tree):
         if str(href).strip():
             return str(href).strip()
     return None
