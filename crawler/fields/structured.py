@@ -69,12 +69,13 @@ _META = lxml.etree.XPath("//meta[@content]")
 _TITLE = lxml.etree.XPath("(//head/title|//title)[1]")
 _H1 = lxml.etree.XPath("//h1")
 _TIME = lxml.etree.XPath("//time[@datetime]")
-#: ``[@itemprop]`` first: libxml2 then tests the four values only on elements that have one.
+#: An element inside a picture's figure (its ``itemprop="author"`` is the picture's).
 _IN_FIGURE = lxml.etree.XPath("boolean(ancestor::figure or ancestor::figcaption)")
 #: An e-mail address alone, "mailto:" or not.
 _EMAIL = re.compile(r"(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 #: A picture's credit: "Image:", "(Photo: ...", "Foto:", "Bild:" first.
 _CREDIT = re.compile(r"\(?\s*(?:image|photo|picture|foto|bild|photograph)\s*:", re.IGNORECASE)
+#: ``[@itemprop]`` first: libxml2 then tests the four values only on elements that have one.
 _ITEMPROP = lxml.etree.XPath(
     "//*[@itemprop][@itemprop='author' or @itemprop='datePublished' or @itemprop='headline'"
     " or @itemprop='creator']"
@@ -180,7 +181,7 @@ class Candidates:
         value = " ".join(html.unescape(value).split())
         if not value:
             return
-        if name == "author" and not_a_name(value):
+        if name == "author" and is_picture_credit(value):
             return
         if name == "date":
             moment = iso_moment(value)
@@ -193,7 +194,7 @@ class Candidates:
         values.setdefault(source, value)
 
 
-def not_a_name(author: str) -> bool:
+def is_picture_credit(author: str) -> bool:
     """Whether an author value is a picture's credit ("Image: Getty Images") that a caption
     marked as its picture's author."""
     return bool(_CREDIT.match(author))
